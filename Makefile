@@ -1,0 +1,176 @@
+# liboms: ordered remote memory operations.  See README.md.
+#
+#   make          library, apps, benchmarks, tests (plain and ASan/UBSan)
+#   make check    every test, TAP, ending in "N passed, N failed"
+#   make demo     the main job
+#   make kmod     oms.ko against the installed Debian kernel headers
+#   make install  PREFIX=/usr/local DESTDIR=
+#
+# Sources are discovered per directory: one test per file in tests/, one
+# program per file in apps/ and bench/.  mk/*.mk add areas with their own
+# rules (the kernel module and its guest tests); they may append commands to
+# CHECK_CMDS, each of which must print TAP.
+
+VERSION_MAJOR := 0
+VERSION := $(VERSION_MAJOR).1.0
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+B := build
+
+CC ?= cc
+CLANG ?= clang
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -pthread \
+	-Iinclude -Ilib $(WARN)
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LIBS := -pthread
+HARNESS := $(B)/kselftest/kselftest_harness.h
+TEST_CFLAGS := -I$(B)/kselftest -Itests -Wno-unused-parameter \
+	-Wno-missing-prototypes
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+LIB_SRCS := $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
+LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
+LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h)
+
+TEST_SRCS := $(sort $(filter-out tests/helpers.c,$(wildcard tests/*.c)))
+TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+TESTS_ASAN := $(TEST_SRCS:tests/%.c=$(B)/tests-asan/%)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCHES := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+APP_SRCS := $(sort $(wildcard apps/*.c))
+APPS := $(APP_SRCS:apps/%.c=$(B)/apps/%)
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
+FUZZERS := $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%)
+FUZZ_SECONDS ?= 60
+
+STATIC := $(B)/liboms.a
+SHARED := $(B)/liboms.so.$(VERSION)
+SONAME := liboms.so.$(VERSION_MAJOR)
+
+# Commands run by `make check`; each prints TAP.  mk/*.mk may append.
+CHECK_CMDS :=
+
+.PHONY: all lib tests check demo deps install clean fuzz headers-check
+all: lib $(APPS) $(BENCHES) tests
+
+lib: $(STATIC) $(SHARED)
+
+deps:
+	$(Q)sh scripts/deps.sh
+
+$(HARNESS):
+	$(call msg,EXTRACT,kselftest)
+	$(Q)sh scripts/kselftest-headers.sh $(B)/kselftest
+
+$(B)/obj/%.o: %.c $(LIB_HDRS)
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/pic/%.o: %.c $(LIB_HDRS)
+	$(call msg,CC,$< [pic])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/asan/%.o: %.c $(LIB_HDRS)
+	$(call msg,CC,$< [asan])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+
+$(STATIC): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/liboms-asan.a: $(LIB_ASAN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_PIC_OBJS) lib/liboms.map
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/liboms.map \
+		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) $(LIBS)
+	$(Q)ln -sf liboms.so.$(VERSION) $(B)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(B)/liboms.so
+
+$(B)/apps/%: apps/%.c $(STATIC) $(LIB_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIBS)
+
+$(B)/bench/%: bench/%.c $(STATIC) $(LIB_HDRS) bench/bench_util.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< $(STATIC) $(LIBS) -lm
+
+tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
+
+$(B)/tests/%: tests/%.c tests/helpers.c tests/helpers.h $(STATIC) $(HARNESS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< tests/helpers.c \
+		$(STATIC) $(LIBS)
+
+$(B)/tests-asan/%: tests/%.c tests/helpers.c tests/helpers.h $(B)/liboms-asan.a $(HARNESS)
+	$(call msg,CC,$@ [asan])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< tests/helpers.c \
+		$(B)/liboms-asan.a $(LIBS)
+
+# libFuzzer targets: clang only, the library compiled in with the fuzzer.
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $< $(LIB_SRCS) -pthread
+
+fuzz: $(FUZZERS)
+	$(Q)for f in $(FUZZERS); do \
+		sh scripts/run-fuzzer.sh $$f tests/fuzz/corpus/$$(basename $$f) $(FUZZ_SECONDS) || exit 1; \
+	done
+
+# Every public header compiles on its own.
+headers-check:
+	$(Q)for h in include/*.h; do \
+		echo "#include \"$$(basename $$h)\"" | \
+		$(CC) -std=gnu11 -Iinclude -Wall -Wextra -Werror -x c -fsyntax-only - || exit 1; \
+	done
+
+-include $(sort $(wildcard mk/*.mk))
+
+CHECK_CMDS := $(TESTS) $(TESTS_ASAN) \
+	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
+	$(CHECK_CMDS)
+
+check: all headers-check $(CHECK_DEPS)
+	$(Q)sh scripts/run-tests.sh $(CHECK_CMDS)
+
+demo: all
+	$(Q)sh scripts/demo.sh
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf liboms.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/liboms.so
+	install -m 644 include/*.h $(DESTDIR)$(INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    lib/liboms.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/liboms.pc
+
+clean:
+	rm -rf $(B)

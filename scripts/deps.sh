@@ -1,0 +1,49 @@
+#!/bin/sh
+# Install the Debian packages liboms needs, or print the command that would.
+#
+# Run as root it installs what is missing (apt-get update first, once); run as
+# anyone else it prints the exact apt-get line and exits non-zero if something
+# is missing, so `make` fails early with a clear message instead of half-way.
+set -eu
+
+PKGS="
+build-essential
+busybox-static
+clang
+gnuplot-nox
+ibverbs-providers
+ibverbs-utils
+libclang-rt-14-dev
+libibverbs-dev
+libnuma-dev
+librdmacm-dev
+linux-headers-amd64
+linux-image-amd64
+linux-source-6.1
+perftest
+qemu-system-x86
+rdma-core
+rdmacm-utils
+xz-utils
+"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "liboms: missing Debian packages. Run as root:" >&2
+	echo "  apt-get update && $cmd" >&2
+	exit 1
+fi
+echo "liboms: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared helpers for liboms tests.  Every symbol carries the t_ prefix.
+ *
+ * Randomised tests are seeded: the seed comes from OMS_TEST_SEED when set,
+ * otherwise a fixed default, so a failure is reproducible by exporting the
+ * seed it printed.
+ */
+#ifndef OMS_TESTS_HELPERS_H
+#define OMS_TESTS_HELPERS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+struct t_rng {
+	uint64_t s;
+};
+
+/* Seed from OMS_TEST_SEED, or @dflt if unset. */
+uint64_t t_seed(uint64_t dflt);
+
+static inline void t_rng_init(struct t_rng *r, uint64_t seed)
+{
+	r->s = seed ? seed : 0x9e3779b97f4a7c15ull;
+}
+
+/* splitmix64: fast, full period, good enough to schedule events. */
+static inline uint64_t t_rng_next(struct t_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n); n > 0. */
+static inline uint32_t t_rng_below(struct t_rng *r, uint32_t n)
+{
+	return (uint32_t)(((t_rng_next(r) >> 32) * n) >> 32);
+}
+
+/* Fisher-Yates shuffle of @n uint32_t values. */
+void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
+
+/* Trial count: OMS_TEST_TRIALS overrides @dflt (for long soak runs). */
+unsigned long t_trials(unsigned long dflt);
+
+#endif
