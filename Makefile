@@ -28,7 +28,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LIBS := -pthread
 HARNESS := $(B)/kselftest/kselftest_harness.h
-TEST_CFLAGS := -I$(B)/kselftest -Itests -Wno-unused-parameter \
+TEST_CFLAGS := -I$(B)/kselftest -Itests -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-prototypes
 
 ifeq ($(V),1)
@@ -36,7 +36,7 @@ Q :=
 msg = @true
 else
 Q := @
-msg = @printf '  %-7s %s\n' $(1) $(2);
+msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
 endif
 
 LIB_SRCS := $(sort $(wildcard lib/*.c lib/*/*.c))
