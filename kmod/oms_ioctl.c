@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * oms_ioctl.c - ioctl dispatch.
+ *
+ * Boring on purpose: look the command up, check the capability, copy the
+ * argument in and run the lock-free checks (which also copy user buffers
+ * in), then take oms.lock once, call one helper, drop the lock, copy out.
+ * For commands that write results back, the argument is written back
+ * unchanged before the operation, so an unwritable argument fails with
+ * EFAULT before anything happens.
+ */
+#include <linux/capability.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "oms.h"
+
+union oms_arg {
+	struct oms_attach attach;
+	struct oms_info info;
+	struct oms_ordered_store store;
+	struct oms_doorbell db;
+	struct oms_flush flush;
+	struct oms_bench bench;
+};
+
+/* Per-call kernel copies of user buffers, made before taking the lock. */
+struct oms_call {
+	union oms_arg arg;
+	struct oms_store_req store;
+	u8 *wqe;
+};
+
+static const unsigned int oms_cmds[] = {
+	OMS_IOC_ATTACH, OMS_IOC_DETACH, OMS_IOC_INFO, OMS_IOC_ORDERED_STORE,
+	OMS_IOC_DOORBELL, OMS_IOC_FLUSH, OMS_IOC_MMIO_BENCH,
+};
+
+/* -ENOTTY for an unknown number, -EINVAL for a known one with a bad size. */
+static int oms_cmd_check(unsigned int cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(oms_cmds); i++) {
+		if (oms_cmds[i] == cmd)
+			return 0;
+		if (_IOC_TYPE(cmd) == _IOC_TYPE(oms_cmds[i]) &&
+		    _IOC_NR(cmd) == _IOC_NR(oms_cmds[i]))
+			return -EINVAL;
+	}
+	return -ENOTTY;
+}
+
+static int oms_attach_check(const struct oms_attach *a)
+{
+	if (a->flags & ~OMS_ATTACH_FLAGS || a->reserved0 || a->reserved[0] ||
+	    a->reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
+/* Checks and copies that need no lock.  Runs before oms_call_locked(). */
+static int oms_call_prepare(unsigned int cmd, struct oms_call *c)
+{
+	switch (cmd) {
+	case OMS_IOC_ATTACH:
+		return oms_attach_check(&c->arg.attach);
+	case OMS_IOC_ORDERED_STORE:
+		return oms_store_prepare(&c->arg.store, &c->store);
+	case OMS_IOC_DOORBELL:
+		return oms_doorbell_prepare(&c->arg.db, &c->wqe);
+	case OMS_IOC_FLUSH:
+		return oms_flush_check(&c->arg.flush);
+	case OMS_IOC_MMIO_BENCH:
+		return oms_bench_check(&c->arg.bench);
+	}
+	return 0;
+}
+
+static int oms_call_locked(unsigned int cmd, struct oms_call *c)
+{
+	if (cmd == OMS_IOC_INFO) {
+		oms_fill_info(&c->arg.info);
+		return 0;
+	}
+	if (cmd == OMS_IOC_ATTACH) {
+		if (c->arg.attach.flags & OMS_ATTACH_EMULATED)
+			return oms_attach_emulated(&c->arg.attach);
+		return oms_attach_pci(&c->arg.attach);
+	}
+	if (oms.win.kind == OMS_WINDOW_NONE)
+		return -ENODEV;
+
+	switch (cmd) {
+	case OMS_IOC_DETACH:
+		oms_detach();
+		return 0;
+	case OMS_IOC_ORDERED_STORE:
+		return oms_store_exec(&c->arg.store, &c->store);
+	case OMS_IOC_DOORBELL:
+		return oms_doorbell_exec(&c->arg.db, c->wqe);
+	case OMS_IOC_FLUSH:
+		return oms_flush_exec(&c->arg.flush);
+	case OMS_IOC_MMIO_BENCH:
+		return oms_bench_exec(&c->arg.bench);
+	}
+	return -ENOTTY;
+}
+
+long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	size_t size = _IOC_SIZE(cmd);
+	struct oms_call *c;
+	int ret;
+
+	ret = oms_cmd_check(cmd);
+	if (ret)
+		return ret;
+	if ((cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH) &&
+	    !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+
+	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&c->arg, uarg, size)) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	if ((_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(uarg, &c->arg, size)) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	ret = oms_call_prepare(cmd, c);
+	if (ret)
+		goto out_free;
+
+	mutex_lock(&oms.lock);
+	ret = oms_call_locked(cmd, c);
+	mutex_unlock(&oms.lock);
+
+	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, &c->arg, size))
+		ret = -EFAULT;
+out_free:
+	oms_store_release(&c->store);
+	kfree(c->wqe);
+	kfree(c);
+	return ret;
+}

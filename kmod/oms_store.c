@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * oms_store.c - ORDERED_STORE, DOORBELL and FLUSH.
+ *
+ * The *_prepare() helpers run without oms.lock: they check everything that
+ * does not depend on the window and copy every user buffer into the kernel.
+ * The *_exec() helpers run with oms.lock held and touch no user memory:
+ * they check the ranges against the window, then store.  A call that fails
+ * therefore never writes a byte.
+ */
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <asm/unaligned.h>
+
+#include "oms.h"
+#include "oms_barrier.h"
+
+bool oms_range_ok(u64 offset, u64 len)
+{
+	u64 end;
+
+	if (check_add_overflow(offset, len, &end))
+		return false;
+	return end <= oms.win.len;
+}
+
+/*
+ * oms_wc_copy() - copy @len bytes (a multiple of 8) to the window with
+ * 64-bit write-combining stores, in ascending address order, no barrier.
+ */
+static void oms_wc_copy(void __iomem *dst, const u8 *src, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 8)
+		__raw_writeq(get_unaligned((const u64 *)(src + i)), dst + i);
+}
+
+static bool oms_reserved_zero(const u64 *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (r[i])
+			return false;
+	return true;
+}
+
+int oms_store_prepare(const struct oms_ordered_store *a,
+		      struct oms_store_req *req)
+{
+	const struct oms_store_op *op;
+	u64 total = 0;
+	u32 i;
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	if (a->flags & ~OMS_STORE_F_FLUSH ||
+	    !oms_reserved_zero(a->reserved, ARRAY_SIZE(a->reserved)))
+		return -EINVAL;
+	if (!a->count || a->count > OMS_STORE_MAX_OPS)
+		return -EINVAL;
+
+	req->ops = memdup_user(u64_to_user_ptr(a->ops),
+			       array_size(a->count, sizeof(*req->ops)));
+	if (IS_ERR(req->ops)) {
+		ret = PTR_ERR(req->ops);
+		req->ops = NULL;
+		return ret;
+	}
+	req->count = a->count;
+
+	for (i = 0; i < req->count; i++) {
+		op = &req->ops[i];
+		if (op->reserved || op->class > OMS_STORE_STRONG ||
+		    !op->length || op->length % OMS_STORE_ALIGN ||
+		    op->offset % OMS_STORE_ALIGN) {
+			ret = -EINVAL;
+			goto err;
+		}
+		total += op->length;
+	}
+	if (total > OMS_STORE_MAX_BYTES) {
+		ret = -E2BIG;
+		goto err;
+	}
+
+	req->data = kvmalloc(total, GFP_KERNEL);
+	if (!req->data) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (i = 0, total = 0; i < req->count; i++) {
+		op = &req->ops[i];
+		if (copy_from_user(req->data + total, u64_to_user_ptr(op->buf),
+				   op->length)) {
+			ret = -EFAULT;
+			goto err;
+		}
+		total += op->length;
+	}
+	return 0;
+
+err:
+	oms_store_release(req);
+	return ret;
+}
+
+void oms_store_release(struct oms_store_req *req)
+{
+	kvfree(req->data);
+	kfree(req->ops);
+	req->data = NULL;
+	req->ops = NULL;
+}
+
+int oms_store_exec(struct oms_ordered_store *a, struct oms_store_req *req)
+{
+	struct oms_order order = {};
+	const struct oms_store_op *op;
+	const u8 *src = req->data;
+	u32 i;
+
+	for (i = 0; i < req->count; i++)
+		if (!oms_range_ok(req->ops[i].offset, req->ops[i].length))
+			return -ERANGE;
+
+	for (i = 0; i < req->count; i++) {
+		op = &req->ops[i];
+		if (op->class == OMS_STORE_STRONG)
+			oms_order_before_strong(&order);
+		oms_wc_copy(oms.win.base + op->offset, src, op->length);
+		if (op->class == OMS_STORE_STRONG)
+			oms_order_after_strong(&order);
+		else if (op->class == OMS_STORE_WEAK)
+			oms_order_weak(&order);
+		src += op->length;
+	}
+	if (a->flags & OMS_STORE_F_FLUSH)
+		oms_wc_flush(&order);
+	a->barriers = order.barriers;
+	return 0;
+}
+
+int oms_doorbell_prepare(const struct oms_doorbell *a, u8 **wqe)
+{
+	bool bf = a->flags & OMS_DB_BLUEFLAME;
+	u32 align = bf ? OMS_BF_CHUNK : 8;
+	void *buf;
+
+	*wqe = NULL;
+	if (a->flags & ~OMS_DB_BLUEFLAME || a->reserved0 ||
+	    !oms_reserved_zero(a->reserved, ARRAY_SIZE(a->reserved)))
+		return -EINVAL;
+	if (!a->wqe_len || a->wqe_len % align || a->wqe_offset % align ||
+	    a->db_offset % align || a->dbrec_offset % 4)
+		return -EINVAL;
+	if (bf ? a->wqe_len > OMS_BF_SIZE || a->db :
+		 a->wqe_len > OMS_STORE_MAX_BYTES)
+		return -EINVAL;
+
+	buf = memdup_user(u64_to_user_ptr(a->wqe), a->wqe_len);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	*wqe = buf;
+	return 0;
+}
+
+/* oms_bf_copy() - BlueFlame: the WQE in 64-byte chunks, no barrier between. */
+static void oms_bf_copy(void __iomem *reg, const u8 *wqe, u32 len)
+{
+	u32 off;
+
+	for (off = 0; off < len; off += OMS_BF_CHUNK)
+		oms_wc_copy(reg + off, wqe + off, OMS_BF_CHUNK);
+}
+
+int oms_doorbell_exec(struct oms_doorbell *a, const u8 *wqe)
+{
+	bool bf = a->flags & OMS_DB_BLUEFLAME;
+	void __iomem *base = oms.win.base;
+	struct oms_order order = {};
+
+	if (!oms_range_ok(a->wqe_offset, a->wqe_len) ||
+	    !oms_range_ok(a->dbrec_offset, 4) ||
+	    !oms_range_ok(a->db_offset, bf ? a->wqe_len : 8))
+		return -ERANGE;
+
+	/* 1. weak store: the WQE */
+	oms_wc_copy(base + a->wqe_offset, wqe, a->wqe_len);
+	oms_order_weak(&order);
+
+	/* 2. strong store: the doorbell record, after the WQE */
+	oms_order_before_strong(&order);
+	__raw_writel(a->dbrec, base + a->dbrec_offset);
+	oms_order_after_strong(&order);
+
+	/* 3. strong store: the doorbell (or the BlueFlame copy), then push */
+	oms_order_before_strong(&order);
+	if (bf)
+		oms_bf_copy(base + a->db_offset, wqe, a->wqe_len);
+	else
+		__raw_writeq(a->db, base + a->db_offset);
+	oms_push_doorbell(&order);
+
+	a->barriers = order.barriers;
+	return 0;
+}
+
+int oms_flush_check(const struct oms_flush *a)
+{
+	if (a->flags || a->offset % 4 ||
+	    !oms_reserved_zero(a->reserved, ARRAY_SIZE(a->reserved)))
+		return -EINVAL;
+	return 0;
+}
+
+int oms_flush_exec(struct oms_flush *a)
+{
+	struct oms_order order = {};
+
+	if (!oms_range_ok(a->offset, 4))
+		return -ERANGE;
+	a->value = oms_flush_read(&order, oms.win.base + a->offset);
+	return 0;
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * oms_window.c - attach and detach the window: a PCI memory BAR or
+ * emulated kernel pages, both mapped write-combining (or uncached) in the
+ * kernel, and a PCI bus notifier that detaches when the device goes away.
+ *
+ * A PCI window never claims the device: no pci_request_region(), no driver
+ * binding.  It takes a device reference and an enable count (both
+ * refcounted, so a bound driver such as mlx5_core keeps working), and maps
+ * the BAR with ioremap_wc().  Callers hold oms.lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/pci.h>
+#include <asm/set_memory.h>
+
+#include "oms.h"
+
+static void oms_window_set(void __iomem *base, phys_addr_t phys, u64 len,
+			   bool wc, u32 kind)
+{
+	struct oms_window *w = &oms.win;
+
+	w->base = base;
+	w->phys = phys;
+	w->len = len;
+	w->wc = wc;
+	w->generation = ++oms.generation;
+	w->kind = kind;
+}
+
+int oms_attach_pci(const struct oms_attach *a)
+{
+	bool wc = !(a->flags & OMS_ATTACH_UC);
+	struct pci_dev *pdev;
+	void __iomem *base;
+	unsigned long flags;
+	resource_size_t start, len;
+	int ret;
+
+	if (oms.win.kind != OMS_WINDOW_NONE)
+		return -EBUSY;
+	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
+	    a->length)
+		return -EINVAL;
+
+	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
+					   PCI_DEVFN(a->slot, a->func));
+	if (!pdev)
+		return -ENODEV;
+
+	flags = pci_resource_flags(pdev, a->bar);
+	start = pci_resource_start(pdev, a->bar);
+	len = pci_resource_len(pdev, a->bar);
+	if (flags & IORESOURCE_IO) {
+		ret = -EOPNOTSUPP;
+		goto err_put;
+	}
+	if (!len || !(flags & IORESOURCE_MEM) || (flags & IORESOURCE_UNSET)) {
+		ret = -ENODATA;
+		goto err_put;
+	}
+
+	ret = pci_enable_device_mem(pdev);
+	if (ret)
+		goto err_put;
+
+	base = wc ? ioremap_wc(start, len) : ioremap(start, len);
+	if (!base) {
+		ret = -EIO;
+		goto err_disable;
+	}
+
+	oms.win.pdev = pdev;
+	oms.win.bar = a->bar;
+	oms_window_set(base, start, len, wc, OMS_WINDOW_PCI);
+	pci_info(pdev, "attached BAR %d (%pR) %s\n", a->bar,
+		 &pdev->resource[a->bar], wc ? "write-combining" : "uncached");
+	return 0;
+
+err_disable:
+	pci_disable_device(pdev);
+err_put:
+	pci_dev_put(pdev);
+	return ret;
+}
+
+static int oms_pages_set_type(void *va, u64 len, bool wc)
+{
+#ifdef CONFIG_X86
+	unsigned long addr = (unsigned long)va;
+	int n = len >> PAGE_SHIFT;
+
+	return wc ? set_memory_wc(addr, n) : set_memory_uc(addr, n);
+#else
+	return 0;
+#endif
+}
+
+static void oms_pages_set_wb(void *va, u64 len)
+{
+#ifdef CONFIG_X86
+	set_memory_wb((unsigned long)va, len >> PAGE_SHIFT);
+#endif
+}
+
+int oms_attach_emulated(const struct oms_attach *a)
+{
+	bool wc = !(a->flags & OMS_ATTACH_UC);
+	u64 len = a->length ? a->length : OMS_EMU_DEFAULT_LEN;
+	void *va;
+	int ret;
+
+	if (oms.win.kind != OMS_WINDOW_NONE)
+		return -EBUSY;
+	if (a->domain || a->bus || a->slot || a->func || a->bar ||
+	    len > OMS_EMU_MAX_LEN || !PAGE_ALIGNED(len))
+		return -EINVAL;
+
+	va = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
+	if (!va)
+		return -ENOMEM;
+
+	ret = oms_pages_set_type(va, len, wc);
+	if (ret)
+		goto err_free;
+
+	oms.win.pages = va;
+	oms_window_set((void __force __iomem *)va, virt_to_phys(va), len, wc,
+		       OMS_WINDOW_EMULATED);
+	pr_info("attached an emulated window of %llu bytes %s\n", len,
+		wc ? "write-combining" : "uncached");
+	return 0;
+
+err_free:
+	oms_pages_set_wb(va, len);
+	free_pages_exact(va, len);
+	return ret;
+}
+
+/*
+ * oms_detach() - the mirror of attach.  The window is marked gone first so
+ * that a racing page fault fails, then every user mapping is zapped, then
+ * the kernel view and the device are released.
+ */
+void oms_detach(void)
+{
+	struct oms_window w = oms.win;
+
+	oms.win.kind = OMS_WINDOW_NONE;
+	oms_zap_mappings();
+	memset(&oms.win, 0, sizeof(oms.win));
+
+	if (w.kind == OMS_WINDOW_PCI) {
+		iounmap(w.base);
+		pci_disable_device(w.pdev);
+		pci_info(w.pdev, "detached BAR %d\n", w.bar);
+		pci_dev_put(w.pdev);
+	} else if (w.kind == OMS_WINDOW_EMULATED) {
+		oms_pages_set_wb(w.pages, w.len);
+		free_pages_exact(w.pages, w.len);
+		pr_info("detached the emulated window\n");
+	}
+}
+
+void oms_fill_info(struct oms_info *info)
+{
+	const struct oms_window *w = &oms.win;
+
+	memset(info, 0, sizeof(*info));
+	info->kind = w->kind;
+	info->generation = oms.generation;
+	if (w->kind == OMS_WINDOW_NONE)
+		return;
+	info->length = w->len;
+	info->flags = w->wc ? OMS_INFO_WC : 0;
+	if (w->kind == OMS_WINDOW_PCI) {
+		info->domain = pci_domain_nr(w->pdev->bus);
+		info->bus = w->pdev->bus->number;
+		info->slot = PCI_SLOT(w->pdev->devfn);
+		info->func = PCI_FUNC(w->pdev->devfn);
+		info->bar = w->bar;
+	}
+}
+
+/*
+ * The device's driver is being unbound or the device removed: the BAR may
+ * be disabled, reassigned or gone, so detach (zapping user mappings) before
+ * the driver core proceeds.
+ */
+static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
+			  void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+
+	if (action != BUS_NOTIFY_UNBIND_DRIVER &&
+	    action != BUS_NOTIFY_DEL_DEVICE)
+		return NOTIFY_DONE;
+
+	mutex_lock(&oms.lock);
+	if (oms.win.kind == OMS_WINDOW_PCI && oms.win.pdev == pdev) {
+		pci_info(pdev, "device going away (%s), detaching\n",
+			 action == BUS_NOTIFY_DEL_DEVICE ? "removal" : "unbind");
+		oms_detach();
+	}
+	mutex_unlock(&oms.lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block oms_pci_nb = {
+	.notifier_call = oms_pci_notify,
+};
+
+int oms_notifier_register(void)
+{
+	return bus_register_notifier(&pci_bus_type, &oms_pci_nb);
+}
+
+void oms_notifier_unregister(void)
+{
+	bus_unregister_notifier(&pci_bus_type, &oms_pci_nb);
+}

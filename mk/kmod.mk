@@ -1,0 +1,47 @@
+# oms.ko and its tests in a guest kernel (issue 3).
+#
+#   make kmod [W=1]   build kmod/oms.ko against the installed Debian kernel
+#   make kmod-check   checkpatch + a clean W=1 build, as TAP
+#   make check        also boots the guest and runs tests/kmod/ in it
+#
+# The kernel version comes from /lib/modules (the newest one with a build/
+# directory), never from `uname -r`: the host may run another kernel.
+
+KVER ?= $(shell for d in /lib/modules/*/build; do [ -d "$$d" ] && \
+	basename "$$(dirname "$$d")"; done 2>/dev/null | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+KMOD := kmod/oms.ko
+KMOD_TEST_SRCS := $(sort $(filter-out tests/kmod/check_backing.c, \
+	$(wildcard tests/kmod/*.c)))
+KMOD_TESTS := $(KMOD_TEST_SRCS:tests/kmod/%.c=$(B)/kmod-tests/%)
+KMOD_CHECKER := $(B)/kmod-tests/check_backing
+
+.PHONY: kmod kmod-check kmod-tests kmod-clean
+
+# W= on the command line reaches kbuild through MAKEFLAGS.
+kmod:
+	$(call msg,KMOD,$(KMOD) [$(KVER)])
+	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) modules \
+		$(if $(Q),>/dev/null)
+
+kmod-check: $(HARNESS)
+	$(Q)sh tests/kmod/kmod-lint.sh $(KDIR)
+
+kmod-tests: $(KMOD_TESTS) $(KMOD_CHECKER)
+
+$(B)/kmod-tests/%: tests/kmod/%.c tests/kmod/oms_test.h include/oms_uapi.h $(HARNESS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/kmod -o $@ $<
+
+$(KMOD_CHECKER): tests/kmod/check_backing.c tests/kmod/oms_test.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests/kmod -o $@ $<
+
+kmod-clean:
+	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) clean
+
+CHECK_DEPS += kmod kmod-tests
+CHECK_CMDS += "sh tests/kmod/kmod-lint.sh $(KDIR)" \
+	"sh tests/vm/run-kmod-tests.sh $(CURDIR)/$(KMOD) $(CURDIR)/$(B)/kmod-tests"
