@@ -130,12 +130,12 @@ $(B)/tests-asan/%: tests/%.c tests/helpers.c tests/helpers.h $(B)/liboms-asan.a 
 		$(B)/liboms-asan.a $(LIBS)
 
 # libFuzzer targets: clang only, the library compiled in with the fuzzer.
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) tests/helpers.c tests/helpers.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib \
+	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -Itests \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< $(LIB_SRCS) -pthread
+		-o $@ $< tests/helpers.c $(LIB_SRCS) -pthread
 
 fuzz: $(FUZZERS)
 	$(Q)for f in $(FUZZERS); do \
