@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * oms_guest.h - helpers of the oms.ko kselftests (guest side only).
+ * Tests include kselftest_harness.h first, then this file.
+ */
+#ifndef OMS_GUEST_H
+#define OMS_GUEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "oms_test.h"
+
+#define T_DEV "/dev/" OMS_DEVICE_NAME
+
+struct t_pci {
+	unsigned int domain, bus, slot, func;
+};
+
+static inline unsigned long t_sysfs_hex(const char *dir, const char *name)
+{
+	char path[512];
+	unsigned long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ul;
+	if (fscanf(f, "%lx", &v) != 1)
+		v = ~0ul;
+	fclose(f);
+	return v;
+}
+
+static inline int t_parse_bdf(const char *s, struct t_pci *p)
+{
+	return sscanf(s, "%x:%x:%x.%x", &p->domain, &p->bus, &p->slot,
+		      &p->func) == 4 ? 0 : -1;
+}
+
+/* The ivshmem device, or -1 when the guest has none. */
+static inline int t_find_ivshmem(struct t_pci *p)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/bus/pci/devices");
+	int ret = -1;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (t_sysfs_hex(de->d_name, "vendor") == T_IVSHMEM_VENDOR &&
+		    t_sysfs_hex(de->d_name, "device") == T_IVSHMEM_DEVICE &&
+		    !t_parse_bdf(de->d_name, p)) {
+			ret = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/* A device with an I/O port BAR (flags bit 0x100 in sysfs "resource"). */
+static inline int t_find_io_bar(struct t_pci *p, int *bar)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/bus/pci/devices");
+	char path[512];
+	int ret = -1;
+
+	if (!d)
+		return -1;
+	while (ret && (de = readdir(d))) {
+		unsigned long long s, e, fl;
+		FILE *f;
+		int i;
+
+		if (de->d_name[0] == '.' || t_parse_bdf(de->d_name, p))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		for (i = 0; i < 6 && fscanf(f, "%llx %llx %llx", &s, &e, &fl) == 3; i++) {
+			if ((fl & 0x100) && e > s) {
+				*bar = i;
+				ret = 0;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return ret;
+}
+
+static inline int t_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static inline int t_info(int fd, struct oms_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	return t_ioctl(fd, OMS_IOC_INFO, info);
+}
+
+static inline int t_detach(int fd)
+{
+	return ioctl(fd, OMS_IOC_DETACH) ? -errno : 0;
+}
+
+static inline int t_attach_emulated(int fd, uint64_t len, uint32_t flags)
+{
+	struct oms_attach a = { .flags = OMS_ATTACH_EMULATED | flags,
+				.length = len };
+
+	return t_ioctl(fd, OMS_IOC_ATTACH, &a);
+}
+
+static inline int t_attach_pci(int fd, const struct t_pci *p, int bar,
+			       uint32_t flags)
+{
+	struct oms_attach a = { .flags = flags, .domain = p->domain,
+				.bus = p->bus, .slot = p->slot,
+				.func = p->func, .bar = bar };
+
+	return t_ioctl(fd, OMS_IOC_ATTACH, &a);
+}
+
+/*
+ * Put the window in the state a test wants: the ivshmem BAR (pci != 0) or
+ * an emulated window of T_BAR_SIZE bytes.  Returns 0, -ENODEV if there is
+ * no ivshmem device, or another -errno.
+ */
+static inline int t_setup_window(int fd, int pci)
+{
+	struct t_pci p;
+	int ret = t_detach(fd);
+
+	if (ret && ret != -ENODEV)
+		return ret;
+	if (!pci)
+		return t_attach_emulated(fd, T_BAR_SIZE, 0);
+	if (t_find_ivshmem(&p))
+		return -ENODEV;
+	return t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0);
+}
+
+static inline int t_store1(int fd, uint64_t off, const void *buf, uint32_t len,
+			   uint32_t class, uint32_t flags)
+{
+	struct oms_store_op op = { .offset = off, .length = len,
+				   .class = class,
+				   .buf = (uintptr_t)buf };
+	struct oms_ordered_store s = { .flags = flags, .count = 1,
+				       .ops = (uintptr_t)&op };
+
+	return t_ioctl(fd, OMS_IOC_ORDERED_STORE, &s);
+}
+
+static inline int t_flush(int fd, uint64_t off, uint32_t *value)
+{
+	struct oms_flush f = { .offset = off };
+	int ret = t_ioctl(fd, OMS_IOC_FLUSH, &f);
+
+	if (value)
+		*value = f.value;
+	return ret;
+}
+
+/* Read the window back through an uncached-enough path: a fresh mapping. */
+static inline int t_read_window(int fd, uint64_t off, void *buf, size_t len)
+{
+	uint64_t pg = off & ~4095ull;
+	size_t maplen = (off - pg + len + 4095) & ~4095ul;
+	void *m = mmap(NULL, maplen, PROT_READ, MAP_SHARED, fd, pg);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy(buf, (char *)m + (off - pg), len);
+	munmap(m, maplen);
+	return 0;
+}
+
+#endif /* OMS_GUEST_H */

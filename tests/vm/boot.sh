@@ -1,0 +1,126 @@
+#!/bin/sh
+# Boot the installed Debian kernel in QEMU (TCG), run one script in it and
+# re-emit its TAP.  Reusable: any guest script, any extra QEMU arguments.
+#
+# usage: boot.sh [-t SECONDS] [-m MiB] [-s CPUS] [-n NAME] SCRIPT [ARGS...]
+#                [-- QEMU_ARGS...]
+#
+# The guest sees the host root read-only (tmpfs overlay on top) and runs
+# SCRIPT ARGS from the current directory.  Lines SCRIPT prints as
+# "ok N ..." / "not ok N ..." come out renumbered in one sequence, other
+# lines as "# ..." comments.  Two more TAP lines follow: the guest finished
+# within the timeout, and its dmesg shows no BUG:/WARNING:/Oops/Call Trace.
+# The full console log stays in build/vm/NAME.log.  Exit status: 0 when no
+# "not ok" was printed.
+set -u
+timeout_s=300 mem=1024 smp=2 name=guest
+while getopts t:m:s:n: o; do
+	case $o in
+	t) timeout_s=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	s) smp=$OPTARG ;;
+	n) name=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+script=${1:?usage: $0 [-t s] [-m MiB] [-s cpus] [-n name] SCRIPT [ARGS] [-- QEMU_ARGS]}
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+case $script in /*) ;; *) script=$(pwd)/$script ;; esac
+
+quote() { printf "'%s' " "$(printf %s "$1" | sed "s/'/'\\\\''/g")"; }
+vmargs=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+	vmargs="$vmargs$(quote "$1")"
+	shift
+done
+[ $# -gt 0 ] && shift	# the rest are QEMU arguments
+
+kver=${KVER:-}
+if [ -z "$kver" ]; then
+	for d in /lib/modules/*; do
+		[ -f "/boot/vmlinuz-$(basename "$d")" ] && kver=$(basename "$d")
+	done
+fi
+[ -n "$kver" ] || { echo "not ok 1 - no installed kernel in /lib/modules"; exit 1; }
+
+bdir=$(pwd)/build/vm
+mkdir -p "$bdir"
+initrd=$bdir/initramfs-$kver.cpio.gz
+if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] ||
+   [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
+	sh "$here/mkinitramfs.sh" "$kver" "$initrd" ||
+		{ echo "not ok 1 - cannot build the initramfs"; exit 1; }
+fi
+
+envf=$(mktemp "$bdir/$name.env.XXXXXX")
+log=$bdir/$name.log
+trap 'rm -f "$envf"' EXIT INT TERM
+cat >"$envf" <<EOT
+VM_DIR='$here'
+VM_CWD='$(pwd)'
+VM_SCRIPT='$script'
+VM_ARGS="$(printf %s "$vmargs" | sed 's/["$`\\]/\\&/g')"
+EOT
+
+timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 vmenv=$envf" \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+	"$@" </dev/null >"$log" 2>&1
+qrc=$?
+
+tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" '
+	function emit(ok, text) {
+		n++
+		if (!ok) bad++
+		printf "%s %d %s\n", ok ? "ok" : "not ok", n, text
+	}
+	/^TAP\| / {
+		l = substr($0, 6)
+		if (match(l, /^(not )?ok [0-9]+/)) {
+			ok = (l !~ /^not /)
+			sub(/^(not )?ok [0-9]+ ?/, "", l)
+			emit(ok, l)
+		} else if (l ~ /^#/) {
+			print l
+		} else if (l !~ /^(TAP version|1\.\.)/ && l != "") {
+			print "# " l
+		}
+		next
+	}
+	/^DMESG\| / {
+		l = substr($0, 8)
+		if (l ~ /BUG:|WARNING:|Oops|Call Trace/) dm[++ndm] = l
+		next
+	}
+	/^VM-DONE/ { done = 1; split($0, a, "="); grc = a[2]; next }
+	/^VM-FATAL/ { fatal = $0 }
+	END {
+		if (done)
+			emit(1, "guest ran to completion (script status " grc ")")
+		else
+			emit(0, "guest did not finish: " \
+			     (qrc == 124 ? "killed after " tmo " s" : \
+			      (fatal != "" ? fatal : "qemu status " qrc)) \
+			     " (console: " logf ")")
+		if (!done)
+			emit(0, "guest dmesg not collected")
+		else if (ndm == 0)
+			emit(1, "guest dmesg has no BUG:/WARNING:/Oops/Call Trace")
+		else {
+			for (i = 1; i <= ndm && i <= 40; i++) print "# dmesg: " dm[i]
+			emit(0, "guest dmesg shows " ndm " BUG:/WARNING:/Oops/Call Trace lines")
+		}
+		exit bad > 0
+	}'
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "# last console lines:"
+	tr -d '\r' <"$log" | grep -v '^DMESG| \|^TAP| ' | tail -n 15 | sed 's/^/#   /'
+fi
+exit $rc

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Runs inside the guest (see run-kmod-tests.sh): load oms.ko on the ivshmem
+# BAR by module parameter, run the kselftests in order, unload.  Prints TAP;
+# a test binary that dies without a "not ok" line still yields one.
+#
+# usage: run-kmod-guest.sh OMS_KO TESTDIR
+set -u
+ko=${1:?usage: $0 OMS_KO TESTDIR}
+dir=${2:?usage: $0 OMS_KO TESTDIR}
+# Order matters: the data the host checks is written after the fuzzer, and
+# detach_live (rmmod, PCI remove/rescan) runs last.
+tests="attach mmap ordered_store doorbell bench"
+per_test_timeout=${OMS_TEST_TIMEOUT:-150}
+n=0
+
+tap() {	# tap OK TEXT
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+
+bdf=""
+for d in /sys/bus/pci/devices/*; do
+	if [ "$(cat "$d/vendor")" = 0x1af4 ] && [ "$(cat "$d/device")" = 0x1110 ]; then
+		bdf=$(basename "$d")
+	fi
+done
+if [ -n "$bdf" ]; then
+	insmod "$ko" pci="$bdf" bar=2
+	tap $? "insmod oms.ko pci=$bdf bar=2"
+	export OMS_LOAD_PCI="$bdf" OMS_LOAD_PARAMS="pci=$bdf bar=2"
+else
+	echo "# no ivshmem device: emulated window only"
+	insmod "$ko"
+	tap $? "insmod oms.ko (emulated window)"
+	export OMS_LOAD_PARAMS=""
+fi
+export OMS_KO="$ko"
+[ -c /dev/oms ]
+tap $? "/dev/oms exists"
+
+out=/tmp/kmod-test.out
+for t in $tests; do
+	if [ ! -x "$dir/$t" ]; then
+		tap 1 "$t: test binary missing"
+		continue
+	fi
+	echo "# ---- $t"
+	timeout -k 5 "$per_test_timeout" "$dir/$t" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$out"; then
+		tap 1 "$t exited with status $rc (124 = timeout)"
+	fi
+done
+
+if grep -q '^oms ' /proc/modules; then
+	rmmod oms
+	tap $? "rmmod oms"
+fi

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Stage 2 of the guest (PID 1 on the overlay of the host root): run the
+# guest script with its output prefixed "TAP| ", dump dmesg prefixed
+# "DMESG| ", print VM-DONE and power off.  boot.sh parses this.
+. "$1"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+cd "$VM_CWD" || cd /
+echo "VM-BEGIN"
+rcfile=/tmp/.vm-rc
+( eval "set -- $VM_ARGS"; sh "$VM_SCRIPT" "$@"; echo $? >"$rcfile" ) 2>&1 |
+	sed -u 's/^/TAP| /'
+rc=$(cat "$rcfile" 2>/dev/null || echo 255)
+dmesg | sed 's/^/DMESG| /'
+echo "VM-DONE rc=$rc"
+sync
+/bin/busybox poweroff -f
