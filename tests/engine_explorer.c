@@ -32,7 +32,7 @@ struct explorer {
 	size_t set_cap, set_used;
 	uint64_t states, terminal, programs;
 	int failed;
-	char why[256];
+	char why[512];
 };
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -136,7 +136,7 @@ static void fail(struct explorer *e, const struct t_fabric *f, const char *w)
 				 f->ops[i].chan);
 		strncat(prog, op, sizeof(prog) - strlen(prog) - 1);
 	}
-	snprintf(e->why, sizeof(e->why), "%s | program: %s| %s", w, prog,
+	snprintf(e->why, sizeof(e->why), "%.64s | program: %.96s| %.160s", w, prog,
 		 f->why);
 }
 
