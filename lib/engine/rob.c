@@ -93,7 +93,7 @@ int oms_rob_insert(struct oms_rob *rob, unsigned thread, oms_rob_seq_t seq,
 	rob->cookies[(size_t)thread * rob->window + slot] = cookie;
 	s->count++;
 	rob->cnt.inserted++;
-	return d == 0;
+	return d == 0 || bit_test(s->present, s->next & rob->mask);
 }
 
 int oms_rob_pop(struct oms_rob *rob, unsigned thread, oms_rob_seq_t *seq,
