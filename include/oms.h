@@ -1,10 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * liboms - ordered remote memory operations.
- * (first cut: grows below as the library grows)
+ *
+ * A context (struct oms_ctx, one per thread) issues puts, gets and atomics
+ * to remote memory regions (struct oms_rmr, a descriptor the owner of the
+ * memory hands out) on destinations (nodes).  Ordering is expressed with
+ * the three store classes, per-destination and global fences, a local
+ * fence, quiet, and acquire reads.  The same semantics hold on every
+ * backend; the emulated device ("emu", the default when no RDMA device is
+ * present) runs them on one machine.  See docs/api.md.
+ *
+ * Error convention: every call returns 0 (or a count) on success and a
+ * negative errno value on failure.  A call refused for a bad argument
+ * changes no state.  Nothing in the library aborts.
+ *
+ * Threads: a context is used by one thread at a time.  Different contexts
+ * may be used concurrently; memory regions belong to the context that
+ * registered them.
+ *
+ * Part 1 below: exported calls.  Part 2: static inline helpers.
  */
 #ifndef OMS_H
 #define OMS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +46,289 @@ enum oms_store_class {
 	OMS_STORE_WEAK = 1,
 	OMS_STORE_STRONG = 2,
 };
+
+/* Read ordering (seed 004): flags of oms_get(). */
+enum oms_read_flags {
+	OMS_READ_RELAXED = 0,	/* cache lines read in any order */
+	OMS_READ_ACQUIRE = 1,	/* lines read in address order; later reads
+				 * of the context to that destination are not
+				 * performed before it */
+	OMS_READ_RESP_ORDERED = 2, /* class-2 response (seed 002): the owner's
+				 * node holds the response until its own
+				 * earlier posted writes to the reader's node
+				 * are acknowledged */
+};
+
+enum oms_backend {
+	OMS_BACKEND_AUTO = 0,	/* OMS_BACKEND env, else RDMA device, else emu */
+	OMS_BACKEND_EMU = 1,	/* emulated device (software NIC + RC) */
+	OMS_BACKEND_VERBS = 2,	/* RDMA verbs (not built in this release) */
+};
+
+/* Where the destination enforces read ordering (seed 004, Fig 5). */
+enum oms_read_order {
+	OMS_ORDER_RC_OPT = 0,	/* root complex, speculative (default) */
+	OMS_ORDER_RC = 1,	/* root complex, blocking */
+	OMS_ORDER_NIC = 2,	/* at the NIC: one line per round trip */
+};
+
+/* struct oms_ctx_attr.comp_mask: which optional fields are valid. */
+#define OMS_CTX_ATTR_BACKEND	(1u << 0)	/* backend */
+#define OMS_CTX_ATTR_NODE	(1u << 1)	/* node */
+#define OMS_CTX_ATTR_QDEPTH	(1u << 2)	/* queue_depth */
+#define OMS_CTX_ATTR_FLAGS	(1u << 3)	/* flags */
+#define OMS_CTX_ATTR_EMU_CHAOS	(1u << 4)	/* chaos_seed */
+#define OMS_CTX_ATTR_EMU_LATENCY (1u << 5)	/* lat_* and time_scale */
+#define OMS_CTX_ATTR_READ_ORDER	(1u << 6)	/* read_order, rlsq_entries */
+#define OMS_CTX_ATTR_TIMEOUT	(1u << 7)	/* timeout_ms */
+#define OMS_CTX_ATTR_ALL	0xffu
+
+/* struct oms_ctx_attr.flags */
+#define OMS_CTX_F_NONBLOCK	(1u << 0) /* -EAGAIN instead of waiting for a
+					   * free slot when queue_depth ops
+					   * are in flight */
+#define OMS_CTX_F_NO_ORDERING	(1u << 1) /* baseline/test only: store
+					   * classes, fences and acquire are
+					   * ignored (everything unordered) */
+#define OMS_CTX_F_NO_HOLD	(1u << 2) /* emu baseline: no seed-002 hold */
+#define OMS_CTX_F_ALL		0x7u
+
+/*
+ * Context attributes.  Extensible: @size is sizeof() as the caller was
+ * compiled (bytes beyond what the library knows must be zero), @comp_mask
+ * says which optional fields are set; unset fields take defaults.  The
+ * emulated device is shared by every context of the process; the emu
+ * fields are taken from the context that starts it (the first one).
+ */
+struct oms_ctx_attr {
+	uint32_t size;
+	uint32_t comp_mask;
+	uint32_t backend;	/* enum oms_backend */
+	uint32_t node;		/* this context's node, < OMS_MAX_NODES; 0 */
+	uint32_t queue_depth;	/* ops in flight, power of two 8..4096; 1024 */
+	uint32_t flags;		/* OMS_CTX_F_* */
+	uint64_t chaos_seed;	/* emu: reorder with this seed; 0 = in order */
+	uint32_t lat_bus_ns;	/* emu: one-way I/O bus latency; 200 */
+	uint32_t lat_rc_ns;	/* emu: root complex latency; 17 */
+	uint32_t lat_mem_ns;	/* emu: memory latency per line; 50 */
+	uint32_t link_gbps;	/* emu: response link rate; 100 */
+	uint32_t time_scale;	/* emu: wall ns per model ns; 0 = no latency
+				 * model (everything at once); bench: 100 */
+	uint32_t read_order;	/* enum oms_read_order */
+	uint32_t rlsq_entries;	/* emu: RLSQ entries; 256 */
+	uint32_t timeout_ms;	/* declare the device dead after this long
+				 * without progress; 2000 */
+};
+
+#define OMS_MAX_NODES	16
+
+/* Memory region access rights (oms_mr_reg). */
+#define OMS_ACCESS_REMOTE_READ	(1u << 0)
+#define OMS_ACCESS_REMOTE_WRITE	(1u << 1)
+#define OMS_ACCESS_REMOTE_ATOMIC (1u << 2)
+#define OMS_ACCESS_ALL		0x7u
+
+/*
+ * Remote memory descriptor: what the owner of a region gives initiators
+ * (out of band).  @dest is the owner's node: the destination that puts,
+ * gets and fences name.
+ */
+struct oms_rmr {
+	uint32_t dest;
+	uint32_t region;
+	uint32_t key;
+	uint32_t access;
+	uint64_t len;
+};
+
+/* Capability query answer (oms_query_caps).  @size first: set it. */
+#define OMS_CAP_DEST_ORDER_HW		(1u << 0) /* destination ordering in
+						   * NIC/root complex silicon */
+#define OMS_CAP_DEST_ORDER_EMULATED	(1u << 1) /* done by the emulation */
+#define OMS_CAP_ACQUIRE_READ		(1u << 2)
+#define OMS_CAP_STRONG_STORE		(1u << 3)
+#define OMS_CAP_RESP_HOLD		(1u << 4) /* seed 002 ordered class */
+#define OMS_CAP_CHAOS			(1u << 5) /* reordering mode is on */
+#define OMS_CAP_LATENCY_MODEL		(1u << 6)
+
+struct oms_caps {
+	uint32_t size;
+	uint32_t flags;			/* OMS_CAP_* */
+	uint32_t backend;		/* enum oms_backend in use */
+	uint32_t read_order;		/* enum oms_read_order */
+	uint32_t max_nodes;
+	uint32_t queue_depth;
+	uint64_t max_op_len;		/* bytes per put/get */
+	uint64_t chaos_seed;		/* 0 when not reordering */
+	char dest_ordering[32];		/* "hardware" or "emulated" */
+	char backend_name[16];
+};
+
+/* Context statistics (oms_ctx_stats).  @size first: set it. */
+struct oms_stats {
+	uint32_t size;
+	uint32_t pad;
+	uint64_t puts, gets, atomics, fences;
+	uint64_t held;			/* stores held by the orderer */
+	uint64_t completed, failed;
+	uint64_t key_drops;		/* device-wide wrong-key drops (seed 003) */
+	uint64_t outstanding;		/* ops not yet complete */
+};
+
+struct oms_ctx;
+struct oms_mr;
+
+/* ---- Part 1: exported calls ------------------------------------------ */
+
+/*
+ * Create a context.  Backend: attr->backend if set, else the OMS_BACKEND
+ * environment variable ("emu", "verbs"), else verbs when an RDMA device is
+ * present, else emu.  @attr may be NULL (all defaults).
+ * Errors: -EINVAL (bad field, unknown comp_mask or flag bit), -E2BIG
+ * (attr larger than known with non-zero tail), -ENODEV (backend asked for
+ * is not available), -ENOMEM, -EBUSY (too many contexts).
+ */
+int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
+
+/*
+ * Destroy a context: completes (quiet) what is outstanding, deregisters
+ * its regions.  Returns the first error quiet reported, or 0; -EINVAL for
+ * NULL.  The context is gone either way.
+ */
+int oms_ctx_destroy(struct oms_ctx *ctx);
+
+/*
+ * Capabilities.  caps->size must be set; the answer says whether
+ * destination ordering is done in hardware or emulated.  -EINVAL.
+ */
+int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps);
+
+/* Statistics of @ctx.  stats->size must be set.  -EINVAL. */
+int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats);
+
+/*
+ * Register [@addr, @addr+@len) as a region of this context's node that
+ * initiators may access with the rights in @access (OMS_ACCESS_*).  The
+ * key is chosen by the library (seed 003: operations must carry it).
+ * Errors: -EINVAL, -ENOSPC (region table full), -ENOMEM.
+ */
+int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len, uint32_t access,
+	       struct oms_mr **mr);
+
+/* Deregister; later operations on it complete with -EACCES.  -EINVAL. */
+int oms_mr_dereg(struct oms_mr *mr);
+
+/* The descriptor to hand to initiators.  -EINVAL. */
+int oms_mr_remote(const struct oms_mr *mr, struct oms_rmr *rmr);
+
+/*
+ * Host (CPU) store into one's own region, coherent with the device: an
+ * ordered read of the device that is speculating on these lines is
+ * squashed and retried (seed 004, RC-opt).  Plain CPU stores to a region
+ * are allowed too but are not snooped.  Errors: -EINVAL, -ERANGE.
+ */
+int oms_mr_write(struct oms_mr *mr, uint64_t off, const void *src,
+		 size_t len);
+
+/* Host read of one's own region, coherent with the device.  -EINVAL,
+ * -ERANGE. */
+int oms_mr_read(struct oms_mr *mr, uint64_t off, void *dst, size_t len);
+
+/*
+ * Put @len bytes from @buf to @dst at @off with store class @cls (seed
+ * 000).  Non-blocking: @buf must stay unchanged until oms_fence_local()
+ * or oms_quiet() returns.  A STRONG store becomes visible only after every
+ * earlier WEAK and STRONG store of the context to any destination; it
+ * never blocks the caller (it is held and released by later calls).
+ * WEAK stores are unordered among themselves except to the same bytes.
+ * UNORDERED stores are ordered against nothing.
+ * Errors: -EINVAL (NULL, len 0, bad class, dest out of range), -ERANGE
+ * (off+len beyond dst->len), -EMSGSIZE (len > max_op_len), -EAGAIN
+ * (NONBLOCK and queue full), -ENODEV/-ETIMEDOUT (device gone).  Remote
+ * failures (wrong key, bad address) are reported by oms_quiet().
+ */
+int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst, uint64_t off,
+	    const void *buf, size_t len, enum oms_store_class cls);
+
+/*
+ * Get @len bytes of @src at @off into @buf.  Non-blocking: @buf is valid
+ * after oms_quiet().  Ordered after the puts that precede an oms_fence()
+ * to its destination; not otherwise ordered against puts.  @flags:
+ * OMS_READ_RELAXED or OMS_READ_ACQUIRE (seed 004: lines in address order,
+ * later reads of the context not performed before it), optionally
+ * | OMS_READ_RESP_ORDERED (seed 002).  Errors as oms_put().
+ */
+int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
+	    uint64_t off, size_t len, unsigned int flags);
+
+/*
+ * Atomic fetch-and-add / compare-and-swap of the 64-bit word at @off (8-byte
+ * aligned).  Non-blocking: *@old is valid after oms_quiet() (@old may be
+ * NULL).  Ordered like a WEAK store.  Errors as oms_put(), and -EINVAL for
+ * a misaligned @off.
+ */
+int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
+		    uint64_t off, uint64_t add, uint64_t *old);
+int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
+		   uint64_t off, uint64_t expect, uint64_t desired,
+		   uint64_t *old);
+
+/*
+ * Fence @dest (seed 001): ordered operations to @dest issued after the
+ * fence become visible only after those issued before it.  Other
+ * destinations are not ordered (L14).  Non-blocking; free when nothing is
+ * outstanding (L18).  Errors: -EINVAL (bad dest), -ENODEV.
+ */
+int oms_fence(struct oms_ctx *ctx, uint32_t dest);
+
+/* Fence every destination (L17).  Errors: -EINVAL, -ENODEV. */
+int oms_fence_global(struct oms_ctx *ctx);
+
+/*
+ * Local fence (seed 003): returns when every source buffer handed to
+ * earlier puts may be reused (L16).  Blocks.  Returns 0, -EINVAL, or the
+ * device's death (-ENODEV/-ETIMEDOUT).
+ */
+int oms_fence_local(struct oms_ctx *ctx);
+
+/*
+ * Quiet (seed 001/003): returns when every earlier operation of this
+ * context is complete and visible (L15); only this context's (L19).
+ * Returns 0, or the first error of an operation completed since the last
+ * quiet (-EACCES wrong key, -EFAULT bad remote address, -EMSGSIZE,
+ * -ENODEV/-ETIMEDOUT device gone: every pending op fails, nothing hangs).
+ */
+int oms_quiet(struct oms_ctx *ctx);
+
+/*
+ * Drive progress without blocking: release held stores, reap completions.
+ * Returns the number of operations outstanding, or -EINVAL/-ENODEV.
+ */
+int oms_progress(struct oms_ctx *ctx);
+
+/* ---- Part 2: static inline helpers ---------------------------------- */
+
+/* Default-initialised attribute struct. */
+static inline struct oms_ctx_attr oms_ctx_attr_default(void)
+{
+	struct oms_ctx_attr a = { 0 };
+
+	a.size = sizeof(a);
+	return a;
+}
+
+static inline int oms_put_strong(struct oms_ctx *ctx,
+				 const struct oms_rmr *dst, uint64_t off,
+				 const void *buf, size_t len)
+{
+	return oms_put(ctx, dst, off, buf, len, OMS_STORE_STRONG);
+}
+
+static inline int oms_put_weak(struct oms_ctx *ctx, const struct oms_rmr *dst,
+			       uint64_t off, const void *buf, size_t len)
+{
+	return oms_put(ctx, dst, off, buf, len, OMS_STORE_WEAK);
+}
 
 #ifdef __cplusplus
 }

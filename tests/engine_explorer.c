@@ -218,7 +218,8 @@ static int explore_layout(struct explorer *e,
 			for (unsigned int i = 0; i < len; i++, code /= NSYM)
 				add_symbol(f, code % NSYM, i);
 			t_fab_fence(f, OMS_SO_ALL);
-			memset(e->set, 0, e->set_cap * sizeof(*e->set));
+			if (e->set)
+				memset(e->set, 0, e->set_cap * sizeof(*e->set));
 			e->set_used = 0;
 			dfs(e, 0);
 			e->programs++;
