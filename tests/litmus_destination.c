@@ -459,6 +459,39 @@ TEST(litmus_L31_speculative_ordered_reads)
 	struct t_rng rng;
 	struct rsim *s;
 
+	/*
+	 * Deterministic: acq(X) and read(Y) execute together, Y samples the
+	 * old value, the host writes Y: only Y is squashed and retried, and
+	 * the delivered pair is (new X or old X, new Y) -- serial.
+	 */
+	{
+		struct oms_rlsq q;
+		struct oms_rlsq_action a[8];
+		uint32_t ax, ry, rz;
+
+		ASSERT_EQ(0, oms_rlsq_init(&q, 8, 1, OMS_RLSQ_RC_OPT, NULL, 0));
+		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_ACQUIRE, 0, 0, &ax));
+		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, 1, 1, &ry));
+		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, 2, 2, &rz));
+		ASSERT_EQ(3, oms_rlsq_poll(&q, a, 8));	/* all execute */
+		ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 0));	/* old Y */
+		ASSERT_EQ(0, oms_rlsq_complete(&q, rz, 0));
+		ASSERT_EQ(1, oms_rlsq_invalidate(&q, 1));	/* host: Y = 1 */
+		ASSERT_EQ(1, oms_rlsq_poll(&q, a, 8));
+		ASSERT_EQ(OMS_RLSQ_RETRY, a[0].type);
+		ASSERT_EQ(ry, a[0].id);
+		ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 1));	/* new Y */
+		ASSERT_EQ(0, oms_rlsq_complete(&q, ax, 0));
+		ASSERT_EQ(3, oms_rlsq_poll(&q, a, 8));
+		ASSERT_EQ(ax, a[0].id);
+		for (int i = 1; i < 3; i++)
+			if (a[i].id == ry)
+				ASSERT_EQ(1u, a[i].value);
+		ASSERT_EQ(1u, q.cnt.retried);
+		ASSERT_EQ(1u, q.cnt.squashed);
+		oms_rlsq_destroy(&q);
+	}
+
 	t_rng_init(&rng, seed);
 	for (t = 0; t < trials; t++) {
 		int r = l31_trial(&rng, 1, &s);
