@@ -23,7 +23,9 @@ for cmd in "$@"; do
 	s=$(grep -E '^ok [0-9]+.*# SKIP' "$log" | wc -l)
 	f=$(grep -Ec '^not ok [0-9]+' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "not ok - $cmd exited with status $rc${rc:+ (124 = timeout)}"
+		why="exited with status $rc"
+		[ "$rc" -eq 124 ] && why="timed out after ${timeout_s}s"
+		echo "not ok - $cmd $why"
 		f=1
 	fi
 	[ "$f" -gt 0 ] && failed_cmds="$failed_cmds
