@@ -28,12 +28,15 @@
  *   0x100000   1 KiB  LAY_STORE    ORDERED_STORE vector      (host-checked)
  *   0x140000 256 KiB  bench width-4 pattern, scratch
  *   0x180000   8 KiB  ORDERED_STORE scratch, DOORBELL records
+ *   0x1a0000  64 KiB  T_SCRATCH_LIVE  detach_live and caps, scratch
+ *   0x1c0000  64 KiB  bad_input region (must not change), scratch
  *   0x200000   8 KiB  LAY_DB       DOORBELL and BlueFlame    (host-checked)
  *   0x210000   1 MiB  ORDERED_STORE maximum-size vector, scratch
  *   0x380000  64 KiB  T_SCRATCH_BENCH  MMIO_BENCH figures, scratch
  *   0x3f0000  64 KiB  LAY_BENCH    MMIO_BENCH width-8 pattern (host-checked)
  */
 #define T_SCRATCH_BENCH		0x380000
+#define T_SCRATCH_LIVE		0x1a0000
 #define LAY_MMAP		0x000000	/* written through the WC mmap */
 #define LAY_MMAP_LEN		0x10000
 #define LAY_STORE		0x100000	/* ORDERED_STORE vector */

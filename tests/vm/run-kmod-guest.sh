@@ -9,7 +9,7 @@ ko=${1:?usage: $0 OMS_KO TESTDIR}
 dir=${2:?usage: $0 OMS_KO TESTDIR}
 # Order matters: the data the host checks is written after the fuzzer, and
 # detach_live (rmmod, PCI remove/rescan) runs last.
-tests="attach mmap ordered_store doorbell bench"
+tests="attach caps bad_input fuzz_ioctl mmap ordered_store doorbell bench detach_live"
 per_test_timeout=${OMS_TEST_TIMEOUT:-150}
 n=0
 

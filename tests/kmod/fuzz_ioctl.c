@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuzz_ioctl.c - random ioctls on /dev/oms: at least FUZZ_CALLS calls mixing
+ * valid and invalid command numbers, sizes, flags, offsets, lengths, counts
+ * and pointers (NULL, unmapped, read-only, inside the device's own mapping,
+ * which the module must copy from without deadlocking).  Attach requests
+ * only name the ivshmem device or nonexistent ones, so no guest device is
+ * disturbed.  Passes if every call returns, the module still works, and the
+ * guest's dmesg stays clean (checked by boot.sh).
+ */
+#include <signal.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "oms_guest.h"
+
+#ifndef FUZZ_CALLS
+#define FUZZ_CALLS 500000
+#endif
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static uint64_t pick(const uint64_t *v, size_t n)
+{
+	return v[rnd() % n];
+}
+
+#define PICK(...) ({ static const uint64_t __v[] = { __VA_ARGS__ }; \
+		     pick(__v, sizeof(__v) / sizeof(__v[0])); })
+
+struct fuzz {
+	int fd;
+	struct t_pci ivshmem;
+	int have_ivshmem;
+	uint8_t *buf;		/* 2 MiB of valid memory */
+	uint8_t *rdonly;	/* read-only page, then a PROT_NONE page */
+	uint8_t *map;		/* the device's own mapping, or NULL */
+	size_t map_len;
+	uint64_t win_len;
+	unsigned long calls, ok, err[160];
+};
+
+static uint64_t rand_offset(struct fuzz *f)
+{
+	uint64_t len = f->win_len ? f->win_len : 4096;
+
+	switch (rnd() % 6) {
+	case 0: return rnd();
+	case 1: return len - (rnd() % 128);
+	case 2: return (rnd() % len) & ~7ull;
+	case 3: return ~0ull - (rnd() % 64);
+	default: return (rnd() % 65536) & ~7ull;
+	}
+}
+
+static uint32_t rand_len(void)
+{
+	switch (rnd() % 6) {
+	case 0: return (uint32_t)rnd();
+	case 1: return rnd() % 32;
+	case 2: return OMS_STORE_MAX_BYTES + 8 * (rnd() % 3) - 8;
+	default: return 8 * (1 + rnd() % 32);
+	}
+}
+
+static uint64_t rand_ptr(struct fuzz *f, size_t need)
+{
+	switch (rnd() % 8) {
+	case 0: return 0;
+	case 1: return 0x1000;
+	case 2: return (uintptr_t)(f->rdonly + 4096 - (rnd() % 64));
+	case 3: return rnd();
+	case 4:
+		if (f->map && need <= f->map_len)
+			return (uintptr_t)f->map + (rnd() % (f->map_len - need + 1));
+		/* fall through */
+	default:
+		return (uintptr_t)f->buf + (rnd() % 4096);
+	}
+}
+
+static void rand_bytes(void *p, size_t n)
+{
+	uint8_t *b = p;
+
+	while (n--)
+		*b++ = rnd();
+}
+
+/* Sometimes mutate a reserved field or a flag. */
+static void maybe_corrupt(void *p, size_t n)
+{
+	if (rnd() % 8 == 0)
+		((uint8_t *)p)[rnd() % n] ^= 1u << (rnd() % 8);
+}
+
+static unsigned long one_call(struct fuzz *f, void **argp)
+{
+	static union {
+		struct oms_attach a;
+		struct oms_info i;
+		struct oms_ordered_store s;
+		struct oms_doorbell d;
+		struct oms_flush fl;
+		struct oms_bench b;
+		uint8_t raw[512];
+	} arg;
+	static struct oms_store_op ops[OMS_STORE_MAX_OPS + 2];
+	unsigned long cmd;
+	uint32_t k, n;
+
+	memset(&arg, 0, sizeof(arg));
+	*argp = &arg;
+	switch (rnd() % 16) {
+	case 0:		/* attach: emulated, ivshmem, or no such device */
+		cmd = OMS_IOC_ATTACH;
+		arg.a.flags = PICK(OMS_ATTACH_EMULATED, 0, OMS_ATTACH_UC,
+				   OMS_ATTACH_EMULATED | OMS_ATTACH_UC);
+		if (arg.a.flags & OMS_ATTACH_EMULATED) {
+			arg.a.length = PICK(0, 4096, 65536, 1 << 20, 12345,
+					    OMS_EMU_MAX_LEN * 2);
+		} else if (f->have_ivshmem && rnd() % 2) {
+			arg.a.domain = f->ivshmem.domain;
+			arg.a.bus = f->ivshmem.bus;
+			arg.a.slot = f->ivshmem.slot;
+			arg.a.func = f->ivshmem.func;
+			arg.a.bar = rnd() % 8;
+		} else {
+			arg.a.bus = 0x80 + rnd() % 0x80;	/* none there */
+			arg.a.slot = rnd();
+			arg.a.func = rnd();
+			arg.a.bar = rnd();
+		}
+		maybe_corrupt(&arg.a, sizeof(arg.a));
+		break;
+	case 1:
+		cmd = OMS_IOC_DETACH;
+		break;
+	case 2:
+	case 3:
+		cmd = OMS_IOC_INFO;
+		break;
+	case 4: case 5: case 6: case 7:
+		cmd = OMS_IOC_ORDERED_STORE;
+		switch (rnd() % 16) {
+		case 0: n = 0; break;
+		case 1: n = OMS_STORE_MAX_OPS; break;
+		case 2: n = OMS_STORE_MAX_OPS + 1; break;
+		case 3: n = rnd(); break;
+		default: n = 1 + rnd() % 8; break;
+		}
+		for (k = 0; k < n && k < OMS_STORE_MAX_OPS + 2; k++) {
+			ops[k].offset = rand_offset(f);
+			ops[k].length = rand_len();
+			ops[k].class = rnd() % 8 ? rnd() % 3 : (uint32_t)rnd();
+			ops[k].buf = rand_ptr(f, ops[k].length);
+			ops[k].reserved = rnd() % 16 == 0;
+		}
+		arg.s.count = n;
+		arg.s.ops = rnd() % 16 ? (uintptr_t)ops : rand_ptr(f, 32);
+		arg.s.flags = rnd() % 2;
+		maybe_corrupt(&arg.s, sizeof(arg.s));
+		break;
+	case 8: case 9: case 10:
+		cmd = OMS_IOC_DOORBELL;
+		arg.d.flags = rnd() % 2;
+		arg.d.wqe_len = rnd() % 4 ? 64 * (1 + rnd() % 5) : rand_len();
+		arg.d.wqe = rand_ptr(f, arg.d.wqe_len);
+		arg.d.wqe_offset = rand_offset(f) & ~63ull;
+		arg.d.dbrec_offset = rand_offset(f) & ~3ull;
+		arg.d.db_offset = rand_offset(f) & ~63ull;
+		arg.d.dbrec = rnd();
+		arg.d.db = arg.d.flags ? 0 : rnd();
+		maybe_corrupt(&arg.d, sizeof(arg.d));
+		break;
+	case 11: case 12:
+		cmd = OMS_IOC_FLUSH;
+		arg.fl.offset = rand_offset(f) & ~(uint64_t)(rnd() % 4 ? 3 : 0);
+		maybe_corrupt(&arg.fl, sizeof(arg.fl));
+		break;
+	case 13:
+		cmd = OMS_IOC_MMIO_BENCH;
+		arg.b.flags = rnd() % 2;
+		arg.b.msg_size = PICK(64, 128, 4096, 8192, 32, 100, 16384);
+		arg.b.width = PICK(4, 8, 2, 16);
+		/* Keep valid runs short: at most 64 KiB per call. */
+		arg.b.total_bytes = arg.b.msg_size * (rnd() % 8) +
+				    (rnd() % 8 == 0 ? rnd() % 64 : 0);
+		arg.b.offset = rand_offset(f) & ~8191ull;
+		arg.b.span = PICK(0, 8192, 65536, 1ull << 40);
+		maybe_corrupt(&arg.b, sizeof(arg.b));
+		if (arg.b.total_bytes > 65536)
+			arg.b.total_bytes = 65536;
+		break;
+	case 14:	/* known numbers with wrong sizes/directions */
+		cmd = _IOC(rnd() % 4, OMS_IOC_MAGIC, 1 + rnd() % 7,
+			   PICK(0, 8, 16, 40, 56, 80, 104, 128, 511));
+		rand_bytes(&arg, sizeof(arg));
+		break;
+	default:	/* anything at all */
+		cmd = rnd() % 2 ? (uint32_t)rnd() :
+		      _IOC(rnd() % 4, OMS_IOC_MAGIC, rnd() % 256, rnd() % 512);
+		rand_bytes(&arg, sizeof(arg));
+		break;
+	}
+	if (rnd() % 32 == 0)
+		*argp = (void *)(uintptr_t)rand_ptr(f, 128);
+	return cmd;
+}
+
+static void refresh(struct fuzz *f)
+{
+	struct oms_info info;
+
+	if (f->map)
+		munmap(f->map, f->map_len);
+	f->map = NULL;
+	if (t_info(f->fd, &info) || info.kind == OMS_WINDOW_NONE) {
+		f->win_len = 0;
+		return;
+	}
+	f->win_len = info.length;
+	f->map_len = info.length < 65536 ? info.length : 65536;
+	f->map = mmap(NULL, f->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      f->fd, 0);
+	if (f->map == MAP_FAILED)
+		f->map = NULL;
+}
+
+FIXTURE(fz) {
+	int unused;
+};
+
+FIXTURE_SETUP(fz)
+{
+}
+
+FIXTURE_TEARDOWN(fz)
+{
+}
+
+TEST_F_TIMEOUT(fz, random_ioctls, 280)
+{
+	struct fuzz f = { 0 };
+	const char *seed = getenv("OMS_FUZZ_SEED");
+	struct timespec t0, t1;
+	unsigned long i;
+	uint64_t v = 0x0123456789abcdefull, back = 0;
+	void *arg;
+	int e;
+
+	rng_state = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
+	if (!rng_state)
+		rng_state = 1;
+	TH_LOG("seed %llu (set OMS_FUZZ_SEED to replay)",
+	       (unsigned long long)rng_state);
+	/* Random pointers into the own mapping may hit a detached window. */
+	signal(SIGBUS, SIG_IGN);
+	f.fd = open(T_DEV, O_RDWR);
+	ASSERT_LE(0, f.fd);
+	f.have_ivshmem = !t_find_ivshmem(&f.ivshmem);
+	f.buf = malloc(2 << 20);
+	ASSERT_NE(NULL, f.buf);
+	rand_bytes(f.buf, 2 << 20);
+	f.rdonly = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+	ASSERT_NE(MAP_FAILED, f.rdonly);
+	ASSERT_EQ(0, mprotect(f.rdonly, 4096, PROT_READ));
+	ASSERT_EQ(0, t_setup_window(f.fd, f.have_ivshmem));
+	refresh(&f);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < FUZZ_CALLS; i++) {
+		unsigned long cmd = one_call(&f, &arg);
+
+		f.calls++;
+		if (ioctl(f.fd, cmd, arg) == 0) {
+			f.ok++;
+		} else {
+			e = errno;
+			f.err[e < 160 ? e : 0]++;
+		}
+		if (cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH)
+			refresh(&f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (f.map)
+		munmap(f.map, f.map_len);
+
+	printf("# fuzz: %lu ioctl calls in %.1f s, %lu succeeded\n", f.calls,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, f.ok);
+	for (e = 0; e < 160; e++)
+		if (f.err[e])
+			printf("#   errno %d (%s): %lu\n", e, strerror(e), f.err[e]);
+	fflush(stdout);	/* the harness ends the test child with _exit() */
+	EXPECT_LE(100000, f.calls);
+	/* Only documented errnos came back. */
+	for (e = 0; e < 160; e++) {
+		if (!f.err[e])
+			continue;
+		EXPECT_TRUE(e == EINVAL || e == EFAULT || e == ENODEV ||
+			    e == ENOTTY || e == ERANGE || e == E2BIG ||
+			    e == EBUSY || e == ENODATA || e == EOPNOTSUPP ||
+			    e == ENOMEM) TH_LOG("undocumented errno %d", e);
+	}
+
+	/* The module still works. */
+	ASSERT_EQ(0, t_setup_window(f.fd, f.have_ivshmem));
+	EXPECT_EQ(0, t_store1(f.fd, T_SCRATCH_LIVE, &v, 8, OMS_STORE_STRONG, 0));
+	EXPECT_EQ(0, t_read_window(f.fd, T_SCRATCH_LIVE, &back, 8));
+	EXPECT_EQ(v, back);
+	free(f.buf);
+	close(f.fd);
+}
+
+TEST_HARNESS_MAIN
