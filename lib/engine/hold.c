@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/hold.h"
+#include "engine/engine_mem.h"
 
 #define NIL 0xffffffffu
 
@@ -47,20 +48,13 @@ int oms_hold_init(struct oms_hold *h, const struct oms_hold_config *cfg,
 {
 	size_t need = oms_hold_memsize(cfg);
 	char *p;
-	int owns = 0;
+	int owns, r;
 
 	if (!h || !need)
 		return -EINVAL;
-	if (mem) {
-		if (memlen < need || ((uintptr_t)mem & 7u))
-			return -EINVAL;
-	} else {
-		mem = malloc(need);
-		if (!mem)
-			return -ENOMEM;
-		owns = 1;
-	}
-	memset(mem, 0, need);
+	r = oms_engine_mem(mem, memlen, need, &mem, &owns);
+	if (r)
+		return r;
 	memset(h, 0, sizeof(*h));
 	h->cfg = *cfg;
 	h->cfg.gwindow = gwin(cfg);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine/rlsq.h"
+#include "engine/engine_mem.h"
 
 #define NIL 0xffffu
 
@@ -64,20 +65,13 @@ int oms_rlsq_init(struct oms_rlsq *q, unsigned cap, unsigned nthreads,
 		  unsigned mode, void *mem, size_t memlen)
 {
 	size_t need = oms_rlsq_memsize(cap, nthreads);
-	int owns = 0;
+	int owns, r;
 
 	if (!q || !need || mode > OMS_RLSQ_RC_OPT)
 		return -EINVAL;
-	if (mem) {
-		if (memlen < need || ((uintptr_t)mem & 7u))
-			return -EINVAL;
-	} else {
-		mem = malloc(need);
-		if (!mem)
-			return -ENOMEM;
-		owns = 1;
-	}
-	memset(mem, 0, need);
+	r = oms_engine_mem(mem, memlen, need, &mem, &owns);
+	if (r)
+		return r;
 	memset(q, 0, sizeof(*q));
 	q->e = mem;
 	q->t = (struct oms_rlsq_thread *)(q->e + cap);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/rob.h"
+#include "engine/engine_mem.h"
 
 static int bad_geometry(unsigned nthreads, unsigned window)
 {
@@ -27,20 +28,13 @@ int oms_rob_init(struct oms_rob *rob, unsigned nthreads, unsigned window,
 		 void *mem, size_t memlen)
 {
 	size_t need = oms_rob_memsize(nthreads, window);
-	int owns = 0;
+	int owns, r;
 
 	if (!rob || !need)
 		return -EINVAL;
-	if (mem) {
-		if (memlen < need || ((uintptr_t)mem & 7u))
-			return -EINVAL;
-	} else {
-		mem = malloc(need);
-		if (!mem)
-			return -ENOMEM;
-		owns = 1;
-	}
-	memset(mem, 0, need);
+	r = oms_engine_mem(mem, memlen, need, &mem, &owns);
+	if (r)
+		return r;
 	memset(rob, 0, sizeof(*rob));
 	rob->streams = mem;
 	rob->cookies = (uint64_t *)(rob->streams + nthreads);
