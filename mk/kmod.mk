@@ -16,7 +16,7 @@ KMOD_TEST_SRCS := $(sort $(filter-out tests/kmod/check_backing.c, \
 KMOD_TESTS := $(KMOD_TEST_SRCS:tests/kmod/%.c=$(B)/kmod-tests/%)
 KMOD_CHECKER := $(B)/kmod-tests/check_backing
 
-.PHONY: kmod kmod-check kmod-tests kmod-clean
+.PHONY: kmod kmod-check kmod-tests kmod-clean kmod-bench
 
 # W= on the command line reaches kbuild through MAKEFLAGS.
 kmod:
@@ -45,3 +45,13 @@ kmod-clean:
 CHECK_DEPS += kmod kmod-tests
 CHECK_CMDS += "sh tests/kmod/kmod-lint.sh $(KDIR)" \
 	"sh tests/vm/run-kmod-tests.sh $(CURDIR)/$(KMOD) $(CURDIR)/$(B)/kmod-tests"
+
+# The MMIO transmit experiment (docs/kmod.md): MMIO_BENCH swept over message
+# sizes with fences on and off, in the guest.  Not part of `make check`.
+KMOD_BENCH_ARGS ?= -t 256 -r 3
+kmod-bench: kmod kmod-tests
+	$(Q)shm=$$(mktemp /dev/shm/oms-bench-XXXXXXXX) && truncate -s 4M $$shm && \
+	sh tests/vm/boot.sh -t 600 -n kmod-bench tests/vm/run-kmod-bench.sh \
+		$(CURDIR)/$(KMOD) $(CURDIR)/$(B)/kmod-tests $(KMOD_BENCH_ARGS) -- \
+		-object memory-backend-file,id=hm,share=on,mem-path=$$shm,size=4M \
+		-device ivshmem-plain,memdev=hm; rc=$$?; rm -f $$shm; exit $$rc
