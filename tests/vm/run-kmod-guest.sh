@@ -24,6 +24,27 @@ for d in /sys/bus/pci/devices/*; do
 		bdf=$(basename "$d")
 	fi
 done
+# Bad module parameters: the load fails and leaves nothing behind.  kmod's
+# insmod words EINVAL as "Invalid parameters".
+bad_load() {	# bad_load WANT_ERRNO_TEXT PARAMS...
+	want=$1
+	shift
+	err=$(insmod "$ko" "$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && ! grep -q '^oms ' /proc/modules && [ ! -e /dev/oms ] &&
+	   echo "$err" | grep -q "$want"; then
+		tap 0 "insmod $* refused ($want)"
+	else
+		echo "# insmod $*: status $rc: $err"
+		tap 1 "insmod $* refused ($want)"
+	fi
+}
+bad_load "No such device" pci=0000:fe:1f.7
+bad_load "Invalid parameters" pci=not-a-device
+bad_load "Invalid parameters" pci=00:03.0 bar=6
+bad_load "Invalid parameters" emu_len=12345
+[ -n "$bdf" ] && bad_load "No data available" pci="$bdf" bar=1
+
 if [ -n "$bdf" ]; then
 	insmod "$ko" pci="$bdf" bar=2
 	tap $? "insmod oms.ko pci=$bdf bar=2"
