@@ -217,7 +217,8 @@ struct oms_flush {
  *
  * Writes @total_bytes as messages of @msg_size bytes with @width-byte
  * stores, cycling over [@offset, @offset + @span) of the window (@span 0
- * means up to 256 KiB from @offset, clipped to the window).  With
+ * means up to 256 KiB from @offset, clipped to the window; @span returns
+ * the span used).  With
  * OMS_BENCH_FENCE a WC flush follows every message (ordered messages, the
  * transmit path that needs one); without it there is one flush at the end.
  * Timed with ktime (ns) and the TSC (cycles; @tsc_khz is the kernel's
@@ -229,6 +230,8 @@ struct oms_flush {
  * @width 4 or 8, @total_bytes a multiple of @msg_size up to
  * OMS_BENCH_MAX_TOTAL, @offset and @span multiples of @msg_size and @span
  * at least @msg_size.
+ * The call holds the window for its whole run (other calls wait) and checks
+ * for fatal signals every MiB.
  * Errors: EINVAL, ERANGE (region outside the window), EINTR, ENODEV.
  */
 #define OMS_BENCH_FENCE		(1U << 0)
@@ -240,7 +243,7 @@ struct oms_bench {
 	__u32 width;
 	__u32 reserved0;
 	__u64 offset;
-	__u64 span;
+	__u64 span;		/* in/out */
 	__u64 bytes;		/* out: bytes written */
 	__u64 ns;		/* out */
 	__u64 cycles;		/* out */
