@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backend operations table.  A backend carries operations from a
+ * context to destination memory and reports completions; it does not
+ * order stores (the context layer does that with the engine), but it must
+ * honour the per-operation semantics the engine relies on: a completion
+ * means visible at the destination, reads honour OMS_WR_F_ACQUIRE at the
+ * destination (seed 004), and a key or range error completes the
+ * operation with a negative status without touching memory.
+ *
+ * Backends: lib/emu/ (the emulated device).  A verbs backend will fill the
+ * same table.
+ */
+#ifndef OMS_BACKEND_H
+#define OMS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oms.h"
+
+struct oms_ctx;
+
+enum oms_wr_op {
+	OMS_WR_PUT = 1,
+	OMS_WR_GET = 2,
+	OMS_WR_FADD = 3,
+	OMS_WR_CAS = 4,
+	OMS_WR_FLUSH = 5,	/* completes after every earlier op executed */
+	OMS_WR_NOP = 6,
+};
+
+#define OMS_WR_F_ACQUIRE	(1u << 0)	/* get: ordered read */
+#define OMS_WR_F_RESP_ORDERED	(1u << 1)	/* get: seed-002 class 2 */
+#define OMS_WR_F_STRONG		(1u << 2)	/* put: informational */
+
+/* One work request: 64 bytes, the emulated device's ring entry. */
+struct oms_wr {
+	uint8_t op;		/* enum oms_wr_op */
+	uint8_t flags;		/* OMS_WR_F_* */
+	uint16_t pad;
+	uint32_t slot;		/* context's operation slot: the completion
+				 * names it */
+	uint32_t dest, region, key;
+	uint32_t pad2;
+	uint64_t off, len;
+	uint64_t local;		/* put: source address; get: destination */
+	uint64_t a1, a2;	/* fadd: a1 = add; cas: a1 = expect, a2 = new */
+};
+
+/* One completion. */
+struct oms_wc {
+	uint32_t slot;
+	int32_t status;		/* 0 or -errno */
+	uint64_t value;		/* atomics: old value */
+};
+
+struct oms_backend_ops {
+	const char *name;
+	int dest_order_hw;	/* destination ordering in silicon */
+	/* Attach @ctx (attr defaults filled in); sets ctx->bpriv. */
+	int (*open)(struct oms_ctx *ctx);
+	void (*close)(struct oms_ctx *ctx);
+	/* Write one request to the submission ring (not yet rung).
+	 * -ENOSPC when the ring is full. */
+	int (*post)(struct oms_ctx *ctx, const struct oms_wr *wr);
+	/* Doorbell: release the @n requests posted since the last ring. */
+	int (*ring)(struct oms_ctx *ctx, uint32_t n);
+	/* Reap up to @max completions; *@src_done receives the count of
+	 * requests whose local buffer the device has finished with (read
+	 * after the completions, so it covers every one returned). */
+	int (*poll)(struct oms_ctx *ctx, struct oms_wc *wc, int max,
+		    uint64_t *src_done);
+	/* Liveness: 0, or -ENODEV (device stopped); *@hb a counter that
+	 * moves while the device makes progress. */
+	int (*alive)(struct oms_ctx *ctx, uint64_t *hb);
+	int (*mr_reg)(struct oms_ctx *ctx, void *addr, size_t len,
+		      uint32_t access, struct oms_rmr *rmr);
+	int (*mr_dereg)(struct oms_ctx *ctx, const struct oms_rmr *rmr);
+	int (*mr_write)(struct oms_ctx *ctx, const struct oms_rmr *rmr,
+			uint64_t off, const void *src, size_t len);
+	int (*mr_read)(struct oms_ctx *ctx, const struct oms_rmr *rmr,
+		       uint64_t off, void *dst, size_t len);
+	void (*caps)(struct oms_ctx *ctx, struct oms_caps *caps);
+	uint64_t (*key_drops)(struct oms_ctx *ctx);
+};
+
+extern const struct oms_backend_ops oms_emu_backend;
+
+#endif

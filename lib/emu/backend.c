@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The "emu" backend: the operations table of lib/backend.h over the
+ * emulated device.  Each context gets one device queue; memory regions are
+ * registered in the device's region table with a key (seed 003).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "oms_priv.h"
+#include "emu/emu.h"
+
+struct emu_ctx {
+	struct emu_dev *dev;
+	struct emu_queue *q;
+};
+
+#define EC(ctx) ((struct emu_ctx *)(ctx)->bpriv)
+
+static struct emu_ctx g_ectx[EMU_MAX_QUEUES];
+static pthread_mutex_t g_ectx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int emu_open(struct oms_ctx *ctx)
+{
+	const struct oms_ctx_attr *a = &ctx->attr;
+	struct emu_cfg cfg = {
+		.chaos_seed = a->chaos_seed,
+		.read_order = a->read_order,
+		.rlsq_entries = a->rlsq_entries,
+		.lat_bus_ns = a->lat_bus_ns,
+		.lat_rc_ns = a->lat_rc_ns,
+		.lat_mem_ns = a->lat_mem_ns,
+		.link_gbps = a->link_gbps,
+		.time_scale = a->time_scale,
+		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
+	};
+	struct emu_ctx *ec = NULL;
+	struct emu_dev *dev;
+	struct emu_queue *q;
+	int err;
+
+	err = emu_dev_get(&cfg, &dev);
+	if (err)
+		return err;
+	if (__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE)) {
+		emu_dev_put(dev);
+		return -ENODEV;
+	}
+	err = emu_queue_open(dev, a->node, ctx->qdepth, &q);
+	if (err) {
+		emu_dev_put(dev);
+		return err;
+	}
+	pthread_mutex_lock(&g_ectx_lock);
+	ec = &g_ectx[q->id];
+	ec->dev = dev;
+	ec->q = q;
+	pthread_mutex_unlock(&g_ectx_lock);
+	ctx->bpriv = ec;
+	return 0;
+}
+
+static void emu_close(struct oms_ctx *ctx)
+{
+	struct emu_ctx *ec = EC(ctx);
+	struct emu_dev *dev = ec->dev;
+
+	emu_queue_close(dev, ec->q);
+	pthread_mutex_lock(&g_ectx_lock);
+	ec->dev = NULL;
+	ec->q = NULL;
+	pthread_mutex_unlock(&g_ectx_lock);
+	emu_dev_put(dev);
+}
+
+static int emu_post(struct oms_ctx *ctx, const struct oms_wr *wr)
+{
+	return emu_q_post(EC(ctx)->q, wr);
+}
+
+static int emu_ring(struct oms_ctx *ctx, uint32_t n)
+{
+	return emu_q_ring(EC(ctx)->q, n);
+}
+
+static int emu_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
+		    uint64_t *src_done)
+{
+	return emu_q_poll(EC(ctx)->q, wc, max, src_done);
+}
+
+static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+
+	*hb = __atomic_load_n(&dev->heartbeat, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
+}
+
+static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
+		      uint32_t access, struct oms_rmr *rmr)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+	int err = -ENOSPC;
+
+	pthread_mutex_lock(&dev->lock);
+	for (uint32_t i = 0; i < EMU_MAX_REGIONS; i++) {
+		struct emu_region *r = &dev->reg[i];
+		uint32_t key;
+
+		if (r->valid)
+			continue;
+		/* A key nobody can guess from the region number. */
+		key = dev->next_key = dev->next_key * 1664525u + 1013904223u;
+		oms_kc_clear(&dev->kc, i);
+		err = oms_kc_set(&dev->kc, i, key);
+		if (err)
+			break;
+		r->base = addr;
+		r->len = len;
+		r->node = ctx->attr.node;
+		r->access = access;
+		r->valid = 1;
+		rmr->dest = ctx->attr.node;
+		rmr->region = i;
+		rmr->key = key;
+		rmr->access = access;
+		rmr->len = len;
+		break;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+static int emu_mr_dereg(struct oms_ctx *ctx, const struct oms_rmr *rmr)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->reg[rmr->region].valid = 0;
+	oms_kc_clear(&dev->kc, rmr->region);
+	emu_invalidate(dev, rmr->region, 0, rmr->len);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,
+			uint64_t off, const void *src, size_t len)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	memcpy(dev->reg[rmr->region].base + off, src, len);
+	emu_invalidate(dev, rmr->region, off, len);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static int emu_mr_read(struct oms_ctx *ctx, const struct oms_rmr *rmr,
+		       uint64_t off, void *dst, size_t len)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	memcpy(dst, dev->reg[rmr->region].base + off, len);
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+static void emu_caps(struct oms_ctx *ctx, struct oms_caps *c)
+{
+	const struct emu_cfg *cfg = &EC(ctx)->dev->cfg;
+
+	c->flags = OMS_CAP_DEST_ORDER_EMULATED | OMS_CAP_ACQUIRE_READ |
+		   OMS_CAP_STRONG_STORE | OMS_CAP_RESP_HOLD;
+	if (cfg->chaos_seed)
+		c->flags |= OMS_CAP_CHAOS;
+	if (cfg->time_scale)
+		c->flags |= OMS_CAP_LATENCY_MODEL;
+	c->read_order = cfg->read_order;
+	c->chaos_seed = cfg->chaos_seed;
+	c->max_op_len = EMU_MAX_OP;
+	snprintf(c->dest_ordering, sizeof(c->dest_ordering), "emulated");
+	snprintf(c->backend_name, sizeof(c->backend_name), "emu");
+}
+
+static uint64_t emu_key_drops(struct oms_ctx *ctx)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+	uint64_t n;
+
+	pthread_mutex_lock(&dev->lock);
+	n = dev->kc.dropped;
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
+const struct oms_backend_ops oms_emu_backend = {
+	.name = "emu",
+	.dest_order_hw = 0,
+	.open = emu_open,
+	.close = emu_close,
+	.post = emu_post,
+	.ring = emu_ring,
+	.poll = emu_poll,
+	.alive = emu_alive,
+	.mr_reg = emu_mr_reg,
+	.mr_dereg = emu_mr_dereg,
+	.mr_write = emu_mr_write,
+	.mr_read = emu_mr_read,
+	.caps = emu_caps,
+	.key_drops = emu_key_drops,
+};

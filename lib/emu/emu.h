@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated device: a software NIC plus root complex that owns "host
+ * memory" regions and executes operations submitted by initiators, run by
+ * its own thread (docs/emu-device.md says why a thread).
+ *
+ * Per initiator context there is one queue: a submission ring of struct
+ * oms_wr released by a doorbell by count (seed 003: the initiator writes
+ * the number of commands, the device executes exactly that many), and a
+ * completion ring.  Both are single-producer single-consumer; the only
+ * shared words are the doorbell count, the device's taken index, the
+ * completion tail/head and the source-consumed count.
+ *
+ * The device enforces destination-side ordering with the engine: the
+ * remote load-store queue (seed 004, NIC / RC / RC-opt) for reads, the
+ * responder hold (seed 002) for class-2 responses, key checks with a drop
+ * counter (seed 003).  In chaos mode it reorders whatever a fabric may:
+ * puts and atomics execute in random order (never two overlapping ones of
+ * a queue), the lines of a read execute in random order unless ordered,
+ * completions are delayed and reordered.  An optional latency model
+ * charges I/O bus, root complex and memory latency in model time.
+ *
+ * Internal: not exported, used by lib/emu/backend.c and by tests.
+ */
+#ifndef OMS_EMU_H
+#define OMS_EMU_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "engine/doorbell.h"
+#include "engine/hold.h"
+#include "engine/key_check.h"
+#include "engine/rlsq.h"
+
+#define EMU_MAX_QUEUES	64
+#define EMU_MAX_REGIONS	OMS_KC_MAX_REGIONS
+#define EMU_POOL	256	/* taken commands waiting to execute */
+#define EMU_MAX_GETS	256	/* reads in progress per queue */
+#define EMU_LINE	64
+#define EMU_MAX_OP	(1u << 20)
+#define EMU_KEY_THRESHOLD 16	/* drops before -EKEYREJECTED */
+
+struct emu_cfg {
+	uint64_t chaos_seed;	/* 0: execute in order, complete at once */
+	uint32_t read_order;	/* enum oms_read_order */
+	uint32_t rlsq_entries;
+	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
+	uint32_t time_scale;	/* 0: no latency model */
+	uint32_t no_hold;	/* baseline: seed-002 hold off */
+};
+
+struct emu_pend {		/* a taken put/atomic/flush */
+	struct oms_wr wr;
+	uint64_t due;		/* model time it reaches the memory */
+	uint32_t hold_id;	/* seed-002 posted-write id */
+	uint8_t posted;		/* registered with the hold tracker */
+};
+
+struct emu_done {		/* a completion on its way back */
+	struct oms_wc wc;
+	uint64_t due;
+};
+
+struct emu_get {
+	struct oms_wr wr;
+	uint32_t nlines, submitted, delivered;
+	int status;
+	uint64_t resp_due;
+	uint8_t active;
+};
+
+struct emu_queue {
+	/* initiator side */
+	struct oms_db_ring prod;
+	/* shared words (accessed with __atomic) */
+	uint32_t doorbell;	/* commands rung (free-running) */
+	uint32_t taken;		/* commands the device took */
+	uint32_t cq_tail;	/* completions written by the device */
+	uint32_t cq_head;	/* completions consumed by the initiator */
+	uint64_t src_done;	/* commands whose local buffer is done with */
+	/* rings */
+	struct oms_wr *sq;
+	struct oms_wc *cq;
+	uint32_t size;
+	uint32_t node;		/* initiator's node */
+	uint32_t id;		/* index: RLSQ thread */
+	/* device side */
+	struct oms_db_ring cons;
+	struct emu_pend pool[EMU_POOL];
+	uint32_t npool;
+	struct emu_done *acks;	/* [size] */
+	uint32_t nacks;
+	struct emu_get gets[EMU_MAX_GETS];
+	uint32_t get_head, get_tail;	/* FIFO of reads (slots) */
+	uint32_t get_sub;		/* first read with lines to submit */
+	uint8_t in_use;
+};
+
+struct emu_region {
+	uint8_t *base;
+	uint64_t len;
+	uint32_t node, access;
+	uint8_t valid;
+};
+
+struct emu_line {		/* one line read in flight in the RLSQ */
+	uint64_t due;		/* model time the access finishes */
+	uint32_t rid;		/* RLSQ entry id */
+	uint16_t q, g;		/* queue, get slot */
+	uint32_t idx;		/* line index within the get */
+	uint8_t state;		/* 0 free, 1 executing, 2 done */
+	uint8_t data[EMU_LINE];
+};
+
+typedef void (*emu_observe_fn)(void *arg, uint32_t q, const struct oms_wr *wr);
+
+struct emu_dev {
+	pthread_mutex_t lock;	/* memory, regions, engine state */
+	pthread_t thread;
+	struct emu_cfg cfg;
+	uint64_t rng;
+	uint64_t t0;		/* wall ns at start */
+	int stop;		/* ask the thread to leave, abandoning work */
+	int frozen;		/* test: stop executing, stop heartbeats */
+	int dead;		/* thread gone: every queue fails */
+	uint64_t heartbeat;
+	uint32_t refs;
+	struct emu_queue *q[EMU_MAX_QUEUES];
+	struct emu_region reg[EMU_MAX_REGIONS];
+	uint32_t next_key;
+	struct oms_key_check kc;
+	struct oms_rlsq rlsq;
+	struct emu_line *lines;	/* [rlsq_entries] */
+	uint32_t *line_free;
+	uint32_t nline_free;
+	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
+	uint64_t link_free;	/* model time the response link is free */
+	uint64_t executed;	/* puts/atomics executed */
+	emu_observe_fn observe;	/* test: called at each executed store */
+	void *observe_arg;
+};
+
+/* dev.c: the shared device */
+int emu_dev_get(const struct emu_cfg *cfg, struct emu_dev **dev);
+void emu_dev_put(struct emu_dev *dev);
+struct emu_dev *emu_dev_current(void);
+int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
+		   struct emu_queue **q);
+void emu_queue_close(struct emu_dev *dev, struct emu_queue *q);
+void emu_dev_stop(struct emu_dev *dev);		/* abrupt: abandons work */
+void emu_dev_freeze(struct emu_dev *dev, int on);	/* hang, no heartbeat */
+void emu_dev_set_observer(struct emu_dev *dev, emu_observe_fn fn, void *arg);
+uint64_t emu_now(const struct emu_dev *dev);	/* model ns; 0 if no model */
+uint64_t emu_rand(struct emu_dev *dev);
+
+/* queue.c: initiator side of the rings (any thread owning the queue) */
+int emu_q_post(struct emu_queue *q, const struct oms_wr *wr);
+int emu_q_ring(struct emu_queue *q, uint32_t n);
+int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
+	       uint64_t *src_done);
+
+/* exec.c: the device's work on queues (lock held) */
+int emu_intake(struct emu_dev *dev, struct emu_queue *q);
+int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q);
+int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
+		 int status, uint64_t value, uint64_t due);
+int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
+int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
+		 const struct oms_wr *wr);
+void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
+		    uint64_t len);
+
+/* reads.c: gets through the RLSQ */
+int emu_reads_init(struct emu_dev *dev);
+void emu_reads_fini(struct emu_dev *dev);
+int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
+		   const struct oms_wr *wr);
+int emu_reads_step(struct emu_dev *dev);
+void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
+
+#endif

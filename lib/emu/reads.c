@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Gets on the emulated device: each read is split into cache lines that go
+ * through the remote load-store queue (lib/engine/rlsq.h, seed 004) as
+ * relaxed or acquire reads of the initiator's thread, in program order.
+ * The RLSQ says when a line may execute; this file performs the access
+ * (immediately, after the latency model's delay, or - in chaos mode - at a
+ * random later step, so the lines of a relaxed read land in any order,
+ * L30), buffers the data, and copies it to the initiator's buffer when the
+ * RLSQ delivers it.  Writes to host memory invalidate the lines (RC-opt
+ * squashes and retries speculative reads, L31).  A finished read is a
+ * response: class-2 responses pass through the responder hold (seed 002).
+ *
+ * Latency model (model ns, Table 2 of seed 004): the request crosses the
+ * I/O bus (lat_bus), each line costs root complex + memory latency at the
+ * RC; in NIC mode each line is a full round trip (2 x lat_bus + RC + mem)
+ * because ordering is enforced at the source.  Responses are serialised on
+ * a link of link_gbps and cross the bus back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/emu.h"
+
+#define LINE_FREE 0
+#define LINE_EXEC 1
+#define LINE_DONE 2
+#define ORPHAN 0xffffu
+
+int emu_reads_init(struct emu_dev *dev)
+{
+	static const unsigned mode[] = {
+		[OMS_ORDER_RC_OPT] = OMS_RLSQ_RC_OPT,
+		[OMS_ORDER_RC] = OMS_RLSQ_RC,
+		[OMS_ORDER_NIC] = OMS_RLSQ_NIC,
+	};
+	uint32_t cap = dev->cfg.rlsq_entries;
+	int err;
+
+	if (dev->cfg.read_order > OMS_ORDER_NIC)
+		return -EINVAL;
+	err = oms_rlsq_init(&dev->rlsq, cap, EMU_MAX_QUEUES,
+			    mode[dev->cfg.read_order], NULL, 0);
+	if (err)
+		return err;
+	dev->lines = calloc(cap, sizeof(*dev->lines));
+	dev->line_free = calloc(cap, sizeof(*dev->line_free));
+	if (!dev->lines || !dev->line_free) {
+		emu_reads_fini(dev);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < cap; i++)
+		dev->line_free[i] = cap - 1 - i;
+	dev->nline_free = cap;
+	return 0;
+}
+
+void emu_reads_fini(struct emu_dev *dev)
+{
+	if (dev->rlsq.e)
+		oms_rlsq_destroy(&dev->rlsq);
+	free(dev->lines);
+	free(dev->line_free);
+	dev->lines = NULL;
+	dev->line_free = NULL;
+}
+
+static uint64_t lat(const struct emu_dev *dev, uint64_t ns)
+{
+	return dev->cfg.time_scale ? ns : 0;
+}
+
+int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
+		   const struct oms_wr *wr)
+{
+	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
+	uint64_t first = wr->off / EMU_LINE;
+	uint64_t last = (wr->off + wr->len - 1) / EMU_LINE;
+
+	g->wr = *wr;
+	g->nlines = (uint32_t)(last - first + 1);
+	g->submitted = g->delivered = 0;
+	g->status = 0;
+	/* RC modes: the request crosses the bus before the RC sees it. */
+	g->resp_due = emu_now(dev) +
+		      (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
+		       lat(dev, dev->cfg.lat_bus_ns));
+	g->active = 1;
+	q->get_tail++;
+	return 1;
+}
+
+static void get_done(struct emu_dev *dev, struct emu_queue *q,
+		     struct emu_get *g)
+{
+	__atomic_add_fetch(&q->src_done, 1, __ATOMIC_RELEASE);
+	emu_complete(dev, q, g->wr.slot, g->status, 0, g->resp_due);
+	g->active = 0;
+	while (q->get_head != q->get_sub &&
+	       !q->gets[q->get_head % EMU_MAX_GETS].active)
+		q->get_head++;
+}
+
+/* Every line delivered: the response leaves (maybe held, seed 002). */
+static void get_respond(struct emu_dev *dev, struct emu_queue *q,
+			struct emu_get *g)
+{
+	uint64_t now = emu_now(dev);
+
+	if (dev->cfg.time_scale) {
+		uint64_t ps = 512000ull / (dev->cfg.link_gbps ? : 100);
+		uint64_t start = dev->link_free > now * 1000 ?
+				 dev->link_free : now * 1000;
+
+		dev->link_free = start + g->nlines * ps;
+		g->resp_due = dev->link_free / 1000 +
+			      (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
+			       dev->cfg.lat_bus_ns);
+	} else {
+		g->resp_due = 0;
+	}
+	if ((g->wr.flags & OMS_WR_F_RESP_ORDERED) && !dev->cfg.no_hold) {
+		uint64_t cookie = ((uint64_t)q->id << 16) |
+				  (uint64_t)(g - q->gets);
+		int r = oms_hold_send(&dev->hold[g->wr.dest], q->node,
+				      OMS_HOLD_CLASS2, cookie);
+
+		if (r == OMS_HOLD_HELD) {
+			g->active = 2;
+			return;
+		}
+	}
+	get_done(dev, q, g);
+}
+
+static void submit_lines(struct emu_dev *dev, struct emu_queue *q)
+{
+	uint64_t now = emu_now(dev);
+
+	while (q->get_sub != q->get_tail) {
+		struct emu_get *g = &q->gets[q->get_sub % EMU_MAX_GETS];
+		unsigned kind = g->wr.flags & OMS_WR_F_ACQUIRE ?
+				OMS_RLSQ_ACQUIRE : OMS_RLSQ_READ;
+		uint64_t first = g->wr.off / EMU_LINE;
+
+		if (g->resp_due > now)
+			return;
+		while (g->submitted < g->nlines) {
+			uint64_t line = ((uint64_t)g->wr.region << 32) |
+					(first + g->submitted);
+			uint32_t lb, id;
+
+			if (!dev->nline_free)
+				return;
+			lb = dev->line_free[dev->nline_free - 1];
+			if (oms_rlsq_submit(&dev->rlsq, q->id, kind, line, lb,
+					    &id))
+				return;
+			dev->nline_free--;
+			dev->lines[lb].q = (uint16_t)q->id;
+			dev->lines[lb].g = (uint16_t)(g - q->gets);
+			dev->lines[lb].idx = g->submitted;
+			dev->lines[lb].state = LINE_FREE;
+			g->submitted++;
+		}
+		q->get_sub++;
+	}
+}
+
+/* Byte range of line @idx of get @g, relative to the region. */
+static void line_span(const struct emu_get *g, uint32_t idx, uint64_t *off,
+		      uint64_t *len)
+{
+	uint64_t lo = (g->wr.off / EMU_LINE + idx) * EMU_LINE;
+	uint64_t hi = lo + EMU_LINE;
+
+	if (lo < g->wr.off)
+		lo = g->wr.off;
+	if (hi > g->wr.off + g->wr.len)
+		hi = g->wr.off + g->wr.len;
+	*off = lo;
+	*len = hi - lo;
+}
+
+static void line_execute(struct emu_dev *dev, struct emu_line *lb)
+{
+	if (lb->q != ORPHAN) {
+		struct emu_queue *q = dev->q[lb->q];
+		struct emu_get *g = &q->gets[lb->g];
+		const struct emu_region *r = &dev->reg[g->wr.region];
+		uint64_t off, len;
+
+		line_span(g, lb->idx, &off, &len);
+		if (r->valid && off + len <= r->len)
+			memcpy(lb->data, r->base + off, len);
+		else
+			g->status = -EACCES;
+	}
+	lb->state = LINE_DONE;
+	oms_rlsq_complete(&dev->rlsq, lb->rid, 0);
+}
+
+static void line_deliver(struct emu_dev *dev, struct emu_line *lb)
+{
+	if (lb->q != ORPHAN) {
+		struct emu_queue *q = dev->q[lb->q];
+		struct emu_get *g = &q->gets[lb->g];
+		uint64_t off, len;
+
+		line_span(g, lb->idx, &off, &len);
+		if (!g->status)
+			memcpy((uint8_t *)(uintptr_t)g->wr.local +
+			       (off - g->wr.off), lb->data, len);
+		if (++g->delivered == g->nlines)
+			get_respond(dev, q, g);
+	}
+	lb->state = LINE_FREE;
+	dev->line_free[dev->nline_free++] = (uint32_t)(lb - dev->lines);
+}
+
+int emu_reads_step(struct emu_dev *dev)
+{
+	uint64_t exec_ns = dev->cfg.lat_rc_ns + dev->cfg.lat_mem_ns;
+	struct oms_rlsq_action act[64];
+	uint64_t now = emu_now(dev);
+	int work = 0, n;
+
+	if (dev->cfg.read_order == OMS_ORDER_NIC)
+		exec_ns += 2ull * dev->cfg.lat_bus_ns;
+	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++)
+		if (dev->q[i])
+			submit_lines(dev, dev->q[i]);
+	do {
+		n = oms_rlsq_poll(&dev->rlsq, act, 64);
+		for (int i = 0; i < n; i++) {
+			struct emu_line *lb = &dev->lines[act[i].cookie];
+
+			if (act[i].type == OMS_RLSQ_DELIVER) {
+				line_deliver(dev, lb);
+				continue;
+			}
+			lb->rid = act[i].id;
+			lb->state = LINE_EXEC;
+			lb->due = now + lat(dev, exec_ns);
+			/* No model, no chaos: perform it now. */
+			if (!dev->cfg.time_scale && !dev->cfg.chaos_seed)
+				line_execute(dev, lb);
+		}
+		work += n > 0;
+	} while (n > 0);
+	/* Lines in flight whose access is due (chaos: a random half). */
+	if (dev->cfg.time_scale || dev->cfg.chaos_seed) {
+		uint32_t cap = dev->cfg.rlsq_entries;
+		uint32_t start = (uint32_t)(emu_rand(dev) % cap);
+
+		for (uint32_t k = 0; k < cap; k++) {
+			struct emu_line *lb = &dev->lines[(start + k) % cap];
+
+			if (lb->state != LINE_EXEC || lb->due > now)
+				continue;
+			if (dev->cfg.chaos_seed && (emu_rand(dev) & 1))
+				continue;
+			line_execute(dev, lb);
+			work++;
+		}
+	}
+	/* Class-2 responses the hold released. */
+	for (unsigned node = 0; node < OMS_MAX_NODES; node++) {
+		unsigned dst;
+		uint64_t cookie;
+
+		while (oms_hold_pop(&dev->hold[node], &dst, &cookie) == 1) {
+			struct emu_queue *q = dev->q[cookie >> 16];
+
+			if (q)
+				get_done(dev, q, &q->gets[cookie & 0xffff]);
+			work++;
+		}
+	}
+	return work;
+}
+
+void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q)
+{
+	for (uint32_t i = 0; i < dev->cfg.rlsq_entries; i++)
+		if (dev->lines[i].q == q->id)
+			dev->lines[i].q = ORPHAN;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private declarations of the context layer: the export macro, the context
+ * and memory-region structs, and helpers shared by lib/ctx.c, lib/ops.c and
+ * lib/mr.c.  The context layer drives the pure engine (store orderer for
+ * store classes and fences, op counters for local fence and quiet) over
+ * whatever backend (lib/backend.h) carries the operations, so the ordering
+ * semantics do not depend on the backend.
+ */
+#ifndef OMS_PRIV_H
+#define OMS_PRIV_H
+
+#include <stdint.h>
+
+#include "oms.h"
+#include "backend.h"
+#include "engine/op_counter.h"
+#include "engine/store_order.h"
+
+/* Every exported symbol; the library builds with -fvisibility=hidden. */
+#define OMS_EXPORT __attribute__((visibility("default")))
+
+#define OMS_ACK_WINDOW	65536u		/* per-channel completion bitmap */
+#define OMS_MAX_HELD	4096u
+#define OMS_MAX_OP_LEN	(1u << 20)
+
+enum oms_op_type {
+	OMS_OPT_PUT = 1,
+	OMS_OPT_GET = 2,
+	OMS_OPT_ATOMIC = 3,
+};
+
+struct oms_op {
+	struct oms_wr wr;	/* what goes to the backend */
+	uint64_t *result;	/* atomics: where the old value goes */
+	uint64_t seq;		/* channel sequence, UINT64_MAX if unordered */
+	uint8_t type;
+	uint8_t in_use;
+	uint8_t sent;		/* handed to the backend */
+	uint8_t pad;
+};
+
+struct oms_ctx {
+	const struct oms_backend_ops *be;
+	void *bpriv;			/* backend's per-context state */
+	struct oms_ctx_attr attr;	/* with defaults filled in */
+	uint32_t qdepth;
+	uint32_t nfree;
+	struct oms_op *op;		/* [qdepth] */
+	uint32_t *free;			/* [qdepth] free slot stack */
+	struct oms_so so;
+	struct oms_op_counter oc;
+	uint64_t *ackbits;		/* [OMS_MAX_NODES][ACK_WINDOW/64] */
+	uint64_t ackprefix[OMS_MAX_NODES];
+	uint64_t src_seen;		/* backend's source-consumed count */
+	uint32_t unrung;		/* posted, doorbell not yet rung */
+	int dead;			/* device gone: every call fails */
+	uint64_t hb_last, hb_time_ns;	/* liveness watch */
+	struct oms_stats st;
+	struct oms_mr *mrs;		/* registered regions */
+};
+
+struct oms_mr {
+	struct oms_ctx *ctx;
+	struct oms_mr *next;
+	void *addr;
+	uint64_t len;
+	struct oms_rmr rmr;
+};
+
+/* lib/ctx.c */
+uint64_t oms_now_ns(void);
+int oms_ctx_progress(struct oms_ctx *ctx);
+int oms_ctx_check_alive(struct oms_ctx *ctx);
+void oms_ctx_kill(struct oms_ctx *ctx, int err);
+
+/* lib/ops.c */
+int oms_ctx_release(struct oms_ctx *ctx);
+
+#endif

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ordered operations: put with a store class, get (relaxed/acquire),
+ * atomics, fences, local fence and quiet.  Every operation takes a slot,
+ * goes through the store orderer (which either lets it go at once or holds
+ * it, seed 000) and then to the backend; held ones are released by
+ * oms_ctx_release(), called from every entry point, so a strong store
+ * never blocks its caller.  Gets and atomics enter the orderer as weak
+ * entries: they wait for fences of their destination and for held stores
+ * to the same bytes, and later strong stores wait for them.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "oms_priv.h"
+
+#define ACK_SLACK (OMS_ACK_WINDOW / 2)
+
+static int ctx_ordered(const struct oms_ctx *ctx)
+{
+	return !(ctx->attr.flags & OMS_CTX_F_NO_ORDERING);
+}
+
+static void send_op(struct oms_ctx *ctx, struct oms_op *op)
+{
+	int err = ctx->be->post(ctx, &op->wr);
+
+	oms_oc_advance(&ctx->oc, OMS_OC_ISSUED, 1);
+	if (err) {
+		/* The ring is sized to the slots: cannot happen; never hang. */
+		struct oms_wc wc = { .slot = op->wr.slot, .status = err };
+
+		oms_oc_advance(&ctx->oc, OMS_OC_PROCESSING, 1);
+		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, err);
+		if (op->seq != UINT64_MAX)
+			oms_so_ack(&ctx->so, (uint16_t)op->wr.dest,
+				   ctx->so.chan[op->wr.dest].issued, err);
+		op->in_use = 0;
+		ctx->free[ctx->nfree++] = wc.slot;
+		return;
+	}
+	op->sent = 1;
+	ctx->unrung++;
+}
+
+/* Issue what the orderer releases, then ring the doorbell by count. */
+int oms_ctx_release(struct oms_ctx *ctx)
+{
+	struct oms_so_action act[32];
+	int n;
+
+	do {
+		n = oms_so_progress(&ctx->so, act, 32);
+		for (int i = 0; i < n; i++) {
+			if (act[i].type == OMS_SO_ACT_ISSUE) {
+				struct oms_op *op = &ctx->op[act[i].cookie];
+
+				op->seq = act[i].seq;
+				send_op(ctx, op);
+			} else {
+				/* Only acked channels here: a flush has
+				 * nothing to push. */
+				oms_so_flush_done(&ctx->so, act[i].chan,
+						  act[i].seq, 0);
+			}
+		}
+	} while (n == 32);
+	if (ctx->unrung) {
+		ctx->be->ring(ctx, ctx->unrung);
+		ctx->unrung = 0;
+	}
+	return 0;
+}
+
+/* Wait (driving progress) until @cond holds or the device is gone. */
+static int wait_for(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *))
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		int err = oms_ctx_progress(ctx);
+
+		if (err)
+			return err;
+		if (cond(ctx))
+			return 0;
+		err = oms_ctx_check_alive(ctx);
+		if (err)
+			return err;
+		if (++spins > 16)
+			sched_yield();
+	}
+}
+
+static int have_slot(struct oms_ctx *ctx)
+{
+	return ctx->nfree > 0;
+}
+
+static int acks_in_window(struct oms_ctx *ctx)
+{
+	for (uint32_t c = 0; c < OMS_MAX_NODES; c++)
+		if (ctx->so.chan[c].issued - ctx->ackprefix[c] > ACK_SLACK)
+			return 0;
+	return 1;
+}
+
+static int slot_ready(struct oms_ctx *ctx)
+{
+	return have_slot(ctx) && acks_in_window(ctx);
+}
+
+static int op_alloc(struct oms_ctx *ctx, struct oms_op **out)
+{
+	struct oms_op *op;
+	uint32_t slot;
+
+	if (ctx->dead)
+		return ctx->dead;
+	if (!slot_ready(ctx)) {
+		int err = 0;
+
+		if (ctx->attr.flags & OMS_CTX_F_NONBLOCK) {
+			oms_ctx_progress(ctx);
+			if (!slot_ready(ctx))
+				err = ctx->dead ? ctx->dead : -EAGAIN;
+		} else {
+			err = wait_for(ctx, slot_ready);
+		}
+		if (err)
+			return err;
+	}
+	slot = ctx->free[--ctx->nfree];
+	op = &ctx->op[slot];
+	*op = (struct oms_op){ .in_use = 1, .seq = UINT64_MAX };
+	op->wr.slot = slot;
+	*out = op;
+	return 0;
+}
+
+/* Hand @op to the orderer (class @cls) or straight to the backend. */
+static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
+{
+	struct oms_so_store st = {
+		.cookie = op->wr.slot,
+		.addr = ((uint64_t)op->wr.region << 40) | op->wr.off,
+		.len = (uint32_t)op->wr.len,
+		.chan = (uint16_t)op->wr.dest,
+		.cls = (uint8_t)cls,
+	};
+	uint64_t seq = UINT64_MAX;
+	int r;
+
+	oms_oc_issue(&ctx->oc, 1);
+	if (!ctx_ordered(ctx))
+		st.cls = OMS_STORE_UNORDERED;
+	while ((r = oms_so_submit(&ctx->so, &st, &seq)) == -EAGAIN) {
+		oms_ctx_progress(ctx);
+		if (oms_ctx_check_alive(ctx))
+			return 0;	/* killed: the op was failed */
+		sched_yield();
+	}
+	if (r == OMS_SO_ISSUE) {
+		op->seq = seq;
+		send_op(ctx, op);
+	}
+	oms_ctx_progress(ctx);
+	return 0;
+}
+
+static int check_remote(struct oms_ctx *ctx, const struct oms_rmr *r,
+			uint64_t off, size_t len)
+{
+	if (!ctx || !r || len == 0 || r->dest >= OMS_MAX_NODES)
+		return -EINVAL;
+	if (len > OMS_MAX_OP_LEN)
+		return -EMSGSIZE;
+	if (off > r->len || len > r->len - off)
+		return -ERANGE;
+	return ctx->dead;
+}
+
+static void fill_wr(struct oms_op *op, unsigned type, const struct oms_rmr *r,
+		    uint64_t off, size_t len)
+{
+	op->wr.op = (uint8_t)type;
+	op->wr.dest = r->dest;
+	op->wr.region = r->region;
+	op->wr.key = r->key;
+	op->wr.off = off;
+	op->wr.len = len;
+}
+
+OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
+		       uint64_t off, const void *buf, size_t len,
+		       enum oms_store_class cls)
+{
+	struct oms_op *op;
+	int err = check_remote(ctx, dst, off, len);
+
+	if (!err && (!buf || (unsigned)cls > OMS_STORE_STRONG))
+		err = -EINVAL;
+	if (!err)
+		err = op_alloc(ctx, &op);
+	if (err)
+		return err;
+	op->type = OMS_OPT_PUT;
+	fill_wr(op, OMS_WR_PUT, dst, off, len);
+	op->wr.local = (uintptr_t)buf;
+	if (cls == OMS_STORE_STRONG)
+		op->wr.flags = OMS_WR_F_STRONG;
+	ctx->st.puts++;
+	return submit(ctx, op, cls);
+}
+
+OMS_EXPORT int oms_get(struct oms_ctx *ctx, void *buf,
+		       const struct oms_rmr *src, uint64_t off, size_t len,
+		       unsigned int flags)
+{
+	struct oms_op *op;
+	int err = check_remote(ctx, src, off, len);
+
+	if (!err && (!buf || (flags & ~(OMS_READ_ACQUIRE |
+					OMS_READ_RESP_ORDERED))))
+		err = -EINVAL;
+	if (!err)
+		err = op_alloc(ctx, &op);
+	if (err)
+		return err;
+	op->type = OMS_OPT_GET;
+	fill_wr(op, OMS_WR_GET, src, off, len);
+	op->wr.local = (uintptr_t)buf;
+	if (ctx_ordered(ctx)) {
+		if (flags & OMS_READ_ACQUIRE)
+			op->wr.flags |= OMS_WR_F_ACQUIRE;
+		if (flags & OMS_READ_RESP_ORDERED)
+			op->wr.flags |= OMS_WR_F_RESP_ORDERED;
+	}
+	ctx->st.gets++;
+	return submit(ctx, op, OMS_STORE_WEAK);
+}
+
+static int atomic_op(struct oms_ctx *ctx, const struct oms_rmr *dst,
+		     uint64_t off, unsigned type, uint64_t a1, uint64_t a2,
+		     uint64_t *old)
+{
+	struct oms_op *op;
+	int err = check_remote(ctx, dst, off, 8);
+
+	if (!err && off % 8)
+		err = -EINVAL;
+	if (!err)
+		err = op_alloc(ctx, &op);
+	if (err)
+		return err;
+	op->type = OMS_OPT_ATOMIC;
+	fill_wr(op, type, dst, off, 8);
+	op->wr.a1 = a1;
+	op->wr.a2 = a2;
+	op->result = old;
+	ctx->st.atomics++;
+	return submit(ctx, op, OMS_STORE_WEAK);
+}
+
+OMS_EXPORT int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
+			       uint64_t off, uint64_t add, uint64_t *old)
+{
+	return atomic_op(ctx, dst, off, OMS_WR_FADD, add, 0, old);
+}
+
+OMS_EXPORT int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
+			      uint64_t off, uint64_t expect, uint64_t desired,
+			      uint64_t *old)
+{
+	return atomic_op(ctx, dst, off, OMS_WR_CAS, expect, desired, old);
+}
+
+static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
+{
+	int r;
+
+	if (ctx->dead)
+		return ctx->dead;
+	ctx->st.fences++;
+	if (!ctx_ordered(ctx))
+		return 0;
+	while ((r = oms_so_fence(&ctx->so, scope)) == -EAGAIN) {
+		int err = oms_ctx_progress(ctx);
+
+		if (!err)
+			err = oms_ctx_check_alive(ctx);
+		if (err)
+			return err;
+		sched_yield();
+	}
+	if (r)
+		return r;
+	return oms_ctx_release(ctx);
+}
+
+OMS_EXPORT int oms_fence(struct oms_ctx *ctx, uint32_t dest)
+{
+	if (!ctx || dest >= OMS_MAX_NODES)
+		return -EINVAL;
+	return fence_scope(ctx, (uint16_t)dest);
+}
+
+OMS_EXPORT int oms_fence_global(struct oms_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	return fence_scope(ctx, OMS_SO_ALL);
+}
+
+static int local_done(struct oms_ctx *ctx)
+{
+	return oms_oc_local_done(&ctx->oc);
+}
+
+OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	if (ctx->dead)
+		return ctx->dead;
+	return wait_for(ctx, local_done);
+}
+
+static int quiet_done(struct oms_ctx *ctx)
+{
+	return oms_oc_quiet_done(&ctx->oc) && oms_so_quiescent(&ctx->so);
+}
+
+OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
+{
+	int err, first;
+
+	if (!ctx)
+		return -EINVAL;
+	err = ctx->dead ? 0 : wait_for(ctx, quiet_done);
+	first = oms_oc_take_error(&ctx->oc);
+	oms_so_take_error(&ctx->so);
+	if (first)
+		return first;
+	return err ? err : ctx->dead;
+}
