@@ -9,7 +9,9 @@
 # SCRIPT ARGS from the current directory.  Lines SCRIPT prints as
 # "ok N ..." / "not ok N ..." come out renumbered in one sequence, other
 # lines as "# ..." comments.  Two more TAP lines follow: the guest finished
-# within the timeout, and its dmesg shows no BUG:/WARNING:/Oops/Call Trace.
+# within the timeout (and SCRIPT's non-zero exit status is not ok unless
+# SCRIPT printed a "not ok" itself), and its dmesg shows no
+# BUG:/WARNING:/Oops/Call Trace.
 # The full console log stays in build/vm/NAME.log.  Exit status: 0 when no
 # "not ok" was printed.
 set -u
@@ -101,7 +103,9 @@ tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" '
 	/^VM-DONE/ { done = 1; split($0, a, "="); grc = a[2]; next }
 	/^VM-FATAL/ { fatal = $0 }
 	END {
-		if (done)
+		if (done && grc != 0 && bad == 0)
+			emit(0, "guest script exited with status " grc)
+		else if (done)
 			emit(1, "guest ran to completion (script status " grc ")")
 		else
 			emit(0, "guest did not finish: " \

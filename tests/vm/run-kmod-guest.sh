@@ -13,9 +13,16 @@ tests="attach caps bad_input fuzz_ioctl mmap ordered_store doorbell bench detach
 per_test_timeout=${OMS_TEST_TIMEOUT:-150}
 n=0
 
+failed=0
+
 tap() {	# tap OK TEXT
 	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=1
+	fi
 }
 
 bdf=""
@@ -72,9 +79,11 @@ for t in $tests; do
 	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$out"; then
 		tap 1 "$t exited with status $rc (124 = timeout)"
 	fi
+	[ $rc -eq 0 ] || failed=1
 done
 
 if grep -q '^oms ' /proc/modules; then
 	rmmod oms
 	tap $? "rmmod oms"
 fi
+exit $failed

@@ -5,13 +5,13 @@
 . "$1"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the host's (through the overlay): the project may live there.
 mount -t tmpfs tmpfs /run
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 cd "$VM_CWD" || cd /
 echo "VM-BEGIN"
-rcfile=/tmp/.vm-rc
+rcfile=/run/.vm-rc
 ( eval "set -- $VM_ARGS"; sh "$VM_SCRIPT" "$@"; echo $? >"$rcfile" ) 2>&1 |
 	sed -u 's/^/TAP| /'
 rc=$(cat "$rcfile" 2>/dev/null || echo 255)
