@@ -71,11 +71,23 @@ TEST_F(win, barrier_counts)
 {
 	static const struct { const char *seq; uint32_t flags; uint64_t want; }
 	cases[] = {
-		{ "W", 0, 0 }, { "WWWW", 0, 0 }, { "S", 0, 0 },
-		{ "WS", 0, 1 }, { "SS", 0, 1 }, { "US", 0, 0 },
-		{ "UUUU", 0, 0 }, { "WUS", 0, 1 }, { "WSWS", 0, 2 },
-		{ "SWWWS", 0, 1 }, { "SSS", 0, 2 }, { "WWSU", 0, 1 }, { "W", OMS_STORE_F_FLUSH, 1 },
-		{ "WS", OMS_STORE_F_FLUSH, 2 }, { "U", OMS_STORE_F_FLUSH, 1 },
+		{ "W", 0, 0 },
+		{ "WWWW", 0, 0 },
+		{ "S", 0, 0 },
+		{ "WS", 0, 1 },
+		{ "SS", 0, 1 },
+		{ "SSS", 0, 2 },
+		{ "US", 0, 0 },
+		{ "UUUU", 0, 0 },
+		{ "WUS", 0, 1 },
+		{ "WSWS", 0, 2 },
+		{ "SWWWS", 0, 1 },
+		{ "WWSU", 0, 1 },
+		{ "WUSUS", 0, 2 },
+		{ "USUS", 0, 1 },
+		{ "W", OMS_STORE_F_FLUSH, 1 },
+		{ "WS", OMS_STORE_F_FLUSH, 2 },
+		{ "U", OMS_STORE_F_FLUSH, 1 },
 	};
 	struct oms_store_op ops[8];
 	uint64_t vals[8];
