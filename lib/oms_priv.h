@@ -56,6 +56,7 @@ struct oms_ctx {
 	uint32_t unrung;		/* posted, doorbell not yet rung */
 	int dead;			/* device gone: every call fails */
 	uint64_t hb_last, hb_time_ns;	/* liveness watch */
+	uint64_t alive_calls;
 	struct oms_stats st;
 	struct oms_mr *mrs;		/* registered regions */
 };

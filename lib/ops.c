@@ -87,7 +87,7 @@ static int wait_for(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *))
 		err = oms_ctx_check_alive(ctx);
 		if (err)
 			return err;
-		if (++spins > 16)
+		if (++spins > 4)
 			sched_yield();
 	}
 }

@@ -45,10 +45,11 @@ uint64_t emu_rand(struct emu_dev *dev)
 }
 
 /* One pass over every queue; returns how much work was done. */
-static int dev_step(struct emu_dev *dev)
+static int dev_step(struct emu_dev *dev, int *pending)
 {
 	int work = 0;
 
+	*pending = 0;
 	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++) {
 		struct emu_queue *q = dev->q[i];
@@ -57,6 +58,8 @@ static int dev_step(struct emu_dev *dev)
 			continue;
 		work += emu_intake(dev, q);
 		work += emu_exec_pool(dev, q);
+		/* Work waiting (chaos may pass it over): not idle. */
+		*pending += q->npool || q->nacks || q->get_head != q->get_tail;
 	}
 	work += emu_reads_step(dev);
 	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++)
@@ -78,14 +81,21 @@ static void *dev_thread(void *arg)
 			nanosleep(&ts, NULL);
 			continue;
 		}
+		int pending;
+
 		__atomic_add_fetch(&dev->heartbeat, 1, __ATOMIC_RELEASE);
-		if (dev_step(dev)) {
+		if (dev_step(dev, &pending)) {
 			idle = 0;
+		} else if (pending) {
+			/* Chaos is sitting on work: let the initiators run
+			 * (the machine may have fewer cores than threads). */
+			idle = 0;
+			sched_yield();
 		} else if (++idle > 2000) {
 			struct timespec ts = { 0, 20000 };
 
 			nanosleep(&ts, NULL);
-		} else if (idle > 64) {
+		} else if (idle > 16) {
 			sched_yield();
 		}
 	}

@@ -135,6 +135,7 @@ struct emu_dev {
 	struct emu_line *lines;	/* [rlsq_entries] */
 	uint32_t *line_free;
 	uint32_t nline_free;
+	uint32_t nline_exec;	/* lines in state EXEC */
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
 	uint64_t link_free;	/* model time the response link is free */
 	uint64_t executed;	/* puts/atomics executed */

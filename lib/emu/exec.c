@@ -232,7 +232,8 @@ int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q)
 	/* Chaos: a few random picks; an entry may go only if nothing
 	 * older in the queue touches its bytes (else the oldest such one
 	 * goes instead). */
-	for (int tries = 1 + (int)(emu_rand(dev) % 4); tries > 0 && q->npool;
+	for (int tries = 1 + (int)(emu_rand(dev) % (q->npool + 1));
+	     tries > 0 && q->npool;
 	     tries--) {
 		uint32_t j = (uint32_t)(emu_rand(dev) % q->npool);
 		uint32_t i = 0;

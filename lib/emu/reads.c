@@ -198,6 +198,7 @@ static void line_execute(struct emu_dev *dev, struct emu_line *lb)
 			g->status = -EACCES;
 	}
 	lb->state = LINE_DONE;
+	dev->nline_exec--;
 	oms_rlsq_complete(&dev->rlsq, lb->rid, 0);
 }
 
@@ -242,6 +243,7 @@ int emu_reads_step(struct emu_dev *dev)
 			}
 			lb->rid = act[i].id;
 			lb->state = LINE_EXEC;
+			dev->nline_exec++;
 			lb->due = now + lat(dev, exec_ns);
 			/* No model, no chaos: perform it now. */
 			if (!dev->cfg.time_scale && !dev->cfg.chaos_seed)
@@ -250,7 +252,7 @@ int emu_reads_step(struct emu_dev *dev)
 		work += n > 0;
 	} while (n > 0);
 	/* Lines in flight whose access is due (chaos: a random half). */
-	if (dev->cfg.time_scale || dev->cfg.chaos_seed) {
+	if ((dev->cfg.time_scale || dev->cfg.chaos_seed) && dev->nline_exec) {
 		uint32_t cap = dev->cfg.rlsq_entries;
 		uint32_t start = (uint32_t)(emu_rand(dev) % cap);
 
