@@ -145,4 +145,73 @@ TEST(emulated_lengths)
 	close(fd);
 }
 
+/*
+ * The memory type the kernel tracks for the BAR (x86 PAT, debugfs): the
+ * window's kernel view and every user mapping get this one type.
+ */
+static int pat_type_of(unsigned long long start, char *type, size_t n)
+{
+	char line[256], want[64];
+	FILE *f = fopen("/sys/kernel/debug/x86/pat_memtype_list", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "[mem 0x%016llx-", start);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, want), *t;
+
+		if (!p || !(t = strchr(p, ']')))
+			continue;
+		snprintf(type, n, "%s", t + 2);
+		type[strcspn(type, "\n")] = 0;
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+TEST(pat_memory_type)
+{
+	unsigned long long start = 0, end, fl;
+	char path[256], bdf[32], type[64];
+	volatile uint32_t *m;
+	struct t_pci p;
+	FILE *f;
+	int fd, i;
+
+	if (t_find_ivshmem(&p))
+		SKIP(return, "no ivshmem device");
+	if (access("/sys/kernel/debug/x86/pat_memtype_list", R_OK))
+		SKIP(return, "no PAT memtype list in debugfs");
+	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%x", p.domain, p.bus,
+		 p.slot, p.func);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	for (i = 0; i <= T_IVSHMEM_BAR; i++)
+		ASSERT_EQ(3, fscanf(f, "%llx %llx %llx", &start, &end, &fl));
+	fclose(f);
+
+	fd = open(T_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	t_detach(fd);
+	EXPECT_NE(0, pat_type_of(start, type, sizeof(type)));
+	ASSERT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 T_SCRATCH_LIVE);
+	ASSERT_NE(MAP_FAILED, m);
+	*m = 1;
+	ASSERT_EQ(0, pat_type_of(start, type, sizeof(type)));
+	EXPECT_STREQ("write-combining", type);
+	munmap((void *)m, 4096);
+	ASSERT_EQ(0, t_detach(fd));
+	ASSERT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, OMS_ATTACH_UC));
+	ASSERT_EQ(0, pat_type_of(start, type, sizeof(type)));
+	EXPECT_STREQ("uncached-minus", type);
+	ASSERT_EQ(0, t_detach(fd));
+	EXPECT_NE(0, pat_type_of(start, type, sizeof(type)));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

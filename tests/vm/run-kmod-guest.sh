@@ -66,8 +66,10 @@ export OMS_KO="$ko"
 [ -c /dev/oms ]
 tap $? "/dev/oms exists"
 
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 out=/tmp/kmod-test.out
 for t in $tests; do
+	dm0=$(dmesg | wc -l)
 	if [ ! -x "$dir/$t" ]; then
 		tap 1 "$t: test binary missing"
 		continue
@@ -80,6 +82,12 @@ for t in $tests; do
 		tap 1 "$t exited with status $rc (124 = timeout)"
 	fi
 	[ $rc -eq 0 ] || failed=1
+	bad=$(dmesg | tail -n +$((dm0 + 1)) |
+		grep -E 'BUG:|WARNING:|Oops|Call Trace' | head -n 5)
+	if [ -n "$bad" ]; then
+		echo "$bad" | sed 's/^/# dmesg: /'
+		tap 1 "$t: kernel log shows BUG/WARNING/Oops/Call Trace"
+	fi
 done
 
 if grep -q '^oms ' /proc/modules; then
