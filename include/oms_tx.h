@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * oms_tx - MMIO transmit: packets written inline into a write-combining
+ * window, ordered by one of three classes, and an emulated NIC that
+ * receives them (seed 004, section 2.2 and Fig 4; section 5.2 for the
+ * sequence numbers and the reorder buffer).
+ *
+ * A window is a region the CPU writes with write-combining (non-temporal)
+ * stores: process memory, a shared file (the ivshmem backing file seen from
+ * the host) or the oms.ko window (an mmap of a PCI BAR).  A transmit queue
+ * owns a power-of-two number of 64-byte chunks of a window and writes
+ * each packet ("message") as whole chunks:
+ *
+ *   OMS_TX_STRONG     plain format; a store fence after every message, so
+ *                     messages reach the device in program order (today's
+ *                     correct way; one fence per message).
+ *   OMS_TX_WEAK       plain format, no fence; the chunks of one message are
+ *                     assembled by address so a message is whole, but
+ *                     messages may reach the device in any order.
+ *   OMS_TX_SEQUENCED  sequenced format: every chunk carries (thread id,
+ *                     sequence number); the destination's reorder buffer
+ *                     restores program order.  No fence, ever.
+ *
+ * Formats (little-endian, one 64-byte chunk = one write-combining line):
+ *
+ *   plain      message = 8-byte header, payload, zero padding to a chunk
+ *              multiple; each message starts a message slot (the queue's
+ *              max_msg rounded up to a power of two chunks), as a WQE starts
+ *              a BlueFlame half.  Header: bits 0-15 payload length, 16-23
+ *              magic 0x5a, 24 F (fenced after: the strong class), 30 C
+ *              (check covers the payload), 31 V (1), 32-63 check.
+ *              Metadata: 8 bytes per message.
+ *   sequenced  every chunk = 8-byte header + 56 payload bytes.  Header:
+ *              bits 0-15 sequence number (per thread, wraps), 16-27 thread
+ *              id, 28 SOM (first chunk of a message), 29 EOM (last), 30 C,
+ *              31 V (1), 32-37 payload bytes in this chunk (1..56), 38-39
+ *              zero, 40-63 check.  Metadata: 8 bytes per 64-byte chunk
+ *              (12.5% of the bytes written).
+ *   check      a 24/32-bit code over the header fields and, with
+ *              OMS_TX_Q_PAYLOAD_CHECK (bit C), over the payload.
+ *
+ * Error convention: 0 (or a count) on success, a negative errno on failure;
+ * a call refused for a bad argument changes nothing.  A queue is used by one
+ * thread at a time; oms_tx_credit() and oms_tx_published() may be called
+ * from one other (consumer) thread.
+ *
+ * Part 1: exported calls.  Part 2: static inline helpers.
+ */
+#ifndef OMS_TX_H
+#define OMS_TX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OMS_TX_CHUNK		64u	/* bytes per chunk (a WC line) */
+#define OMS_TX_HDR		8u	/* header bytes (both formats) */
+#define OMS_TX_SEQ_PAYLOAD	56u	/* payload bytes per sequenced chunk */
+#define OMS_TX_MAX_MSG		16384u	/* max bytes written per message */
+#define OMS_TX_MAX_THREADS	4096u	/* thread ids carried: 12 bits */
+
+enum oms_tx_class {
+	OMS_TX_WEAK = 0,
+	OMS_TX_STRONG = 1,
+	OMS_TX_SEQUENCED = 2,
+};
+
+/* Chunk formats, for the emulated NIC. */
+enum oms_tx_format {
+	OMS_TX_FMT_PLAIN = 0,		/* weak and strong */
+	OMS_TX_FMT_SEQ = 1,		/* sequenced */
+};
+
+/* ------------------------------------------------------------------ */
+/* Windows                                                            */
+/* ------------------------------------------------------------------ */
+
+struct oms_tx_window;
+
+enum oms_tx_window_kind {
+	OMS_TX_WIN_MEM = 1,	/* process memory */
+	OMS_TX_WIN_FILE = 2,	/* shared file mapping */
+	OMS_TX_WIN_KMOD = 3,	/* oms.ko window: mmap of a BAR */
+	OMS_TX_WIN_MLX5 = 4,	/* ConnectX BlueFlame register */
+};
+
+/*
+ * Anonymous process memory of @len bytes (a multiple of 4096), zeroed,
+ * page aligned.  Errors: -EINVAL, -ENOMEM.
+ */
+int oms_tx_window_mem(size_t len, struct oms_tx_window **out);
+
+/* oms_tx_window_file() flags */
+#define OMS_TX_FILE_CREATE	(1u << 0)	/* create/truncate to @len */
+#define OMS_TX_FILE_RDONLY	(1u << 1)	/* consumer view: read only */
+
+/*
+ * A MAP_SHARED mapping of @path: a /dev/shm file shared with another
+ * process, or the host side of an ivshmem BAR (its backing file).  @len 0
+ * maps the whole (existing) file.  Errors: -EINVAL (flags, @len not a
+ * multiple of 4096, file too short), the errno of open/ftruncate/mmap.
+ */
+int oms_tx_window_file(const char *path, size_t len, unsigned flags,
+		       struct oms_tx_window **out);
+
+/*
+ * The window of oms.ko: open @dev (NULL: "/dev/oms"), OMS_IOC_INFO, mmap
+ * the whole window shared (write-combining for a PCI BAR).  Errors:
+ * -ENOENT (no such device node: oms.ko not loaded), -ENODEV (no window
+ * attached), the errno of open/ioctl/mmap.
+ */
+int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
+
+/* Unmap and free; NULL is a no-op. */
+void oms_tx_window_close(struct oms_tx_window *w);
+
+void *oms_tx_window_base(const struct oms_tx_window *w);
+size_t oms_tx_window_len(const struct oms_tx_window *w);
+int oms_tx_window_kind(const struct oms_tx_window *w);
+
+/* ------------------------------------------------------------------ */
+/* Transmit queue                                                     */
+/* ------------------------------------------------------------------ */
+
+struct oms_tx_queue;
+
+#define OMS_TX_Q_PAYLOAD_CHECK	(1u << 0)	/* check covers the payload */
+#define OMS_TX_Q_NO_CREDIT	(1u << 1)	/* free-running ring: the device
+						 * is assumed to keep up */
+#define OMS_TX_Q_SCALAR		(1u << 2)	/* no AVX2 path (tests) */
+#define OMS_TX_Q_FLAGS		(OMS_TX_Q_PAYLOAD_CHECK | OMS_TX_Q_NO_CREDIT | \
+				 OMS_TX_Q_SCALAR)
+
+struct oms_tx_queue_attr {
+	uint32_t cls;		/* enum oms_tx_class */
+	uint32_t thread;	/* thread id (< OMS_TX_MAX_THREADS) */
+	uint32_t flags;		/* OMS_TX_Q_* */
+	uint32_t max_msg;	/* bytes written per message at most: a
+				 * multiple of 64 up to OMS_TX_MAX_MSG; 0 = 256 */
+	uint64_t offset;	/* the queue's region of the window */
+	uint64_t length;	/* 0 = to the end; a power of two chunks */
+	uint64_t reserved[2];	/* must be zero */
+};
+
+/*
+ * Create a queue writing into [offset, offset + length) of @w.  The plain
+ * classes need at least one message slot in the region.
+ * Errors: -EINVAL (class, thread, flags, reserved, max_msg, region
+ * alignment or size), -ENOMEM.
+ */
+int oms_tx_queue_create(struct oms_tx_window *w,
+			const struct oms_tx_queue_attr *attr,
+			struct oms_tx_queue **out);
+void oms_tx_queue_destroy(struct oms_tx_queue *q);
+
+/*
+ * Write one message of @len payload bytes from @buf into the window with
+ * the queue's class.  The strong class fences after it.
+ * Errors: -EINVAL (NULL, @len 0 or above oms_tx_payload_max()), -EAGAIN
+ * (no credit: the consumer has not freed the room; nothing written).
+ */
+int oms_tx_send(struct oms_tx_queue *q, const void *buf, size_t len);
+
+/*
+ * Flush the write-combining buffers (one store fence): every chunk written
+ * so far is visible.  Then publish the position for oms_tx_published().
+ * Returns the published position in chunks (>= 0) or -EINVAL.
+ */
+int64_t oms_tx_flush(struct oms_tx_queue *q);
+
+/* Position published by the last oms_tx_flush() (consumer side). */
+uint64_t oms_tx_published(const struct oms_tx_queue *q);
+
+/* Chunks written so far (the position of the next chunk). */
+uint64_t oms_tx_pos(const struct oms_tx_queue *q);
+
+/*
+ * Consumer side: the producer may write chunk positions below @upto (the
+ * consumer has consumed everything below @upto - ring chunks).  Credit
+ * only grows: a smaller @upto is ignored.  Returns 0 or -EINVAL.
+ */
+int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto);
+
+/* Ring geometry: chunks in the region and chunks per message slot (1 for
+ * the sequenced format). */
+uint64_t oms_tx_ring_chunks(const struct oms_tx_queue *q);
+uint32_t oms_tx_slot_chunks(const struct oms_tx_queue *q);
+const void *oms_tx_ring(const struct oms_tx_queue *q);
+
+struct oms_tx_stats {
+	uint64_t msgs;		/* messages written */
+	uint64_t chunks;	/* 64-byte chunks written */
+	uint64_t wire_bytes;	/* bytes written into the window */
+	uint64_t payload_bytes;	/* payload bytes carried */
+	uint64_t fences;	/* store fences issued */
+	uint64_t eagain;	/* sends refused for lack of credit */
+};
+
+int oms_tx_stats(const struct oms_tx_queue *q, struct oms_tx_stats *st);
+
+/*
+ * Largest payload of one message of at most @wire bytes written (a
+ * multiple of 64) in class @cls; 0 if none fits.
+ */
+size_t oms_tx_payload_max(unsigned cls, size_t wire);
+
+/* Bytes written into the window for a payload of @len bytes, 0 if @len
+ * does not fit in OMS_TX_MAX_MSG. */
+size_t oms_tx_wire_bytes(unsigned cls, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Emulated NIC: the consumer                                         */
+/* ------------------------------------------------------------------ */
+
+struct oms_tx_nic;
+
+/* Called for every message delivered whole and in the NIC's order. */
+typedef void (*oms_tx_deliver_fn)(void *arg, unsigned thread,
+				  const void *msg, size_t len);
+
+struct oms_tx_nic_attr {
+	uint32_t format;	/* enum oms_tx_format */
+	uint32_t nthreads;	/* streams: thread ids (seq) or queue regions
+				 * (plain), 1..64 */
+	uint32_t rob_window;	/* seq: chunks per thread, power of two
+				 * 1..256; 0 = 256 */
+	uint32_t slot_chunks;	/* plain: chunks per message slot */
+	uint64_t region_len;	/* plain: bytes per stream region */
+	oms_tx_deliver_fn deliver;	/* may be NULL */
+	void *arg;
+	const char *pcap_path;	/* NULL: no capture */
+	uint64_t reserved[2];	/* must be zero */
+};
+
+struct oms_tx_nic_stats {
+	uint64_t chunks;	/* chunks received */
+	uint64_t accepted;	/* chunks kept (buffered or used) */
+	uint64_t corrupted;	/* bad header, check or length: dropped */
+	uint64_t duplicate;	/* seq already buffered: dropped */
+	uint64_t stale;		/* seq already released: dropped */
+	uint64_t out_of_window;	/* seq too far ahead: dropped */
+	uint64_t malformed;	/* framing broken (SOM/EOM): dropped */
+	uint64_t msgs;		/* messages delivered */
+	uint64_t payload_bytes;	/* payload delivered */
+	uint64_t pcap_errors;	/* capture writes that failed */
+};
+
+/*
+ * Create an emulated NIC.  Errors: -EINVAL (format, nthreads, window,
+ * plain geometry, reserved), -ENOMEM, the errno of opening the pcap.
+ */
+int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
+		      struct oms_tx_nic **out);
+void oms_tx_nic_destroy(struct oms_tx_nic *nic);
+
+/*
+ * One chunk arrives (a posted write of 64 bytes), in arrival order.
+ * @stream: the queue region it was written to (plain; ignored for the
+ * sequenced format, whose chunks name their thread); @offset: its byte
+ * offset in that region (plain; ignored for sequenced).
+ * Returns 0 (kept; any message it completes is delivered before the call
+ * returns), or the reason it was dropped and counted: -EBADMSG
+ * (corrupted), -EEXIST (duplicate), -ESTALE (already released), -ERANGE
+ * (beyond the reorder window), -EPROTO (framing).  -EINVAL: bad argument,
+ * nothing counted.
+ */
+int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream, uint64_t offset,
+		  const void *chunk);
+
+/* The path from CPU to device, as a model: chunks overtake each other by
+ * at most @reorder positions, never across a store fence. */
+struct oms_tx_fabric {
+	uint64_t seed;		/* random order; same seed, same order */
+	uint32_t reorder;	/* 0: arrival order = program order */
+	uint32_t reserved;
+};
+
+/*
+ * Read chunk positions [@from, @to) of a queue's ring (@ring of
+ * @ring_chunks chunks, slot geometry as the NIC was created with) and hand
+ * them to the NIC through the fabric model.  The caller makes sure the
+ * producer published them (oms_tx_flush/oms_tx_published) and does not
+ * overwrite them meanwhile (credits).  Returns chunks handed over or
+ * -EINVAL.
+ */
+int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
+			 const void *ring, uint64_t ring_chunks, uint64_t from,
+			 uint64_t to, const struct oms_tx_fabric *fab);
+
+int oms_tx_nic_stats(const struct oms_tx_nic *nic,
+		     struct oms_tx_nic_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* Part 2: static inline helpers                                      */
+/* ------------------------------------------------------------------ */
+
+/* Chunks one message of @len payload bytes takes in class @cls. */
+static inline size_t oms_tx_msg_chunks(unsigned cls, size_t len)
+{
+	if (cls == OMS_TX_SEQUENCED)
+		return (len + OMS_TX_SEQ_PAYLOAD - 1) / OMS_TX_SEQ_PAYLOAD;
+	return (len + OMS_TX_HDR + OMS_TX_CHUNK - 1) / OMS_TX_CHUNK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMS_TX_H */

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transmit queue: messages written inline into a write-combining window
+ * as 64-byte chunks, with non-temporal stores, in one of three classes
+ * (include/oms_tx.h).  The only ordering instruction on this path is
+ * oms_tx_wc_flush(): after every message of the strong class, and in
+ * oms_tx_flush() to publish a position.
+ *
+ * Two write paths build the same bytes: an AVX2 one (32-byte streaming
+ * stores, the header merged into the first vector) chosen at run time, and
+ * a portable one that builds each chunk on the stack and stores it with
+ * tx_wc_store64().
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "tx/tx_priv.h"
+
+#define TX_DEFAULT_MAX_MSG	256u
+
+OMS_TX_EXPORT size_t oms_tx_payload_max(unsigned cls, size_t wire)
+{
+	if (cls > OMS_TX_SEQUENCED || wire < OMS_TX_CHUNK || wire % OMS_TX_CHUNK ||
+	    wire > OMS_TX_MAX_MSG)
+		return 0;
+	if (cls == OMS_TX_SEQUENCED)
+		return wire / OMS_TX_CHUNK * OMS_TX_SEQ_PAYLOAD;
+	return wire - OMS_TX_HDR;
+}
+
+OMS_TX_EXPORT size_t oms_tx_wire_bytes(unsigned cls, size_t len)
+{
+	size_t w;
+
+	if (cls > OMS_TX_SEQUENCED || !len)
+		return 0;
+	w = oms_tx_msg_chunks(cls, len) * OMS_TX_CHUNK;
+	return w > OMS_TX_MAX_MSG ? 0 : w;
+}
+
+/* ---- chunk builders (portable) ---- */
+
+void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
+			int som, int eom, const uint8_t *pay, size_t n)
+{
+	uint64_t h = base_hdr | seq | ((uint64_t)n << TXS_LEN_SHIFT);
+
+	if (som)
+		h |= TXS_SOM;
+	if (eom)
+		h |= TXS_EOM;
+	memset(out, 0, OMS_TX_CHUNK);
+	memcpy(out + OMS_TX_HDR, pay, n);
+	h |= tx_seq_check(h, (h & TXH_C) ?
+			  tx_payload_hash(out + OMS_TX_HDR, OMS_TX_SEQ_PAYLOAD) : 0)
+		<< TXS_CHECK_SHIFT;
+	memcpy(out, &h, 8);
+}
+
+static inline uint64_t tx_seq_base(const struct oms_tx_queue *q)
+{
+	return TXH_V | ((uint64_t)q->thread << TXS_TID_SHIFT) |
+	       ((q->flags & OMS_TX_Q_PAYLOAD_CHECK) ? TXH_C : 0);
+}
+
+static uint64_t tx_plain_hdr(const struct oms_tx_queue *q, const uint8_t *src,
+			     size_t len)
+{
+	uint64_t h = TXH_V | TXP_MAGIC | len;
+
+	if (q->cls == OMS_TX_STRONG)
+		h |= TXP_F;
+	if (q->flags & OMS_TX_Q_PAYLOAD_CHECK) {
+		h |= TXH_C;
+		return h | tx_plain_check(h, tx_payload_hash(src, len))
+			<< TXP_CHECK_SHIFT;
+	}
+	return h | tx_plain_check(h, 0) << TXP_CHECK_SHIFT;
+}
+
+static void tx_write_seq_portable(struct oms_tx_queue *q, const uint8_t *src,
+				  size_t len, size_t nch)
+{
+	uint64_t base = tx_seq_base(q);
+	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
+	size_t off = 0;
+
+	for (size_t i = 0; i < nch; i++, off += OMS_TX_SEQ_PAYLOAD) {
+		size_t n = len - off < OMS_TX_SEQ_PAYLOAD ? len - off :
+							   OMS_TX_SEQ_PAYLOAD;
+
+		tx_build_seq_chunk(tmp, base, q->seq++, i == 0, i + 1 == nch,
+				   src + off, n);
+		tx_wc_store64(q->ring + (((q->pos + i) & q->mask) << 6), tmp);
+	}
+}
+
+static void tx_write_plain_portable(struct oms_tx_queue *q, const uint8_t *src,
+				    size_t len, size_t nch)
+{
+	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
+	uint8_t *dst = q->ring + ((q->pos & q->mask) << 6);
+	uint64_t h = tx_plain_hdr(q, src, len);
+
+	for (size_t i = 0; i < nch; i++) {
+		size_t lo = i ? i * OMS_TX_CHUNK - OMS_TX_HDR : 0;
+		size_t at = i ? 0 : OMS_TX_HDR;
+		size_t n = OMS_TX_CHUNK - at;
+
+		if (n > len - lo)
+			n = len - lo;
+		memset(tmp, 0, sizeof(tmp));
+		if (!i)
+			memcpy(tmp, &h, 8);
+		memcpy(tmp + at, src + lo, n);
+		tx_wc_store64(dst + i * OMS_TX_CHUNK, tmp);
+	}
+}
+
+/* ---- AVX2 paths: same bytes, 32-byte streaming stores ---- */
+#if defined(__x86_64__)
+#define TX_HAVE_AVX2 1
+
+__attribute__((target("avx2")))
+static inline void tx_avx2_hdr_chunk(uint8_t *dst, uint64_t h,
+				     const uint8_t *p)
+{
+	/* p[0..56) is readable: header + p[0..24) | p[24..56) */
+	__m256i x = _mm256_loadu_si256((const __m256i *)p);
+	__m256i hi = _mm256_loadu_si256((const __m256i *)(p + 24));
+	__m256i lo = _mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 3));
+
+	lo = _mm256_blend_epi32(lo, _mm256_set1_epi64x((long long)h), 0x03);
+	_mm256_stream_si256((__m256i *)dst, lo);
+	_mm256_stream_si256((__m256i *)(dst + 32), hi);
+}
+
+__attribute__((target("avx2")))
+static inline void tx_avx2_copy_chunk(uint8_t *dst, const uint8_t *p)
+{
+	__m256i a = _mm256_loadu_si256((const __m256i *)p);
+	__m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
+
+	_mm256_stream_si256((__m256i *)dst, a);
+	_mm256_stream_si256((__m256i *)(dst + 32), b);
+}
+
+__attribute__((target("avx2")))
+static void tx_write_seq_avx2(struct oms_tx_queue *q, const uint8_t *src,
+			      size_t len, size_t nch)
+{
+	uint64_t base = tx_seq_base(q), pos = q->pos, mask = q->mask;
+	int pcheck = !!(q->flags & OMS_TX_Q_PAYLOAD_CHECK);
+	uint8_t *ring = q->ring;
+	uint16_t seq = q->seq;
+	size_t off = 0;
+
+	for (size_t i = 0; i < nch; i++, off += OMS_TX_SEQ_PAYLOAD) {
+		uint8_t *dst = ring + (((pos + i) & mask) << 6);
+		uint64_t h;
+
+		if (len - off < OMS_TX_SEQ_PAYLOAD) {
+			uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
+
+			tx_build_seq_chunk(tmp, base, seq++, i == 0, 1,
+					   src + off, len - off);
+			tx_avx2_copy_chunk(dst, tmp);
+			break;
+		}
+		h = base | seq++ | ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT) |
+		    (i ? 0 : TXS_SOM) | (i + 1 == nch ? TXS_EOM : 0);
+		h |= tx_seq_check(h, pcheck ? tx_payload_hash(src + off,
+							      OMS_TX_SEQ_PAYLOAD) : 0)
+			<< TXS_CHECK_SHIFT;
+		tx_avx2_hdr_chunk(dst, h, src + off);
+	}
+	q->seq = seq;
+}
+
+__attribute__((target("avx2")))
+static void tx_write_plain_avx2(struct oms_tx_queue *q, const uint8_t *src,
+				size_t len, size_t nch)
+{
+	uint8_t *dst = q->ring + ((q->pos & q->mask) << 6);
+	uint64_t h = tx_plain_hdr(q, src, len);
+	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
+
+	if (len >= OMS_TX_CHUNK - OMS_TX_HDR) {
+		tx_avx2_hdr_chunk(dst, h, src);
+	} else {
+		memset(tmp, 0, sizeof(tmp));
+		memcpy(tmp, &h, 8);
+		memcpy(tmp + OMS_TX_HDR, src, len);
+		tx_avx2_copy_chunk(dst, tmp);
+	}
+	for (size_t i = 1; i < nch; i++) {
+		size_t lo = i * OMS_TX_CHUNK - OMS_TX_HDR;
+
+		if (len - lo >= OMS_TX_CHUNK) {
+			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, src + lo);
+		} else {
+			memset(tmp, 0, sizeof(tmp));
+			memcpy(tmp, src + lo, len - lo);
+			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, tmp);
+		}
+	}
+}
+#else
+#define TX_HAVE_AVX2 0
+#endif
+
+static int tx_cpu_avx2(void)
+{
+#if TX_HAVE_AVX2
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+#else
+	return 0;
+#endif
+}
+
+/* ---- queue ---- */
+
+static int tx_is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
+				      const struct oms_tx_queue_attr *attr,
+				      struct oms_tx_queue **out)
+{
+	uint64_t len, nchunks;
+	uint32_t max_msg, slot = 1;
+	struct oms_tx_queue *q;
+	void *mem;
+
+	if (!w || !attr || !out || attr->cls > OMS_TX_SEQUENCED ||
+	    attr->thread >= OMS_TX_MAX_THREADS || (attr->flags & ~OMS_TX_Q_FLAGS) ||
+	    attr->reserved[0] || attr->reserved[1] || !w->base)
+		return -EINVAL;
+	if (w->rdonly)
+		return -EINVAL;
+	max_msg = attr->max_msg ? attr->max_msg : TX_DEFAULT_MAX_MSG;
+	if (max_msg % OMS_TX_CHUNK || max_msg > OMS_TX_MAX_MSG)
+		return -EINVAL;
+	if (attr->offset % OMS_TX_CHUNK || attr->offset >= w->len)
+		return -EINVAL;
+	len = attr->length ? attr->length : w->len - attr->offset;
+	if (len > w->len - attr->offset || len % OMS_TX_CHUNK)
+		return -EINVAL;
+	nchunks = len / OMS_TX_CHUNK;
+	if (!tx_is_pow2(nchunks))
+		return -EINVAL;
+	if (attr->cls != OMS_TX_SEQUENCED) {
+		while (slot < max_msg / OMS_TX_CHUNK)
+			slot <<= 1;
+		if (slot > nchunks)
+			return -EINVAL;
+	}
+	if (posix_memalign(&mem, 64, sizeof(*q)))
+		return -ENOMEM;
+	q = mem;
+	memset(q, 0, sizeof(*q));
+	q->ring = w->base + attr->offset;
+	q->mask = nchunks - 1;
+	q->cls = attr->cls;
+	q->flags = attr->flags;
+	q->thread = attr->thread;
+	q->slot_chunks = slot;
+	q->max_payload = (uint32_t)oms_tx_payload_max(attr->cls, max_msg);
+	if (attr->cls != OMS_TX_SEQUENCED && q->max_payload > TXP_LEN_MASK)
+		q->max_payload = TXP_LEN_MASK;
+	q->credit = q->credit_cached = nchunks;
+	q->win = w;
+	if (!(attr->flags & OMS_TX_Q_SCALAR) && tx_cpu_avx2()) {
+#if TX_HAVE_AVX2
+		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
+							   tx_write_plain_avx2;
+#endif
+	} else {
+		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_portable :
+							   tx_write_plain_portable;
+	}
+	*out = q;
+	return 0;
+}
+
+OMS_TX_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
+{
+	free(q);
+}
+
+OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
+			      size_t len)
+{
+	size_t nch, adv;
+
+	if (!q || !buf || !len || len > q->max_payload)
+		return -EINVAL;
+	nch = oms_tx_msg_chunks(q->cls, len);
+	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
+	if (!(q->flags & OMS_TX_Q_NO_CREDIT) && q->pos + adv > q->credit_cached) {
+		q->credit_cached = __atomic_load_n(&q->credit, __ATOMIC_ACQUIRE);
+		if (q->pos + adv > q->credit_cached) {
+			q->st.eagain++;
+			return -EAGAIN;
+		}
+	}
+	q->write(q, buf, len, nch);
+	q->pos += adv;
+	q->st.msgs++;
+	q->st.chunks += nch;
+	q->st.payload_bytes += len;
+	if (q->cls == OMS_TX_STRONG) {
+		oms_tx_wc_flush();
+		q->st.fences++;
+	}
+	return 0;
+}
+
+OMS_TX_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	oms_tx_wc_flush();
+	q->st.fences++;
+	__atomic_store_n(&q->published, q->pos, __ATOMIC_RELEASE);
+	return (int64_t)q->pos;
+}
+
+OMS_TX_EXPORT uint64_t oms_tx_published(const struct oms_tx_queue *q)
+{
+	return q ? __atomic_load_n(&q->published, __ATOMIC_ACQUIRE) : 0;
+}
+
+OMS_TX_EXPORT uint64_t oms_tx_pos(const struct oms_tx_queue *q)
+{
+	return q ? q->pos : 0;
+}
+
+OMS_TX_EXPORT int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto)
+{
+	uint64_t cur;
+
+	if (!q)
+		return -EINVAL;
+	cur = __atomic_load_n(&q->credit, __ATOMIC_RELAXED);
+	while (upto > cur &&
+	       !__atomic_compare_exchange_n(&q->credit, &cur, upto, 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	return 0;
+}
+
+OMS_TX_EXPORT uint64_t oms_tx_ring_chunks(const struct oms_tx_queue *q)
+{
+	return q ? q->mask + 1 : 0;
+}
+
+OMS_TX_EXPORT uint32_t oms_tx_slot_chunks(const struct oms_tx_queue *q)
+{
+	return q ? q->slot_chunks : 0;
+}
+
+OMS_TX_EXPORT const void *oms_tx_ring(const struct oms_tx_queue *q)
+{
+	return q ? q->ring : NULL;
+}
+
+OMS_TX_EXPORT int oms_tx_stats(const struct oms_tx_queue *q,
+			       struct oms_tx_stats *st)
+{
+	if (!q || !st)
+		return -EINVAL;
+	*st = q->st;
+	st->wire_bytes = q->st.chunks * OMS_TX_CHUNK;
+	return 0;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private part of the transmit path: the export macro, the chunk formats
+ * (bit layout in include/oms_tx.h), their check codes, the window and
+ * queue structs, and the one primitive that stores a chunk into a window.
+ */
+#ifndef OMS_TX_PRIV_H
+#define OMS_TX_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "oms_tx.h"
+#include "tx/barrier.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+/* Every exported call; the library builds with -fvisibility=hidden. */
+#define OMS_TX_EXPORT __attribute__((visibility("default")))
+
+/* ---- header bits, both formats ---- */
+#define TXH_C		(1ull << 30)	/* check covers the payload */
+#define TXH_V		(1ull << 31)	/* valid: never zero */
+
+/* sequenced chunk header */
+#define TXS_SEQ_MASK	0xffffull
+#define TXS_TID_SHIFT	16
+#define TXS_TID_MASK	0xfffull
+#define TXS_SOM		(1ull << 28)
+#define TXS_EOM		(1ull << 29)
+#define TXS_LEN_SHIFT	32
+#define TXS_LEN_MASK	0x3full
+#define TXS_RSV_MASK	(3ull << 38)
+#define TXS_CHECK_SHIFT	40
+#define TXS_FIELDS_MASK	((1ull << 40) - 1)
+
+/* plain message header */
+#define TXP_LEN_MASK	0xffffull
+#define TXP_MAGIC	(0x5aull << 16)
+#define TXP_MAGIC_MASK	(0xffull << 16)
+#define TXP_F		(1ull << 24)
+#define TXP_RSV_MASK	(0x1full << 25)
+#define TXP_CHECK_SHIFT	32
+#define TXP_FIELDS_MASK	0xffffffffull
+
+/* Multiplier of the check: odd, no run of equal bits longer than 6, so a
+ * change of any single bit of the input changes the top bits.  The
+ * payload multipliers are odd too (random, same rule). */
+#define TX_CHECK_MUL	0x36f0ca607a4e0e25ull
+
+static const uint64_t tx_pay_mul[8] = {
+	0x510543a3082e8933ull, 0xe3ed4ad44f4bb177ull, 0xde2b18d0fc3153a3ull,
+	0xd48219c350f73ac5ull, 0xe23f41bbecadb239ull, 0x341f81c4d7c30a55ull,
+	0x65277ec318ec5cabull, 0x0d548c2c5b29e231ull,
+};
+
+static inline uint64_t tx_load64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Payload hash over @len bytes, the last word zero-padded. */
+static inline uint64_t tx_payload_hash(const uint8_t *p, size_t len)
+{
+	uint64_t h = len * 0x31e2cfb589d9674full;
+	size_t i = 0, w = 0;
+
+	for (; i + 8 <= len; i += 8, w++)
+		h += tx_load64(p + i) * tx_pay_mul[w & 7];
+	if (i < len) {
+		uint64_t t = 0;
+
+		memcpy(&t, p + i, len - i);
+		h += t * tx_pay_mul[w & 7];
+	}
+	return h;
+}
+
+static inline uint64_t tx_seq_check(uint64_t hdr, uint64_t ph)
+{
+	return (((hdr & TXS_FIELDS_MASK) ^ ph) * TX_CHECK_MUL) >> 40;
+}
+
+static inline uint64_t tx_plain_check(uint64_t hdr, uint64_t ph)
+{
+	return (((hdr & TXP_FIELDS_MASK) ^ ph) * TX_CHECK_MUL) >> 32;
+}
+
+/*
+ * Store one 64-byte chunk at @dst (64-byte aligned) with non-temporal
+ * stores, so it goes through the write-combining buffers as it would to a
+ * WC-mapped BAR.  Ordering: none; see barrier.h.
+ */
+static inline void tx_wc_store64(void *dst, const void *src)
+{
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE2__))
+	__m128i a = _mm_loadu_si128((const __m128i *)src);
+	__m128i b = _mm_loadu_si128((const __m128i *)src + 1);
+	__m128i c = _mm_loadu_si128((const __m128i *)src + 2);
+	__m128i d = _mm_loadu_si128((const __m128i *)src + 3);
+
+	_mm_stream_si128((__m128i *)dst, a);
+	_mm_stream_si128((__m128i *)dst + 1, b);
+	_mm_stream_si128((__m128i *)dst + 2, c);
+	_mm_stream_si128((__m128i *)dst + 3, d);
+#else
+	volatile uint64_t *d = dst;
+
+	for (int i = 0; i < 8; i++)
+		d[i] = tx_load64((const uint8_t *)src + 8 * i);
+#endif
+}
+
+/* ---- windows ---- */
+struct oms_tx_window {
+	uint8_t *base;
+	size_t len;
+	int kind;		/* enum oms_tx_window_kind */
+	int fd;			/* -1 if none */
+	int rdonly;		/* consumer view: no queue on it */
+	size_t map_len;		/* what to munmap (0: nothing) */
+	void *priv;		/* kind-specific (mlx5) */
+	void (*fini)(struct oms_tx_window *w);
+};
+
+/* ---- queues ---- */
+struct oms_tx_queue;
+typedef void (*tx_write_fn)(struct oms_tx_queue *q, const uint8_t *src,
+			    size_t len, size_t nch);
+
+struct oms_tx_queue {
+	/* producer, hot */
+	uint8_t *ring;
+	uint64_t mask;		/* ring chunks - 1 */
+	uint64_t pos;		/* next chunk position */
+	uint64_t credit_cached;
+	tx_write_fn write;
+	uint32_t cls, flags, thread, slot_chunks;
+	uint32_t max_payload;
+	uint16_t seq;
+	struct oms_tx_stats st;
+	struct oms_tx_window *win;
+	/* shared with the consumer, each on its own line */
+	uint64_t credit __attribute__((aligned(64)));
+	uint64_t published __attribute__((aligned(64)));
+};
+
+/* lib/tx/queue.c: build one chunk of a message into @out (64 bytes) the
+ * slow, obvious way (for the scalar path and for tests' reference). */
+void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
+			int som, int eom, const uint8_t *pay, size_t n);
+
+#endif /* OMS_TX_PRIV_H */
