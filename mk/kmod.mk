@@ -11,8 +11,8 @@ KVER ?= $(shell for d in /lib/modules/*/build; do [ -d "$$d" ] && \
 	basename "$$(dirname "$$d")"; done 2>/dev/null | sort -V | tail -n 1)
 KDIR ?= /lib/modules/$(KVER)/build
 KMOD := kmod/oms.ko
-KMOD_TEST_SRCS := $(sort $(filter-out tests/kmod/check_backing.c, \
-	$(wildcard tests/kmod/*.c)))
+KMOD_TEST_SRCS := $(sort $(filter-out tests/kmod/check_backing.c \
+	tests/kmod/compat32.c, $(wildcard tests/kmod/*.c)))
 KMOD_TESTS := $(KMOD_TEST_SRCS:tests/kmod/%.c=$(B)/kmod-tests/%)
 KMOD_CHECKER := $(B)/kmod-tests/check_backing
 
@@ -27,7 +27,7 @@ kmod:
 kmod-check: $(HARNESS)
 	$(Q)sh tests/kmod/kmod-lint.sh $(KDIR)
 
-kmod-tests: $(KMOD_TESTS) $(KMOD_CHECKER)
+kmod-tests: $(KMOD_TESTS) $(KMOD_CHECKER) $(B)/kmod-tests/compat32
 
 $(B)/kmod-tests/%: tests/kmod/%.c tests/kmod/oms_test.h include/oms_uapi.h $(HARNESS)
 	$(call msg,CC,$@)
@@ -38,6 +38,16 @@ $(KMOD_CHECKER): tests/kmod/check_backing.c tests/kmod/oms_test.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests/kmod -o $@ $<
+
+# A freestanding i386 binary for the compat_ioctl path (no 32-bit libc
+# needed).  Without -m32 support it is left out and the guest skips it.
+$(B)/kmod-tests/compat32: tests/kmod/compat32.c tests/kmod/oms_test.h include/oms_uapi.h
+	$(call msg,CC,$@ [i386])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -m32 -static -nostdlib -ffreestanding -fno-pic -fno-stack-protector \
+		-O2 -Wall -Wextra -Werror -Iinclude -Itests/kmod \
+		-idirafter /usr/include/$$($(CC) -print-multiarch) -o $@ $< 2>/dev/null || \
+		echo "  compat32: $(CC) -m32 failed, the guest will skip it"
 
 kmod-clean:
 	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) clean

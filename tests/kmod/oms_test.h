@@ -12,7 +12,6 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include <string.h>
 
 #include "oms_uapi.h"
 
@@ -55,6 +54,10 @@
 #define LAY_DB_REC_VAL		0x11223344u
 #define LAY_DB_DB_VAL		0x0102030405060708ull
 #define LAY_BF_REC_VAL		0x55667788u
+
+/* OMS_TEST_LAYOUT_ONLY: just the layout, for freestanding code. */
+#ifndef OMS_TEST_LAYOUT_ONLY
+#include <string.h>
 
 /* The test pattern: byte @i of stream @seed. */
 static inline uint8_t t_pat(unsigned int seed, size_t i)
@@ -114,4 +117,5 @@ static inline void t_store_image(uint8_t *img)
 	}
 }
 
+#endif /* OMS_TEST_LAYOUT_ONLY */
 #endif /* OMS_TEST_H */
