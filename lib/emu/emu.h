@@ -114,6 +114,8 @@ struct emu_line {		/* one line read in flight in the RLSQ */
 	uint8_t data[EMU_LINE];
 };
 
+/* Test hook, called with the lock held when a put or atomic becomes
+ * visible and when a get's response leaves (op OMS_WR_GET). */
 typedef void (*emu_observe_fn)(void *arg, uint32_t q, const struct oms_wr *wr);
 
 struct emu_dev {

@@ -94,6 +94,8 @@ int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
 static void get_done(struct emu_dev *dev, struct emu_queue *q,
 		     struct emu_get *g)
 {
+	if (dev->observe)
+		dev->observe(dev->observe_arg, q->id, &g->wr);
 	__atomic_add_fetch(&q->src_done, 1, __ATOMIC_RELEASE);
 	emu_complete(dev, q, g->wr.slot, g->status, 0, g->resp_due);
 	g->active = 0;
@@ -255,8 +257,12 @@ int emu_reads_step(struct emu_dev *dev)
 	if ((dev->cfg.time_scale || dev->cfg.chaos_seed) && dev->nline_exec) {
 		uint32_t cap = dev->cfg.rlsq_entries;
 		uint32_t start = (uint32_t)(emu_rand(dev) % cap);
+		/* Chaos: a few lines per step, so host writes land between
+		 * the lines of one read (the lock is dropped between steps). */
+		uint32_t budget = dev->cfg.chaos_seed ?
+				  1 + (uint32_t)(emu_rand(dev) % 4) : cap;
 
-		for (uint32_t k = 0; k < cap; k++) {
+		for (uint32_t k = 0; k < cap && budget; k++) {
 			struct emu_line *lb = &dev->lines[(start + k) % cap];
 
 			if (lb->state != LINE_EXEC || lb->due > now)
@@ -264,6 +270,7 @@ int emu_reads_step(struct emu_dev *dev)
 			if (dev->cfg.chaos_seed && (emu_rand(dev) & 1))
 				continue;
 			line_execute(dev, lb);
+			budget--;
 			work++;
 		}
 	}
