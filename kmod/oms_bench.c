@@ -8,6 +8,7 @@
 #include <linux/log2.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/timex.h>
 #ifdef CONFIG_X86
 #include <asm/tsc.h>
@@ -16,8 +17,8 @@
 #include "oms.h"
 #include "oms_barrier.h"
 
-#define OMS_BENCH_DEFAULT_SPAN	(256 * 1024)
-#define OMS_BENCH_CHECK_EVERY	(1 << 20)	/* bytes between resched checks */
+#define OMS_BENCH_DEFAULT_SPAN	SZ_256K
+#define OMS_BENCH_CHECK_EVERY	SZ_1M		/* bytes between resched checks */
 
 int oms_bench_check(const struct oms_bench *a)
 {

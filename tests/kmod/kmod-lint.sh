@@ -10,9 +10,9 @@ cp=build/kselftest/scripts/checkpatch.pl
 echo "1..2"
 
 srcs=$(ls kmod/*.c kmod/*.h | grep -v '\.mod\.c$')
-out=$(perl "$cp" --no-tree --quiet --show-types -f $srcs kmod/Kbuild 2>&1)
+out=$(perl "$cp" --no-tree --strict --quiet --show-types -f $srcs kmod/Kbuild 2>&1)
 if [ $? -eq 0 ] && [ -z "$out" ]; then
-	echo "ok 1 - checkpatch clean on kmod/ ($(echo $srcs | wc -w) files)"
+	echo "ok 1 - checkpatch --strict clean on kmod/ ($(echo $srcs | wc -w) files)"
 else
 	echo "$out" | sed 's/^/# /'
 	echo "not ok 1 - checkpatch on kmod/"

@@ -17,7 +17,7 @@ bb=$(command -v busybox || true)
 [ -x "$bb" ] || { echo "mkinitramfs: busybox-static not installed" >&2; exit 1; }
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$out.$$.tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/lib/modules" "$tmp/proc" "$tmp/sys" "$tmp/dev" \
 	"$tmp/lower" "$tmp/upper" "$tmp/newroot"
 cp "$bb" "$tmp/bin/busybox"
@@ -31,5 +31,6 @@ done
 cp "$here/init" "$tmp/init"
 chmod 755 "$tmp/init" "$tmp/bin/busybox"
 mkdir -p "$(dirname "$out")"
-(cd "$tmp" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
-mv "$out.tmp" "$out"
+# Several guests may boot at once: build aside, then rename atomically.
+(cd "$tmp" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.$$.tmp"
+mv "$out.$$.tmp" "$out"
