@@ -73,7 +73,9 @@
  * (no such PCI device), EINVAL (@bar > 5, @slot > 31, @func > 7, @length
  * set for a PCI window, bad emulated length), ENODATA (the BAR is
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
- * EOPNOTSUPP (an I/O port BAR), ENOMEM, EIO (the BAR cannot be mapped).
+ * EOPNOTSUPP (an I/O port BAR), ENOMEM, EIO (the BAR cannot be mapped),
+ * or the error of pci_enable_device_mem() for a device that cannot be
+ * enabled.
  */
 #define OMS_ATTACH_EMULATED	(1U << 0)
 #define OMS_ATTACH_UC		(1U << 1)

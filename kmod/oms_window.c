@@ -47,6 +47,7 @@ int oms_attach_pci(const struct oms_attach *a)
 	    a->length)
 		return -EINVAL;
 
+	/* Returns the device with a reference held (pci_dev_get()). */
 	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
 					   PCI_DEVFN(a->slot, a->func));
 	if (!pdev)
