@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device agent stopped or hung mid-run.  Stopped: the thread leaves
+ * abruptly, abandoning everything it holds (taken commands, reads in the
+ * RLSQ, unsent completions).  Hung: it stops executing and stops its
+ * heartbeat.  Either way every pending operation of every initiator
+ * completes with an error (-ENODEV, or -ETIMEDOUT after the context's
+ * timeout) within a bound, quiet and fences return, and later calls fail
+ * cleanly instead of hanging.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "oms.h"
+#include "emu/emu.h"
+
+#define WORDS 4096
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct rig {
+	struct oms_ctx *ini[2], *tgt;
+	struct oms_mr *mr;
+	struct oms_rmr r;
+	uint64_t *mem, *src, *dst;
+};
+
+static int rig_open(struct rig *g, uint32_t timeout_ms)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+
+	memset(g, 0, sizeof(*g));
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
+		      OMS_CTX_ATTR_TIMEOUT;
+	a.chaos_seed = 0x5709;
+	a.timeout_ms = timeout_ms;
+	for (int i = 0; i < 2; i++)
+		if (oms_ctx_create(&a, &g->ini[i]))
+			return -1;
+	a.node = 1;
+	if (oms_ctx_create(&a, &g->tgt))
+		return -1;
+	g->mem = calloc(WORDS, 8);
+	g->src = calloc(WORDS, 8);
+	g->dst = calloc(WORDS, 8);
+	if (oms_mr_reg(g->tgt, g->mem, WORDS * 8, OMS_ACCESS_ALL, &g->mr))
+		return -1;
+	return oms_mr_remote(g->mr, &g->r);
+}
+
+static void rig_close(struct rig *g)
+{
+	oms_ctx_destroy(g->ini[0]);
+	oms_ctx_destroy(g->ini[1]);
+	oms_ctx_destroy(g->tgt);
+	free(g->mem);
+	free(g->src);
+	free(g->dst);
+}
+
+/* Fill both contexts with work of every kind: weak and strong puts (some
+ * held), reads through the RLSQ, atomics, fences. */
+static int load(struct rig *g, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct oms_ctx *c = g->ini[i & 1];
+		uint64_t off = 8ull * (i % WORDS);
+
+		if (oms_put(c, &g->r, off, &g->src[i % WORDS], 8,
+			    (enum oms_store_class)(i % 3)) ||
+		    oms_get(c, &g->dst[i % WORDS], &g->r, off, 8,
+			    i & 2 ? OMS_READ_ACQUIRE : 0) ||
+		    oms_atomic_fadd(c, &g->r, 0, 1, NULL))
+			return -1;
+		if (i % 64 == 63 && oms_fence(c, g->r.dest))
+			return -1;
+	}
+	return 0;
+}
+
+TEST(stopped_mid_run)
+{
+	struct oms_stats st = { .size = sizeof(st) };
+	struct rig g;
+	uint64_t t0;
+	int err;
+
+	ASSERT_EQ(0, rig_open(&g, 2000));
+	ASSERT_EQ(0, load(&g, 600));
+	emu_dev_stop(emu_dev_current());	/* abandons pending work */
+	t0 = now_ms();
+	ASSERT_EQ(0, oms_ctx_stats(g.ini[0], &st));
+	TH_LOG("device stopped with %llu operations of context 0 pending",
+	       (unsigned long long)st.outstanding);
+	err = oms_quiet(g.ini[0]);
+	ASSERT_EQ(-ENODEV, err);
+	ASSERT_EQ(-ENODEV, oms_fence_local(g.ini[1]));
+	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[1]));
+	TH_LOG("both contexts failed their pending operations in %llu ms",
+	       (unsigned long long)(now_ms() - t0));
+	ASSERT_LT(now_ms() - t0, 1000);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, oms_ctx_stats(g.ini[i], &st));
+		ASSERT_EQ(0, st.outstanding);
+	}
+	/* later calls fail at once */
+	ASSERT_EQ(-ENODEV, oms_put(g.ini[0], &g.r, 0, g.src, 8,
+				   OMS_STORE_STRONG));
+	ASSERT_EQ(-ENODEV, oms_fence(g.ini[0], 1));
+	ASSERT_EQ(-ENODEV, oms_progress(g.ini[0]));
+	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[0]));
+	rig_close(&g);
+}
+
+TEST(hung_mid_run_times_out)
+{
+	struct oms_stats st = { .size = sizeof(st) };
+	struct oms_ctx *fresh;
+	struct rig g;
+	uint64_t t0;
+
+	ASSERT_EQ(0, rig_open(&g, 200));
+	ASSERT_EQ(0, load(&g, 600));
+	emu_dev_freeze(emu_dev_current(), 1);
+	t0 = now_ms();
+	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[0]));
+	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[1]));
+	TH_LOG("hung device: both contexts timed out in %llu ms (timeout "
+	       "200 ms each)", (unsigned long long)(now_ms() - t0));
+	ASSERT_LT(now_ms() - t0, 3000);
+	ASSERT_EQ(0, oms_ctx_stats(g.ini[0], &st));
+	ASSERT_EQ(0, st.outstanding);
+	ASSERT_EQ(-ETIMEDOUT, oms_get(g.ini[0], g.dst, &g.r, 0, 8, 0));
+	/* the device comes back: the dead contexts stay dead, new ones work */
+	emu_dev_freeze(emu_dev_current(), 0);
+	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[0]));
+	ASSERT_EQ(0, oms_ctx_create(NULL, &fresh));
+	ASSERT_EQ(0, oms_put(fresh, &g.r, 8, g.src, 8, OMS_STORE_STRONG));
+	ASSERT_EQ(0, oms_quiet(fresh));
+	ASSERT_EQ(0, oms_ctx_destroy(fresh));
+	rig_close(&g);
+}
+
+static void *killer(void *arg)
+{
+	usleep(30000);
+	emu_dev_stop(arg);
+	return NULL;
+}
+
+/* The initiator is inside quiet, busy, when another thread kills it. */
+TEST(killed_while_waiting)
+{
+	struct rig g;
+	pthread_t t;
+	uint64_t t0;
+	int err = 0, rounds = 0;
+
+	ASSERT_EQ(0, rig_open(&g, 2000));
+	ASSERT_EQ(0, pthread_create(&t, NULL, killer, emu_dev_current()));
+	t0 = now_ms();
+	while (!err && now_ms() - t0 < 5000) {
+		err = load(&g, 256);
+		if (!err)
+			err = oms_quiet(g.ini[0]);
+		if (!err)
+			err = oms_quiet(g.ini[1]);
+		rounds++;
+	}
+	pthread_join(t, NULL);
+	TH_LOG("stopped after %d rounds: %d", rounds, err);
+	ASSERT_TRUE(err == -ENODEV || err == -1);
+	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[0]));
+	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[1]));
+	ASSERT_LT(now_ms() - t0, 2000);
+	rig_close(&g);
+}
+
+TEST_HARNESS_MAIN
