@@ -222,6 +222,31 @@ static void line_deliver(struct emu_dev *dev, struct emu_line *lb)
 	dev->line_free[dev->nline_free++] = (uint32_t)(lb - dev->lines);
 }
 
+/* Lines in flight whose access is due (chaos: a random few). */
+static int exec_due(struct emu_dev *dev, uint64_t now)
+{
+	uint32_t cap = dev->cfg.rlsq_entries;
+	uint32_t start = (uint32_t)(emu_rand(dev) % cap);
+	/* Chaos: a few lines per step, so host writes land between the
+	 * lines of one read (the lock is dropped between steps). */
+	uint32_t budget = dev->cfg.chaos_seed ?
+			  1 + (uint32_t)(emu_rand(dev) % 4) : cap;
+	int done = 0;
+
+	for (uint32_t k = 0; k < cap && budget; k++) {
+		struct emu_line *lb = &dev->lines[(start + k) % cap];
+
+		if (lb->state != LINE_EXEC || lb->due > now)
+			continue;
+		if (dev->cfg.chaos_seed && (emu_rand(dev) & 1))
+			continue;
+		line_execute(dev, lb);
+		budget--;
+		done++;
+	}
+	return done;
+}
+
 int emu_reads_step(struct emu_dev *dev)
 {
 	uint64_t exec_ns = dev->cfg.lat_rc_ns + dev->cfg.lat_mem_ns;
@@ -234,45 +259,41 @@ int emu_reads_step(struct emu_dev *dev)
 	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++)
 		if (dev->q[i])
 			submit_lines(dev, dev->q[i]);
-	do {
-		n = oms_rlsq_poll(&dev->rlsq, act, 64);
-		for (int i = 0; i < n; i++) {
-			struct emu_line *lb = &dev->lines[act[i].cookie];
+	/* Rounds: actions, then due accesses; an access that completes may
+	 * let the next ordered line go in the same step (the latency model
+	 * then charges the modelled time, not the step's). */
+	for (int round = 0; round < 8; round++) {
+		int moved = 0;
 
-			if (act[i].type == OMS_RLSQ_DELIVER) {
-				line_deliver(dev, lb);
-				continue;
+		do {
+			n = oms_rlsq_poll(&dev->rlsq, act, 64);
+			for (int i = 0; i < n; i++) {
+				struct emu_line *lb =
+					&dev->lines[act[i].cookie];
+
+				if (act[i].type == OMS_RLSQ_DELIVER) {
+					line_deliver(dev, lb);
+					continue;
+				}
+				lb->rid = act[i].id;
+				lb->state = LINE_EXEC;
+				dev->nline_exec++;
+				lb->due = now + lat(dev, exec_ns);
+				/* No model, no chaos: perform it now. */
+				if (!dev->cfg.time_scale &&
+				    !dev->cfg.chaos_seed)
+					line_execute(dev, lb);
 			}
-			lb->rid = act[i].id;
-			lb->state = LINE_EXEC;
-			dev->nline_exec++;
-			lb->due = now + lat(dev, exec_ns);
-			/* No model, no chaos: perform it now. */
-			if (!dev->cfg.time_scale && !dev->cfg.chaos_seed)
-				line_execute(dev, lb);
-		}
-		work += n > 0;
-	} while (n > 0);
-	/* Lines in flight whose access is due (chaos: a random half). */
-	if ((dev->cfg.time_scale || dev->cfg.chaos_seed) && dev->nline_exec) {
-		uint32_t cap = dev->cfg.rlsq_entries;
-		uint32_t start = (uint32_t)(emu_rand(dev) % cap);
-		/* Chaos: a few lines per step, so host writes land between
-		 * the lines of one read (the lock is dropped between steps). */
-		uint32_t budget = dev->cfg.chaos_seed ?
-				  1 + (uint32_t)(emu_rand(dev) % 4) : cap;
-
-		for (uint32_t k = 0; k < cap && budget; k++) {
-			struct emu_line *lb = &dev->lines[(start + k) % cap];
-
-			if (lb->state != LINE_EXEC || lb->due > now)
-				continue;
-			if (dev->cfg.chaos_seed && (emu_rand(dev) & 1))
-				continue;
-			line_execute(dev, lb);
-			budget--;
-			work++;
-		}
+			moved += n;
+		} while (n > 0);
+		work += moved > 0;
+		if (!(dev->cfg.time_scale || dev->cfg.chaos_seed) ||
+		    !dev->nline_exec)
+			break;
+		moved = exec_due(dev, now);
+		work += moved;
+		if (!moved || dev->cfg.chaos_seed)
+			break;
 	}
 	/* Class-2 responses the hold released. */
 	for (unsigned node = 0; node < OMS_MAX_NODES; node++) {
