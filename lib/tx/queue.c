@@ -59,23 +59,28 @@ void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
 
 static inline uint64_t tx_seq_base(const struct oms_tx_queue *q)
 {
-	return TXH_V | ((uint64_t)q->thread << TXS_TID_SHIFT) |
-	       ((q->flags & OMS_TX_Q_PAYLOAD_CHECK) ? TXH_C : 0);
+	return q->hbase;
 }
 
-static uint64_t tx_plain_hdr(const struct oms_tx_queue *q, const uint8_t *src,
-			     size_t len)
+/* Header fields that do not change from message to message. */
+static uint64_t tx_hbase(uint32_t cls, uint32_t thread, uint32_t flags)
 {
-	uint64_t h = TXH_V | TXP_MAGIC | len;
+	uint64_t h = TXH_V | ((flags & OMS_TX_Q_PAYLOAD_CHECK) ? TXH_C : 0);
 
-	if (q->cls == OMS_TX_STRONG)
-		h |= TXP_F;
-	if (q->flags & OMS_TX_Q_PAYLOAD_CHECK) {
-		h |= TXH_C;
+	if (cls == OMS_TX_SEQUENCED)
+		return h | ((uint64_t)thread << TXS_TID_SHIFT);
+	return h | TXP_MAGIC | (cls == OMS_TX_STRONG ? TXP_F : 0);
+}
+
+static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
+				    const uint8_t *src, size_t len)
+{
+	uint64_t h = q->hbase | len;
+
+	if (h & TXH_C)
 		return h | tx_plain_check(h, tx_payload_hash(src, len))
 			<< TXP_CHECK_SHIFT;
-	}
-	return h | tx_plain_check(h, 0) << TXP_CHECK_SHIFT;
+	return h | ((h * TX_CHECK_MUL) & ~TXP_FIELDS_MASK);
 }
 
 static void tx_write_seq_portable(struct oms_tx_queue *q, const uint8_t *src,
@@ -130,7 +135,8 @@ static inline void tx_avx2_hdr_chunk(uint8_t *dst, uint64_t h,
 	__m256i hi = _mm256_loadu_si256((const __m256i *)(p + 24));
 	__m256i lo = _mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 3));
 
-	lo = _mm256_blend_epi32(lo, _mm256_set1_epi64x((long long)h), 0x03);
+	lo = _mm256_blend_epi32(lo, _mm256_castsi128_si256(
+		_mm_cvtsi64_si128((long long)h)), 0x03);
 	_mm256_stream_si256((__m256i *)dst, lo);
 	_mm256_stream_si256((__m256i *)(dst + 32), hi);
 }
@@ -145,36 +151,66 @@ static inline void tx_avx2_copy_chunk(uint8_t *dst, const uint8_t *p)
 	_mm256_stream_si256((__m256i *)(dst + 32), b);
 }
 
+/* Header + p[0..56) where p[-8..0) is readable too: no lane shuffle. */
+__attribute__((target("avx2")))
+static inline void tx_avx2_hdr_chunk_after(uint8_t *dst, uint64_t h,
+					   const uint8_t *p)
+{
+	__m256i lo = _mm256_loadu_si256((const __m256i *)(p - 8));
+	__m256i hi = _mm256_loadu_si256((const __m256i *)(p + 24));
+
+	lo = _mm256_blend_epi32(lo, _mm256_castsi128_si256(
+		_mm_cvtsi64_si128((long long)h)), 0x03);
+	_mm256_stream_si256((__m256i *)dst, lo);
+	_mm256_stream_si256((__m256i *)(dst + 32), hi);
+}
+
+/* Check bits of a sequenced header without payload check: the fields sit
+ * in bits 0..39, so tx_seq_check() shifted back into place is this. */
+static inline uint64_t tx_seq_seal(uint64_t h)
+{
+	return h | ((h * TX_CHECK_MUL) & ~TXS_FIELDS_MASK);
+}
+
 __attribute__((target("avx2")))
 static void tx_write_seq_avx2(struct oms_tx_queue *q, const uint8_t *src,
 			      size_t len, size_t nch)
 {
 	uint64_t base = tx_seq_base(q), pos = q->pos, mask = q->mask;
-	int pcheck = !!(q->flags & OMS_TX_Q_PAYLOAD_CHECK);
+	uint64_t full = base | ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
 	uint8_t *ring = q->ring;
 	uint16_t seq = q->seq;
-	size_t off = 0;
+	size_t last = nch - 1, tail = len - last * OMS_TX_SEQ_PAYLOAD;
+	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
 
-	for (size_t i = 0; i < nch; i++, off += OMS_TX_SEQ_PAYLOAD) {
-		uint8_t *dst = ring + (((pos + i) & mask) << 6);
-		uint64_t h;
-
-		if (len - off < OMS_TX_SEQ_PAYLOAD) {
-			uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
-
-			tx_build_seq_chunk(tmp, base, seq++, i == 0, 1,
-					   src + off, len - off);
-			tx_avx2_copy_chunk(dst, tmp);
-			break;
-		}
-		h = base | seq++ | ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT) |
-		    (i ? 0 : TXS_SOM) | (i + 1 == nch ? TXS_EOM : 0);
-		h |= tx_seq_check(h, pcheck ? tx_payload_hash(src + off,
-							      OMS_TX_SEQ_PAYLOAD) : 0)
-			<< TXS_CHECK_SHIFT;
-		tx_avx2_hdr_chunk(dst, h, src + off);
+	if (q->flags & OMS_TX_Q_PAYLOAD_CHECK) {
+		tx_write_seq_portable(q, src, len, nch);
+		return;
 	}
-	q->seq = seq;
+	q->seq = (uint16_t)(seq + nch);
+	if (last) {
+		tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
+				  tx_seq_seal(full | seq | TXS_SOM), src);
+		/* middle chunks: full, neither SOM nor EOM */
+		for (size_t i = 1; i < last; i++)
+			tx_avx2_hdr_chunk_after(ring + (((pos + i) & mask) << 6),
+						tx_seq_seal(full | (uint16_t)(seq + i)),
+						src + i * OMS_TX_SEQ_PAYLOAD);
+		if (tail == OMS_TX_SEQ_PAYLOAD) {
+			tx_avx2_hdr_chunk_after(ring + (((pos + last) & mask) << 6),
+						tx_seq_seal(full | TXS_EOM |
+							    (uint16_t)(seq + last)),
+						src + last * OMS_TX_SEQ_PAYLOAD);
+			return;
+		}
+	} else if (tail == OMS_TX_SEQ_PAYLOAD) {
+		tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
+				  tx_seq_seal(full | seq | TXS_SOM | TXS_EOM), src);
+		return;
+	}
+	tx_build_seq_chunk(tmp, base, (uint16_t)(seq + last), last == 0, 1,
+			   src + last * OMS_TX_SEQ_PAYLOAD, tail);
+	tx_avx2_copy_chunk(ring + (((pos + last) & mask) << 6), tmp);
 }
 
 __attribute__((target("avx2")))
@@ -268,6 +304,7 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	q->flags = attr->flags;
 	q->thread = attr->thread;
 	q->slot_chunks = slot;
+	q->hbase = tx_hbase(attr->cls, attr->thread, attr->flags);
 	q->max_payload = (uint32_t)oms_tx_payload_max(attr->cls, max_msg);
 	if (attr->cls != OMS_TX_SEQUENCED && q->max_payload > TXP_LEN_MASK)
 		q->max_payload = TXP_LEN_MASK;
@@ -298,7 +335,7 @@ OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 
 	if (!q || !buf || !len || len > q->max_payload)
 		return -EINVAL;
-	nch = oms_tx_msg_chunks(q->cls, len);
+	nch = len <= OMS_TX_SEQ_PAYLOAD ? 1 : oms_tx_msg_chunks(q->cls, len);
 	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
 	if (!(q->flags & OMS_TX_Q_NO_CREDIT) && q->pos + adv > q->credit_cached) {
 		q->credit_cached = __atomic_load_n(&q->credit, __ATOMIC_ACQUIRE);

@@ -144,6 +144,7 @@ struct oms_tx_queue {
 	uint32_t cls, flags, thread, slot_chunks;
 	uint32_t max_payload;
 	uint16_t seq;
+	uint64_t hbase;		/* header bits fixed for the queue */
 	struct oms_tx_stats st;
 	struct oms_tx_window *win;
 	/* shared with the consumer, each on its own line */

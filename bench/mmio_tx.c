@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mmio_tx: the paper's Fig 4 (seed 004) on this machine, through liboms'
+ * transmit queue.  Messages of SIZE bytes written into a 256 KiB
+ * write-combining window with non-temporal stores, in three modes:
+ *
+ *   unfenced   OMS_TX_WEAK: no fence (order lost across messages)
+ *   fenced     OMS_TX_STRONG: a store fence after every message
+ *   sequenced  OMS_TX_SEQUENCED: no fence; 8 bytes of (thread, sequence
+ *              number, framing, check) in every 64-byte chunk
+ *   raw        reference only: the bare non-temporal copy, no format
+ *
+ * Two passes per point:
+ *   producer   the queue free-runs over the window as over a BAR whose
+ *              device keeps up: Gb/s written = bytes stored into the window
+ *              / producer time; payload Gb/s = packet bytes carried / time.
+ *              Median of --reps runs of at least --ms each.
+ *   verified   the same queue with credits; a consumer thread on the other
+ *              core plays the NIC: it reads what was published, passes the
+ *              chunks through the model of the path to the device (each
+ *              chunk may be overtaken by up to --reorder later ones, never
+ *              across a fence), restores order (the reorder buffer, for
+ *              sequenced), and checks every packet: its index is the next
+ *              one and its bytes are the ones sent.  verified Gb/s = payload
+ *              delivered whole and in order / wall time.  The producer
+ *              publishes (one fence) every quarter of the window.
+ *
+ * usage: mmio_tx [--json] [--sizes a,b,..] [--modes m,..] [--ms N]
+ *                [--reps N] [--verify-mib N] [--reorder N] [--payload-check]
+ *                [--dat FILE]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "bench_util.h"
+#include "oms_tx.h"
+
+#define WINDOW		(256u << 10)
+#define NSRC		16
+#define MAX_SIZES	16
+
+enum mode { M_RAW, M_UNFENCED, M_FENCED, M_SEQ, M_COUNT };
+
+static const char *const mode_name[M_COUNT] = {
+	"raw", "unfenced", "fenced", "sequenced",
+};
+static const unsigned mode_cls[M_COUNT] = {
+	OMS_TX_WEAK, OMS_TX_WEAK, OMS_TX_STRONG, OMS_TX_SEQUENCED,
+};
+
+struct opts {
+	int json, pcheck;
+	unsigned sizes[MAX_SIZES], nsizes;
+	int modes[M_COUNT];
+	unsigned ms, reps, reorder;
+	uint64_t verify_bytes;
+	const char *dat;
+};
+
+struct point {
+	double gbps, payload_gbps, verified_gbps, coupled_gbps;
+	uint64_t msgs, fences, vmsgs, ooo, lost, corrupted, dropped;
+	size_t payload;
+	int verified;		/* a verified pass ran */
+};
+
+static uint8_t *src_buf[NSRC];
+static struct oms_tx_window *win;
+
+/* ---- raw reference: the bare streaming copy ---- */
+
+#if defined(__x86_64__)
+__attribute__((target("avx2")))
+static void raw_copy_avx2(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += 64) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+		__m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+
+		_mm256_stream_si256((__m256i *)(dst + i), a);
+		_mm256_stream_si256((__m256i *)(dst + i + 32), b);
+	}
+}
+
+static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	if (__builtin_cpu_supports("avx2")) {
+		raw_copy_avx2(dst, src, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i += 16)
+		_mm_stream_si128((__m128i *)(dst + i),
+				 _mm_loadu_si128((const __m128i *)(src + i)));
+}
+
+static void raw_fence(void)
+{
+	_mm_sfence();
+}
+#else
+static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+static void raw_fence(void)
+{
+	__sync_synchronize();
+}
+#endif
+
+static double gbps(uint64_t bytes, uint64_t ns)
+{
+	return ns ? (double)bytes * 8.0 / (double)ns : 0.0;
+}
+
+static void stamp(uint8_t *b, uint64_t idx)
+{
+	memcpy(b, &idx, 8);
+}
+
+/* ---- producer pass ---- */
+
+static int producer_pass(enum mode m, unsigned size, const struct opts *o,
+			 double *wire_gbps, double *pay_gbps, uint64_t *msgs,
+			 uint64_t *fences)
+{
+	uint64_t min_ns = (uint64_t)o->ms * 1000000ull, t0, t1, n = 0;
+	uint8_t *base = oms_tx_window_base(win);
+	struct oms_tx_queue *q = NULL;
+	struct oms_tx_stats st;
+	size_t len;
+	unsigned batch = (1u << 20) / size;
+
+	if (m == M_RAW) {
+		uint64_t off = 0;
+
+		len = size;
+		t0 = bu_now_ns();
+		do {
+			for (unsigned i = 0; i < batch; i++, n++) {
+				raw_copy(base + off, src_buf[n % NSRC], size);
+				off = (off + size) % WINDOW;
+			}
+			t1 = bu_now_ns();
+		} while (t1 - t0 < min_ns);
+		raw_fence();
+		t1 = bu_now_ns();
+		*wire_gbps = gbps(n * size, t1 - t0);
+		*pay_gbps = *wire_gbps;
+		*msgs = n;
+		*fences = 1;
+		return 0;
+	}
+	{
+		struct oms_tx_queue_attr qa = {
+			.cls = mode_cls[m], .max_msg = size,
+			.flags = OMS_TX_Q_NO_CREDIT |
+				 (o->pcheck ? OMS_TX_Q_PAYLOAD_CHECK : 0),
+		};
+
+		if (oms_tx_queue_create(win, &qa, &q))
+			return -1;
+	}
+	len = oms_tx_payload_max(mode_cls[m], size);
+	t0 = bu_now_ns();
+	do {
+		for (unsigned i = 0; i < batch; i++, n++) {
+			uint8_t *s = src_buf[n % NSRC];
+
+			stamp(s, n);
+			if (oms_tx_send(q, s, len))
+				return -1;
+		}
+		t1 = bu_now_ns();
+	} while (t1 - t0 < min_ns);
+	oms_tx_flush(q);
+	t1 = bu_now_ns();
+	oms_tx_stats(q, &st);
+	*wire_gbps = gbps(st.wire_bytes, t1 - t0);
+	*pay_gbps = gbps(st.payload_bytes, t1 - t0);
+	*msgs = st.msgs;
+	*fences = st.fences;
+	oms_tx_queue_destroy(q);
+	return 0;
+}
+
+/* ---- verified pass ---- */
+
+struct verifier {
+	uint64_t expect, in_order_bytes, in_order, ooo, bad;
+	size_t len;
+};
+
+static void verify(void *arg, unsigned thread, const void *msg, size_t len)
+{
+	struct verifier *v = arg;
+	const uint8_t *b = msg;
+	uint64_t idx;
+
+	(void)thread;
+	if (len != v->len || len < 8) {
+		v->bad++;
+		return;
+	}
+	memcpy(&idx, b, 8);
+	/* bytes 8.. of a source buffer never change; 0..7 carry the index */
+	if (memcmp(b + 8, src_buf[idx % NSRC] + 8, len - 8)) {
+		v->bad++;
+		return;
+	}
+	if (idx == v->expect) {
+		v->in_order++;
+		v->in_order_bytes += len;
+		v->expect++;
+	} else {
+		v->ooo++;
+		if (idx > v->expect)
+			v->expect = idx + 1;
+	}
+}
+
+struct consumer {
+	struct oms_tx_queue *q;
+	struct oms_tx_nic *nic;
+	struct oms_tx_fabric fab;
+	uint64_t final;		/* position to stop at, set when known */
+	int stop;
+	uint64_t end_ns;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	_mm_pause();
+#endif
+}
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+	uint64_t done = 0, ring = oms_tx_ring_chunks(c->q);
+
+	pin(1);
+	for (;;) {
+		uint64_t p = oms_tx_published(c->q);
+
+		if (p == done) {
+			if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) &&
+			    p == __atomic_load_n(&c->final, __ATOMIC_ACQUIRE))
+				break;
+			cpu_relax();
+			continue;
+		}
+		c->fab.seed += 1;
+		if (oms_tx_nic_drain(c->nic, 0, oms_tx_ring(c->q), ring, done, p,
+				     &c->fab) < 0)
+			abort();
+		done = p;
+		oms_tx_credit(c->q, done + ring);
+	}
+	c->end_ns = bu_now_ns();
+	return NULL;
+}
+
+static int verified_pass(enum mode m, unsigned size, const struct opts *o,
+			 struct point *pt)
+{
+	struct oms_tx_queue_attr qa = {
+		.cls = mode_cls[m], .max_msg = size,
+		.flags = o->pcheck ? OMS_TX_Q_PAYLOAD_CHECK : 0,
+	};
+	struct verifier v = { 0 };
+	struct consumer c = { 0 };
+	struct oms_tx_nic_stats ns;
+	struct oms_tx_nic *nic;
+	struct oms_tx_queue *q;
+	struct oms_tx_stats st;
+	uint64_t nmsg = o->verify_bytes / size, busy = 0, t0, tw, pub_every;
+	uint64_t last_pub = 0;
+	pthread_t th;
+	size_t len = oms_tx_payload_max(mode_cls[m], size);
+
+	if (oms_tx_queue_create(win, &qa, &q))
+		return -1;
+	{
+		struct oms_tx_nic_attr na = {
+			.format = m == M_SEQ ? OMS_TX_FMT_SEQ : OMS_TX_FMT_PLAIN,
+			.nthreads = 1, .slot_chunks = oms_tx_slot_chunks(q),
+			.region_len = WINDOW, .deliver = verify, .arg = &v,
+		};
+
+		if (oms_tx_nic_create(&na, &nic))
+			return -1;
+	}
+	v.len = len;
+	c.q = q;
+	c.nic = nic;
+	c.fab.seed = 0x5eed0000u + size * 4 + m;
+	c.fab.reorder = o->reorder;
+	pub_every = oms_tx_ring_chunks(q) / 4;
+	if (pthread_create(&th, NULL, consumer_main, &c))
+		return -1;
+	pin(0);
+	t0 = bu_now_ns();
+	tw = t0;
+	for (uint64_t n = 0; n < nmsg; n++) {
+		uint8_t *s = src_buf[n % NSRC];
+		int r;
+
+		stamp(s, n);
+		r = oms_tx_send(q, s, len);
+		if (r == -EAGAIN) {
+			/* out of credit: publish, wait for the consumer */
+			busy += bu_now_ns() - tw;
+			oms_tx_flush(q);
+			last_pub = oms_tx_pos(q);
+			while ((r = oms_tx_send(q, s, len)) == -EAGAIN)
+				cpu_relax();
+			tw = bu_now_ns();
+		}
+		if (r)
+			return -1;
+		if (oms_tx_pos(q) - last_pub >= pub_every) {
+			oms_tx_flush(q);
+			last_pub = oms_tx_pos(q);
+		}
+	}
+	oms_tx_flush(q);
+	busy += bu_now_ns() - tw;
+	__atomic_store_n(&c.final, oms_tx_pos(q), __ATOMIC_RELEASE);
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	oms_tx_stats(q, &st);
+	oms_tx_nic_stats(nic, &ns);
+	pt->verified = 1;
+	pt->verified_gbps = gbps(v.in_order_bytes, c.end_ns - t0);
+	pt->coupled_gbps = gbps(st.wire_bytes, busy);
+	pt->vmsgs = v.in_order;
+	pt->ooo = v.ooo;
+	pt->lost = nmsg - v.in_order - v.ooo - v.bad;
+	pt->corrupted = v.bad + ns.corrupted;
+	pt->dropped = ns.duplicate + ns.stale + ns.out_of_window + ns.malformed;
+	oms_tx_nic_destroy(nic);
+	oms_tx_queue_destroy(q);
+	return 0;
+}
+
+/* ---- driver ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: mmio_tx [--json] [--sizes a,b,..] [--modes m,..] [--ms N]\n"
+		"               [--reps N] [--verify-mib N] [--reorder N]\n"
+		"               [--payload-check] [--dat FILE]\n"
+		"  sizes: bytes written per message, multiples of 64 in 64..8192\n"
+		"  modes: raw,unfenced,fenced,sequenced\n");
+	return 2;
+}
+
+static int parse_u(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (*s == '\0' || *end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const unsigned dflt[] = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->sizes, dflt, sizeof(dflt));
+	o->nsizes = sizeof(dflt) / sizeof(dflt[0]);
+	for (int m = 0; m < M_COUNT; m++)
+		o->modes[m] = 1;
+	o->ms = 100;
+	o->reps = 3;
+	o->reorder = 16;
+	o->verify_bytes = 64ull << 20;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned u;
+
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (!strcmp(a, "--payload-check")) {
+			o->pcheck = 1;
+		} else if (!strcmp(a, "--ms") && v) {
+			if (parse_u(v, 1, 100000, &o->ms))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--reps") && v) {
+			if (parse_u(v, 1, 99, &o->reps))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--reorder") && v) {
+			if (parse_u(v, 0, 64, &o->reorder))
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--verify-mib") && v) {
+			if (parse_u(v, 0, 65536, &u))
+				return -1;
+			o->verify_bytes = (uint64_t)u << 20;
+			i++;
+		} else if (!strcmp(a, "--dat") && v) {
+			o->dat = v;
+			i++;
+		} else if (!strcmp(a, "--sizes") && v) {
+			char tmp[256], *save = NULL, *tok;
+
+			if (strlen(v) >= sizeof(tmp))
+				return -1;
+			strcpy(tmp, v);
+			o->nsizes = 0;
+			for (tok = strtok_r(tmp, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (o->nsizes == MAX_SIZES ||
+				    parse_u(tok, 64, 8192, &u) || u % 64)
+					return -1;
+				o->sizes[o->nsizes++] = u;
+			}
+			if (!o->nsizes)
+				return -1;
+			i++;
+		} else if (!strcmp(a, "--modes") && v) {
+			char tmp[256], *save = NULL, *tok;
+
+			if (strlen(v) >= sizeof(tmp))
+				return -1;
+			strcpy(tmp, v);
+			memset(o->modes, 0, sizeof(o->modes));
+			for (tok = strtok_r(tmp, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				int found = 0;
+
+				for (int m = 0; m < M_COUNT; m++)
+					if (!strcmp(tok, mode_name[m]))
+						o->modes[m] = found = 1;
+				if (!found)
+					return -1;
+			}
+			i++;
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct point pts[MAX_SIZES][M_COUNT];
+	struct opts o;
+	FILE *dat = NULL;
+
+	if (parse_args(argc, argv, &o))
+		return usage();
+	if (oms_tx_window_mem(WINDOW, &win)) {
+		fprintf(stderr, "mmio_tx: cannot map the window\n");
+		return 1;
+	}
+	memset(oms_tx_window_base(win), 0, WINDOW);	/* fault it in */
+	for (int i = 0; i < NSRC; i++) {
+		src_buf[i] = aligned_alloc(64, OMS_TX_MAX_MSG);
+		if (!src_buf[i])
+			return 1;
+		for (unsigned k = 0; k < OMS_TX_MAX_MSG; k++)
+			src_buf[i][k] = (uint8_t)(k * 131 + i * 17 + (k >> 7));
+	}
+	pin(0);
+	bu_printf(!o.json,
+		  "%s\n MMIO transmit into a %u KiB WC window, non-temporal stores, "
+		  "median of %u x %u ms\n verified: consumer thread, path reorder "
+		  "<= %u chunks, %llu MiB per point%s\n%s\n"
+		  " %-10s %6s %7s %10s %10s %10s %9s %9s %8s\n%s\n",
+		  BU_RULE, WINDOW >> 10, o.reps, o.ms, o.reorder,
+		  (unsigned long long)(o.verify_bytes >> 20),
+		  o.pcheck ? ", payload check" : "", BU_RULE, "mode", "size",
+		  "payload", "Gb/s wr", "Gb/s pay", "Gb/s ver", "x unfen",
+		  "fence/msg", "in-order", BU_RULE);
+	for (unsigned si = 0; si < o.nsizes; si++) {
+		unsigned size = o.sizes[si];
+		double wr[M_COUNT][99], pay[M_COUNT][99];
+
+		/* interleave the modes so drift hits them alike */
+		for (unsigned r = 0; r < o.reps; r++)
+			for (int m = 0; m < M_COUNT; m++) {
+				uint64_t msgs, fences;
+
+				if (!o.modes[m])
+					continue;
+				if (producer_pass(m, size, &o, &wr[m][r], &pay[m][r],
+						  &msgs, &fences)) {
+					fprintf(stderr, "mmio_tx: %s %u failed\n",
+						mode_name[m], size);
+					return 1;
+				}
+				pts[si][m].msgs = msgs;
+				pts[si][m].fences = fences;
+			}
+		for (int m = 0; m < M_COUNT; m++) {
+			struct point *p = &pts[si][m];
+
+			if (!o.modes[m])
+				continue;
+			qsort(wr[m], o.reps, sizeof(double), cmp_double);
+			qsort(pay[m], o.reps, sizeof(double), cmp_double);
+			p->gbps = wr[m][o.reps / 2];
+			p->payload_gbps = pay[m][o.reps / 2];
+			p->payload = m == M_RAW ? size :
+				     oms_tx_payload_max(mode_cls[m], size);
+			if (m != M_RAW && o.verify_bytes &&
+			    verified_pass(m, size, &o, p)) {
+				fprintf(stderr, "mmio_tx: verified %s %u failed\n",
+					mode_name[m], size);
+				return 1;
+			}
+		}
+		for (int m = 0; m < M_COUNT; m++) {
+			struct point *p = &pts[si][m];
+			double base = o.modes[M_UNFENCED] ?
+				      pts[si][M_UNFENCED].gbps : 0;
+			double ratio = base > 0 ? p->gbps / base : 0;
+			double fpm = p->msgs ? (double)p->fences / (double)p->msgs : 0;
+			char ver[16] = "-", ino[24] = "-";
+
+			if (!o.modes[m])
+				continue;
+			if (p->verified) {
+				snprintf(ver, sizeof(ver), "%.2f", p->verified_gbps);
+				snprintf(ino, sizeof(ino), "%s",
+					 p->ooo || p->lost || p->corrupted ?
+					 "NO" : "yes");
+			}
+			if (o.json) {
+				printf("{\"mode\":\"%s\",\"size\":%u,\"payload\":%zu,"
+				       "\"meta_bytes\":%zu,\"msgs\":%llu,"
+				       "\"gbps\":%.3f,\"payload_gbps\":%.3f,"
+				       "\"verified_gbps\":%.3f,\"coupled_gbps\":%.3f,"
+				       "\"ratio_vs_unfenced\":%.3f,"
+				       "\"fences_per_msg\":%.4f,\"verified_msgs\":%llu,"
+				       "\"out_of_order\":%llu,\"lost\":%llu,"
+				       "\"corrupted\":%llu,\"dropped\":%llu,"
+				       "\"reorder\":%u,\"payload_check\":%d}\n",
+				       mode_name[m], size, p->payload,
+				       size - p->payload,
+				       (unsigned long long)p->msgs, p->gbps,
+				       p->payload_gbps,
+				       p->verified ? p->verified_gbps : 0.0,
+				       p->verified ? p->coupled_gbps : 0.0, ratio,
+				       fpm, (unsigned long long)p->vmsgs,
+				       (unsigned long long)p->ooo,
+				       (unsigned long long)p->lost,
+				       (unsigned long long)p->corrupted,
+				       (unsigned long long)p->dropped, o.reorder,
+				       o.pcheck);
+			} else {
+				printf(" %-10s %6u %7zu %10.2f %10.2f %10s %9.3f %9.3f %8s\n",
+				       mode_name[m], size, p->payload, p->gbps,
+				       p->payload_gbps, ver, ratio, fpm, ino);
+			}
+			fflush(stdout);
+		}
+	}
+	bu_printf(!o.json, "%s\n", BU_RULE);
+	if (!o.json && o.modes[M_UNFENCED])
+		for (unsigned si = 0; si < o.nsizes; si++) {
+			struct point *p = pts[si];
+
+			if (p[M_UNFENCED].gbps <= 0)
+				continue;
+			printf(" %5u B: sequenced/unfenced %.3f written, %.3f payload;"
+			       " fenced/unfenced %.3f\n", o.sizes[si],
+			       o.modes[M_SEQ] ? p[M_SEQ].gbps / p[M_UNFENCED].gbps : 0,
+			       o.modes[M_SEQ] ? p[M_SEQ].payload_gbps /
+					p[M_UNFENCED].payload_gbps : 0,
+			       o.modes[M_FENCED] ? p[M_FENCED].gbps /
+					p[M_UNFENCED].gbps : 0);
+		}
+	if (o.dat) {
+		dat = fopen(o.dat, "w");
+		if (!dat) {
+			fprintf(stderr, "mmio_tx: %s: %s\n", o.dat, strerror(errno));
+			return 1;
+		}
+		fprintf(dat, "# size");
+		for (int m = 0; m < M_COUNT; m++)
+			fprintf(dat, " %s_gbps %s_payload_gbps %s_verified_gbps",
+				mode_name[m], mode_name[m], mode_name[m]);
+		fprintf(dat, "\n");
+		for (unsigned si = 0; si < o.nsizes; si++) {
+			fprintf(dat, "%u", o.sizes[si]);
+			for (int m = 0; m < M_COUNT; m++) {
+				struct point *p = &pts[si][m];
+
+				if (o.modes[m])
+					fprintf(dat, " %.3f %.3f %.3f", p->gbps,
+						p->payload_gbps, p->verified ?
+						p->verified_gbps : 0.0);
+				else
+					fprintf(dat, " NaN NaN NaN");
+			}
+			fprintf(dat, "\n");
+		}
+		fclose(dat);
+	}
+	for (int i = 0; i < NSRC; i++)
+		free(src_buf[i]);
+	oms_tx_window_close(win);
+	return 0;
+}
