@@ -91,7 +91,16 @@ enum oms_read_order {
 					   * classes, fences and acquire are
 					   * ignored (everything unordered) */
 #define OMS_CTX_F_NO_HOLD	(1u << 2) /* emu baseline: no seed-002 hold */
-#define OMS_CTX_F_ALL		0x7u
+#define OMS_CTX_F_DEST_SEQ	(1u << 3) /* destination ordering by sequence
+					   * number (seed 004 5.2): ordered
+					   * ops to a destination carry a
+					   * sequence number and its reorder
+					   * buffer applies them in program
+					   * order, so the channel is in-order
+					   * and strong stores to one
+					   * destination never wait for acks;
+					   * queue_depth <= 256 (default 256) */
+#define OMS_CTX_F_ALL		0xfu
 
 /*
  * Context attributes.  Extensible: @size is sizeof() as the caller was

@@ -33,6 +33,11 @@ enum oms_wr_op {
 #define OMS_WR_F_ACQUIRE	(1u << 0)	/* get: ordered read */
 #define OMS_WR_F_RESP_ORDERED	(1u << 1)	/* get: seed-002 class 2 */
 #define OMS_WR_F_STRONG		(1u << 2)	/* put: informational */
+#define OMS_WR_F_SEQ		(1u << 3)	/* carries @seq: the destination's
+						 * reorder buffer applies the
+						 * queue's ops to @dest in seq
+						 * order (seed 004 5.2); flush:
+						 * @seq is the count to cover */
 
 /* One work request: 64 bytes, the emulated device's ring entry. */
 struct oms_wr {
@@ -42,7 +47,7 @@ struct oms_wr {
 	uint32_t slot;		/* context's operation slot: the completion
 				 * names it */
 	uint32_t dest, region, key;
-	uint32_t pad2;
+	uint32_t seq;		/* OMS_WR_F_SEQ: sequence (16 bits used) */
 	uint64_t off, len;
 	uint64_t local;		/* put: source address; get: destination */
 	uint64_t a1, a2;	/* fadd: a1 = add; cas: a1 = expect, a2 = new */

@@ -129,6 +129,13 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 			return -EINVAL;
 		a->timeout_ms = t.timeout_ms;
 	}
+	if (a->flags & OMS_CTX_F_DEST_SEQ) {
+		if (a->queue_depth > OMS_SEQ_QDEPTH &&
+		    (t.comp_mask & OMS_CTX_ATTR_QDEPTH))
+			return -EINVAL;
+		if (a->queue_depth > OMS_SEQ_QDEPTH)
+			a->queue_depth = OMS_SEQ_QDEPTH;
+	}
 	a->comp_mask = t.comp_mask;
 	return 0;
 }
@@ -189,8 +196,12 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 	ctx->free = calloc(ctx->qdepth, sizeof(*ctx->free));
 	ctx->ackbits = calloc((size_t)OMS_MAX_NODES * ACK_WORDS, 8);
 	for (uint32_t i = 0; i < OMS_MAX_NODES; i++)
-		cc[i] = (struct oms_so_chan_cfg){ .dest = (uint16_t)i,
-						   .kind = OMS_CHAN_ACKED };
+		cc[i] = (struct oms_so_chan_cfg){
+			.dest = (uint16_t)i,
+			/* in-order at the destination: a posted channel */
+			.kind = a.flags & OMS_CTX_F_DEST_SEQ ?
+				OMS_CHAN_POSTED : OMS_CHAN_ACKED,
+		};
 	if (!ctx->op || !ctx->free || !ctx->ackbits ||
 	    oms_so_init(&ctx->so, OMS_MAX_NODES, cc, OMS_MAX_NODES,
 			OMS_MAX_HELD)) {
@@ -293,7 +304,10 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 		if (op->result)
 			*op->result = wc->value;
 	}
-	if (op->seq != UINT64_MAX)
+	if (op->type == OMS_OPT_FLUSH)
+		oms_so_flush_done(&ctx->so, (uint16_t)op->wr.dest, op->token,
+				  wc->status < 0 ? wc->status : 0);
+	else if (op->seq != UINT64_MAX)
 		ack_seq(ctx, op->wr.dest, op->seq);
 	op->in_use = 0;
 	ctx->free[ctx->nfree++] = wc->slot;

@@ -28,12 +28,17 @@ enum oms_op_type {
 	OMS_OPT_PUT = 1,
 	OMS_OPT_GET = 2,
 	OMS_OPT_ATOMIC = 3,
+	OMS_OPT_FLUSH = 4,	/* the orderer's flush of a posted channel */
 };
+
+#define OMS_SEQ_QDEPTH	256u	/* DEST_SEQ: the reorder buffer window */
+#define OMS_FLUSH_SLOTS	OMS_MAX_NODES	/* kept free for flushes */
 
 struct oms_op {
 	struct oms_wr wr;	/* what goes to the backend */
 	uint64_t *result;	/* atomics: where the old value goes */
 	uint64_t seq;		/* channel sequence, UINT64_MAX if unordered */
+	uint64_t token;		/* flush: issued count it covers */
 	uint8_t type;
 	uint8_t in_use;
 	uint8_t sent;		/* handed to the backend */

@@ -23,7 +23,13 @@ static int ctx_ordered(const struct oms_ctx *ctx)
 
 static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 {
-	int err = ctx->be->post(ctx, &op->wr);
+	int err;
+
+	if ((ctx->attr.flags & OMS_CTX_F_DEST_SEQ) && op->seq != UINT64_MAX) {
+		op->wr.flags |= OMS_WR_F_SEQ;
+		op->wr.seq = (uint32_t)op->seq;
+	}
+	err = ctx->be->post(ctx, &op->wr);
 
 	oms_oc_advance(&ctx->oc, OMS_OC_ISSUED, 1);
 	if (err) {
@@ -43,6 +49,34 @@ static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 	ctx->unrung++;
 }
 
+/*
+ * A flush of posted channel @chan (DEST_SEQ): a command that completes once
+ * every operation before @token on the channel has been applied at the
+ * destination.  Its slot comes from the reserve op_alloc() leaves.
+ */
+static void send_flush(struct oms_ctx *ctx, uint16_t chan, uint64_t token)
+{
+	struct oms_op *op;
+	uint32_t slot;
+
+	if (!ctx->nfree) {
+		/* cannot happen (reserve); answer rather than hang */
+		oms_so_flush_done(&ctx->so, chan, token, -ENOSPC);
+		return;
+	}
+	slot = ctx->free[--ctx->nfree];
+	op = &ctx->op[slot];
+	*op = (struct oms_op){ .in_use = 1, .seq = UINT64_MAX,
+			       .type = OMS_OPT_FLUSH, .token = token };
+	op->wr.op = OMS_WR_FLUSH;
+	op->wr.flags = OMS_WR_F_SEQ;
+	op->wr.slot = slot;
+	op->wr.dest = chan;
+	op->wr.seq = (uint32_t)token;
+	oms_oc_issue(&ctx->oc, 1);
+	send_op(ctx, op);
+}
+
 /* Issue what the orderer releases, then ring the doorbell by count. */
 int oms_ctx_release(struct oms_ctx *ctx)
 {
@@ -58,10 +92,7 @@ int oms_ctx_release(struct oms_ctx *ctx)
 				op->seq = act[i].seq;
 				send_op(ctx, op);
 			} else {
-				/* Only acked channels here: a flush has
-				 * nothing to push. */
-				oms_so_flush_done(&ctx->so, act[i].chan,
-						  act[i].seq, 0);
+				send_flush(ctx, act[i].chan, act[i].seq);
 			}
 		}
 	} while (n == 32);
@@ -94,7 +125,8 @@ static int wait_for(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *))
 
 static int have_slot(struct oms_ctx *ctx)
 {
-	return ctx->nfree > 0;
+	return ctx->nfree > (ctx->attr.flags & OMS_CTX_F_DEST_SEQ ?
+			     OMS_FLUSH_SLOTS : 0);
 }
 
 static int acks_in_window(struct oms_ctx *ctx)

@@ -105,6 +105,7 @@ static void *dev_thread(void *arg)
 
 static void dev_free(struct emu_dev *dev)
 {
+	emu_seq_fini(dev);
 	emu_reads_fini(dev);
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
 		oms_hold_destroy(&dev->hold[n]);
@@ -139,6 +140,8 @@ static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
 		}
 	}
 	err = emu_reads_init(dev);
+	if (!err)
+		err = emu_seq_init(dev);
 	if (err) {
 		dev_free(dev);
 		return err;
@@ -210,6 +213,7 @@ int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 	}
 	q->size = size;
 	q->node = node;
+	emu_seq_queue_init(q);
 	oms_db_init(&q->prod, size);
 	oms_db_init(&q->cons, size);
 	pthread_mutex_lock(&dev->lock);
@@ -239,6 +243,7 @@ void emu_queue_close(struct emu_dev *dev, struct emu_queue *q)
 {
 	pthread_mutex_lock(&dev->lock);
 	emu_reads_drop_queue(dev, q);
+	emu_seq_drop_queue(dev, q);
 	dev->q[q->id] = NULL;
 	pthread_mutex_unlock(&dev->lock);
 	free(q->sq);

@@ -33,6 +33,7 @@
 #include "engine/hold.h"
 #include "engine/key_check.h"
 #include "engine/rlsq.h"
+#include "engine/rob.h"
 
 #define EMU_MAX_QUEUES	64
 #define EMU_MAX_REGIONS	OMS_KC_MAX_REGIONS
@@ -41,6 +42,8 @@
 #define EMU_LINE	64
 #define EMU_MAX_OP	(1u << 20)
 #define EMU_KEY_THRESHOLD 16	/* drops before -EKEYREJECTED */
+#define EMU_SEQ_WINDOW	256	/* reorder buffer window per stream */
+#define EMU_MAX_FLUSH	OMS_MAX_NODES
 
 struct emu_cfg {
 	uint64_t chaos_seed;	/* 0: execute in order, complete at once */
@@ -92,6 +95,12 @@ struct emu_queue {
 	uint32_t npool;
 	struct emu_done *acks;	/* [size] */
 	uint32_t nacks;
+	struct emu_pend parked[EMU_SEQ_WINDOW];	/* waiting in the ROB */
+	uint16_t park_free[EMU_SEQ_WINDOW];
+	uint32_t npark_free;
+	struct emu_pend flush[EMU_MAX_FLUSH];	/* flushes not yet covered */
+	uint32_t nflush;
+	uint32_t gets_pending;	/* sequenced gets not yet started */
 	struct emu_get gets[EMU_MAX_GETS];
 	uint32_t get_head, get_tail;	/* FIFO of reads (slots) */
 	uint32_t get_sub;		/* first read with lines to submit */
@@ -139,6 +148,7 @@ struct emu_dev {
 	uint32_t nline_free;
 	uint32_t nline_exec;	/* lines in state EXEC */
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
+	struct oms_rob rob[OMS_MAX_NODES];	/* per destination node */
 	uint64_t link_free;	/* model time the response link is free */
 	uint64_t executed;	/* puts/atomics executed */
 	emu_observe_fn observe;	/* test: called at each executed store */
@@ -172,8 +182,24 @@ int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
 int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
 int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
+void emu_apply(struct emu_dev *dev, struct emu_queue *q,
+	       const struct emu_pend *p);
+void emu_fail(struct emu_dev *dev, struct emu_queue *q,
+	      const struct emu_pend *p, int status);
 void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
 		    uint64_t len);
+
+/* seq.c: sequence-numbered streams through the reorder buffer */
+int emu_seq_init(struct emu_dev *dev);
+void emu_seq_fini(struct emu_dev *dev);
+void emu_seq_queue_init(struct emu_queue *q);
+void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
+		    const struct emu_pend *p);
+void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
+		  const struct oms_wr *wr);
+void emu_seq_flush(struct emu_dev *dev, struct emu_queue *q,
+		   const struct oms_wr *wr);
+void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 
 /* reads.c: gets through the RLSQ */
 int emu_reads_init(struct emu_dev *dev);

@@ -99,12 +99,21 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 	int err = emu_validate(dev, q, wr);
 
 	if (err) {
+		/* keep the stream moving past a refused member */
+		if ((wr->flags & OMS_WR_F_SEQ) && wr->op != OMS_WR_FLUSH)
+			emu_seq_skip(dev, q, wr);
 		src_done(q);
 		return emu_complete(dev, q, wr->slot, err, 0,
 				    now + 2 * bus_ns(dev));
 	}
-	if (wr->op == OMS_WR_GET)
+	if (wr->op == OMS_WR_FLUSH && (wr->flags & OMS_WR_F_SEQ)) {
+		emu_seq_flush(dev, q, wr);
+		return 1;
+	}
+	if (wr->op == OMS_WR_GET && !(wr->flags & OMS_WR_F_SEQ))
 		return emu_get_accept(dev, q, wr);
+	if (wr->op == OMS_WR_GET)
+		q->gets_pending++;
 	p = &q->pool[q->npool++];
 	p->wr = *wr;
 	p->due = now + bus_ns(dev);
@@ -129,7 +138,7 @@ int emu_intake(struct emu_dev *dev, struct emu_queue *q)
 	}
 	q->cons.written = q->cons.rung = db;
 	while (q->npool < EMU_POOL &&
-	       q->get_tail - q->get_head < EMU_MAX_GETS &&
+	       q->get_tail - q->get_head + q->gets_pending < EMU_MAX_GETS &&
 	       q->cons.taken - q->cq_tail < q->size) {
 		int slot = oms_db_consume(&q->cons);
 
@@ -153,14 +162,34 @@ static int overlaps(const struct oms_wr *a, const struct oms_wr *b)
 	       b->off < a->off + a->len;
 }
 
-static void execute(struct emu_dev *dev, struct emu_queue *q,
-		    const struct emu_pend *p)
+/* Retire @p with @status without touching memory. */
+void emu_fail(struct emu_dev *dev, struct emu_queue *q,
+	      const struct emu_pend *p, int status)
+{
+	if (p->posted)
+		oms_hold_ack(&dev->hold[q->node], p->wr.dest, p->hold_id);
+	if (p->wr.op == OMS_WR_GET && (p->wr.flags & OMS_WR_F_SEQ))
+		q->gets_pending--;
+	src_done(q);
+	emu_complete(dev, q, p->wr.slot, status, 0,
+		     emu_now(dev) + bus_ns(dev));
+}
+
+/* Perform @p against host memory and send its completion. */
+void emu_apply(struct emu_dev *dev, struct emu_queue *q,
+	       const struct emu_pend *p)
 {
 	const struct oms_wr *wr = &p->wr;
-	struct emu_region *r = &dev->reg[wr->region];
+	struct emu_region *r = &dev->reg[wr->region % EMU_MAX_REGIONS];
 	uint64_t value = 0;
 	int status = 0;
 
+	if (wr->op == OMS_WR_GET) {
+		if (wr->flags & OMS_WR_F_SEQ)
+			q->gets_pending--;
+		emu_get_accept(dev, q, wr);
+		return;
+	}
 	if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
 	    wr->op == OMS_WR_CAS) {
 		/* Deregistered since it was checked. */
@@ -201,6 +230,15 @@ static void execute(struct emu_dev *dev, struct emu_queue *q,
 	src_done(q);
 	emu_complete(dev, q, wr->slot, status, value,
 		     emu_now(dev) + bus_ns(dev));
+}
+
+static void execute(struct emu_dev *dev, struct emu_queue *q,
+		    const struct emu_pend *p)
+{
+	if (p->wr.flags & OMS_WR_F_SEQ)
+		emu_seq_arrive(dev, q, p);
+	else
+		emu_apply(dev, q, p);
 }
 
 static void pool_remove(struct emu_queue *q, uint32_t j)
