@@ -7,7 +7,8 @@
  *
  * A window is a region the CPU writes with write-combining (non-temporal)
  * stores: process memory, a shared file (the ivshmem backing file seen from
- * the host) or the oms.ko window (an mmap of a PCI BAR).  A transmit queue
+ * the host), the oms.ko window (an mmap of a PCI BAR) or a ConnectX
+ * BlueFlame register (oms_tx_window_mlx5).  A transmit queue
  * owns a power-of-two number of 64-byte chunks of a window and writes
  * each packet ("message") as whole chunks:
  *
@@ -114,6 +115,35 @@ int oms_tx_window_file(const char *path, size_t len, unsigned flags,
  */
 int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
 
+/*
+ * A ConnectX send queue's BlueFlame register (seed 004 Fig 4's target),
+ * through mlx5dv with libibverbs.so.1 and libmlx5.so.1 loaded at run time:
+ * opens @dev (NULL: the first device mlx5dv_is_supported() accepts),
+ * creates a raw packet QP on @port (1-based), takes sq.buf, dbrec, bf.reg
+ * and bf.size from mlx5dv_init_obj().  The window is the two BlueFlame
+ * halves; send with oms_tx_mlx5_send() (oms_tx_queue_create() refuses it).
+ * On failure @why (if not NULL) gets one line saying why.
+ * Errors: -ENOENT (libraries not installed), -ENODEV (no RDMA device),
+ * -EOPNOTSUPP (no mlx5 device; bf.size 0, i.e. no BlueFlame; built
+ * without mlx5dv.h), -EPERM (raw packet QPs need CAP_NET_RAW), -EIO (a
+ * verbs call failed), -EINVAL, -ENOMEM.
+ */
+int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
+		       size_t whylen, struct oms_tx_window **out);
+
+/*
+ * Send one Ethernet frame (at least 18 bytes) inline as a BlueFlame WQE:
+ * ctrl + eth segment (first 18 bytes inline) + inline data, copied into
+ * the send queue and, 64 bytes at a time, into the current BlueFlame half
+ * (halves alternate); the doorbell record is updated first.  Strong: a
+ * store fence after the copy; weak: none (call oms_tx_mlx5_send with
+ * strong, or fence yourself, before relying on order).  Sequenced:
+ * -EOPNOTSUPP (the NIC has no reorder buffer).  -EAGAIN: send queue full
+ * after reaping completions.  -EINVAL, -E2BIG (frame too long to inline).
+ */
+int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
+		     const void *frame, size_t len);
+
 /* Unmap and free; NULL is a no-op. */
 void oms_tx_window_close(struct oms_tx_window *w);
 
@@ -149,7 +179,8 @@ struct oms_tx_queue_attr {
  * Create a queue writing into [offset, offset + length) of @w.  The plain
  * classes need at least one message slot in the region.
  * Errors: -EINVAL (class, thread, flags, reserved, max_msg, region
- * alignment or size), -ENOMEM.
+ * alignment or size, a read-only window), -EOPNOTSUPP (a ConnectX window:
+ * it takes WQEs, see oms_tx_mlx5_send), -ENOMEM.
  */
 int oms_tx_queue_create(struct oms_tx_window *w,
 			const struct oms_tx_queue_attr *attr,

@@ -13,6 +13,11 @@
  *	Use: WQE bytes in the send queue buffer, then the doorbell record the
  *	device reads to find them; the doorbell record, then the doorbell.
  *
+ *   oms_tx_from_device()
+ *	Reads of memory the device writes (by DMA) that follow are not
+ *	performed before the read that found it valid.  Use: a completion
+ *	entry's fields after its owner bit.
+ *
  *   oms_tx_wc_start()
  *	Earlier stores to ordinary memory are visible before the
  *	write-combining stores that follow.  Use: the doorbell record, then a
@@ -39,22 +44,26 @@
  * stores; write-combining and non-temporal stores are weakly ordered and
  * only sfence drains them. */
 #define oms_tx_to_device()	oms_tx_compiler_barrier()
+#define oms_tx_from_device()	oms_tx_compiler_barrier()	/* loads in order */
 #define oms_tx_wc_start()	__asm__ __volatile__("sfence" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("sfence" ::: "memory")
 #elif defined(__aarch64__)
 /* Device-nGnRE/normal-NC mappings: dmb orders stores to the outer
  * shareable domain, dsb waits for them to complete. */
 #define oms_tx_to_device()	__asm__ __volatile__("dmb oshst" ::: "memory")
+#define oms_tx_from_device()	__asm__ __volatile__("dmb oshld" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("dmb oshst" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("dsb st" ::: "memory")
 #elif defined(__powerpc64__) || defined(__powerpc__)
 /* lwsync does not order cache-inhibited stores: sync everywhere. */
 #define oms_tx_to_device()	__asm__ __volatile__("sync" ::: "memory")
+#define oms_tx_from_device()	__asm__ __volatile__("lwsync" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("sync" ::: "memory")
 #elif defined(__riscv)
 /* fence <pred>,<succ>: w/r memory, o/i device output/input. */
 #define oms_tx_to_device()	__asm__ __volatile__("fence w,ow" ::: "memory")
+#define oms_tx_from_device()	__asm__ __volatile__("fence r,r" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("fence w,o" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("fence ow,ow" ::: "memory")
 #else

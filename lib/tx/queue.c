@@ -277,6 +277,8 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 		return -EINVAL;
 	if (w->rdonly)
 		return -EINVAL;
+	if (w->kind == OMS_TX_WIN_MLX5)
+		return -EOPNOTSUPP;
 	max_msg = attr->max_msg ? attr->max_msg : TX_DEFAULT_MAX_MSG;
 	if (max_msg % OMS_TX_CHUNK || max_msg > OMS_TX_MAX_MSG)
 		return -EINVAL;
