@@ -220,6 +220,7 @@ int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++) {
 		if (!dev->q[i]) {
 			q->id = i;
+			q->gen = ++dev->queue_gen;
 			q->in_use = 1;
 			dev->q[i] = q;
 			err = 0;
@@ -239,9 +240,32 @@ fail:
 	return err;
 }
 
+/*
+ * Posted writes the queue leaves behind unexecuted (a context that died
+ * with work in flight) would hold class-2 responses for ever: retire them
+ * from the hold trackers.
+ */
+static void release_posted(struct emu_dev *dev, struct emu_queue *q)
+{
+	uint8_t parked[EMU_SEQ_WINDOW];
+
+	for (uint32_t i = 0; i < q->npool; i++)
+		if (q->pool[i].posted)
+			oms_hold_ack(&dev->hold[q->node], q->pool[i].wr.dest,
+				     q->pool[i].hold_id);
+	memset(parked, 1, sizeof(parked));
+	for (uint32_t i = 0; i < q->npark_free; i++)
+		parked[q->park_free[i]] = 0;
+	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
+		if (parked[i] && q->parked[i].posted)
+			oms_hold_ack(&dev->hold[q->node], q->parked[i].wr.dest,
+				     q->parked[i].hold_id);
+}
+
 void emu_queue_close(struct emu_dev *dev, struct emu_queue *q)
 {
 	pthread_mutex_lock(&dev->lock);
+	release_posted(dev, q);
 	emu_reads_drop_queue(dev, q);
 	emu_seq_drop_queue(dev, q);
 	dev->q[q->id] = NULL;

@@ -89,6 +89,7 @@ struct emu_queue {
 	uint32_t size;
 	uint32_t node;		/* initiator's node */
 	uint32_t id;		/* index: RLSQ thread */
+	uint32_t gen;		/* tells a reused id from its predecessor */
 	/* device side */
 	struct oms_db_ring cons;
 	struct emu_pend pool[EMU_POOL];
@@ -138,6 +139,7 @@ struct emu_dev {
 	int dead;		/* thread gone: every queue fails */
 	uint64_t heartbeat;
 	uint32_t refs;
+	uint32_t queue_gen;
 	struct emu_queue *q[EMU_MAX_QUEUES];
 	struct emu_region reg[EMU_MAX_REGIONS];
 	uint32_t next_key;

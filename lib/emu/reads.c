@@ -123,7 +123,8 @@ static void get_respond(struct emu_dev *dev, struct emu_queue *q,
 		g->resp_due = 0;
 	}
 	if ((g->wr.flags & OMS_WR_F_RESP_ORDERED) && !dev->cfg.no_hold) {
-		uint64_t cookie = ((uint64_t)q->id << 16) |
+		uint64_t cookie = ((uint64_t)q->gen << 32) |
+				  ((uint64_t)q->id << 16) |
 				  (uint64_t)(g - q->gets);
 		int r = oms_hold_send(&dev->hold[g->wr.dest], q->node,
 				      OMS_HOLD_CLASS2, cookie);
@@ -301,9 +302,10 @@ int emu_reads_step(struct emu_dev *dev)
 		uint64_t cookie;
 
 		while (oms_hold_pop(&dev->hold[node], &dst, &cookie) == 1) {
-			struct emu_queue *q = dev->q[cookie >> 16];
+			struct emu_queue *q = dev->q[(cookie >> 16) & 0xffff];
 
-			if (q)
+			/* the queue may have closed (and its id been reused) */
+			if (q && q->gen == (uint32_t)(cookie >> 32))
 				get_done(dev, q, &q->gets[cookie & 0xffff]);
 			work++;
 		}
