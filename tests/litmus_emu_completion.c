@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Litmus L08, L15, L16, L18-L22 on the emulated device (chaos on): the
+ * Litmus L08, L13, L15, L16, L18-L22 on the emulated device (chaos on): the
  * issuer never stalls, quiet is completion, the local fence frees source
  * buffers, empty fences are free, fences and quiet are per context, the
  * doorbell by count, key checks with the drop counter, and errors that
@@ -19,6 +19,7 @@
 #include "helpers.h"
 #include "oms.h"
 #include "emu/emu.h"
+#include "oms_priv.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS 100000ul
@@ -406,6 +407,49 @@ TEST(litmus_L22_errors_never_hang)
 	}
 	ASSERT_EQ(7, rd(&t, 0));
 	ASSERT_EQ(7, rd(&t, 1));
+	oms_ctx_destroy(ini);
+	tgt_close(&t);
+}
+
+/* L13: after quiet every counter is back to 0 and each ordered store
+ * raised and lowered each counter exactly once. */
+TEST(litmus_L13_counter_conservation)
+{
+	uint64_t seed = t_seed(0xd01), v[64];
+	struct oms_ctx *ini = mk(0, seed);
+	struct tgt t;
+	unsigned long ordered = 0, unordered = 0;
+
+	ASSERT_NE(NULL, ini);
+	ASSERT_EQ(0, tgt_open(&t, 64, seed));
+	for (int round = 0; round < 2000; round++) {
+		for (int i = 0; i < 64; i++) {
+			unsigned cls = (unsigned)(i + round) % 3;
+
+			v[i] = (uint64_t)round;
+			ASSERT_EQ(0, oms_put(ini, &t.r, 8ull * i, &v[i], 8,
+					     (enum oms_store_class)cls));
+			ordered += cls != OMS_STORE_UNORDERED;
+			unordered += cls == OMS_STORE_UNORDERED;
+			if (i % 16 == 15)
+				ASSERT_EQ(0, oms_fence(ini, t.r.dest));
+		}
+		ASSERT_EQ(0, oms_quiet(ini));
+	}
+	/* the context's engine state (white box) */
+	ASSERT_EQ(0, ini->so.ctr.pending_issue);
+	ASSERT_EQ(0, ini->so.ctr.pending_ack);
+	ASSERT_EQ(ordered, ini->so.ctr.issue_inc);
+	ASSERT_EQ(ordered, ini->so.ctr.issue_dec);
+	ASSERT_EQ(ordered, ini->so.ctr.ack_inc);
+	ASSERT_EQ(ordered, ini->so.ctr.ack_dec);
+	ASSERT_EQ(unordered, ini->so.ctr.unordered);
+	ASSERT_TRUE(oms_so_quiescent(&ini->so));
+	ASSERT_EQ(0, oms_oc_outstanding(&ini->oc));
+	ASSERT_EQ(ordered + unordered, ini->oc.started);
+	ASSERT_EQ(ordered + unordered, ini->oc.completed);
+	TH_LOG("L13: %lu ordered + %lu unordered stores, every counter "
+	       "balanced", ordered, unordered);
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
 }

@@ -12,6 +12,8 @@
  *   L09 the in-order channel fast path: no strong store is held.
  *   L10 channel switch: ordered stores on one in-order channel, a strong
  *       store on another: it waits for a flush of the first.
+ *   L26 a read after a write to the same address, same requester, sees
+ *       the write (the read travels the same in-order stream).
  * Forbidden outcomes over >= 1 000 000 trials (plain build; 100 000 under
  * ASan), controls with the ordering off must show them.
  */
@@ -44,6 +46,7 @@ struct lab {
 	uint64_t *mem[NDEST], *stamp[NDEST];
 	int ridx[EMU_MAX_REGIONS];
 	uint64_t clock, val[BATCH][SLOTS];
+	uint64_t got[BATCH], gen;
 	unsigned long held;
 };
 
@@ -258,6 +261,43 @@ TEST(litmus_L10_channel_switch_flush)
 	ASSERT_GT(r.held, 0);
 	r = run(OMS_CTX_F_NO_ORDERING, seed, l10, l10_bad, CONTROL_MAX, 1);
 	TH_LOG("L10 control (no ordering): %lu in %lu", r.hits, r.trials);
+	ASSERT_GT(r.hits, 0);
+}
+
+/* L26: a write then a read of the same address from the same requester
+ * returns the new value (the read does not pass the posted write). */
+static int l26(struct lab *l, uint32_t i)
+{
+	uint64_t off = (uint64_t)i * SLOTS * 8;
+
+	if (!i)
+		l->gen++;
+	l->val[i][0] = l->gen;
+	l->got[i] = 0;
+	return oms_put(l->inis[i % NINI], &l->r[1], off, &l->val[i][0], 8,
+		       OMS_STORE_WEAK) |
+	       oms_get(l->inis[i % NINI], &l->got[i], &l->r[1], off, 8,
+		       OMS_READ_RELAXED);
+}
+
+static int l26_old(const struct lab *l, uint32_t i)
+{
+	return l->got[i] != l->gen;
+}
+
+TEST(litmus_L26_read_after_posted_write)
+{
+	uint64_t seed = t_seed(0x1a01);
+	struct result r = run(OMS_CTX_F_DEST_SEQ, seed, l26, l26_old,
+			      t_trials(DEFAULT_TRIALS), 0);
+
+	TH_LOG("L26: %lu trials, %lu reads returned the old value (seed "
+	       "%#llx)", r.trials, r.hits, (unsigned long long)seed);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_EQ(0, r.hits);
+	r = run(OMS_CTX_F_NO_ORDERING, seed, l26, l26_old, CONTROL_MAX, 1);
+	TH_LOG("L26 control (no ordering): old value %lu times in %lu",
+	       r.hits, r.trials);
 	ASSERT_GT(r.hits, 0);
 }
 
