@@ -41,6 +41,7 @@
 
 #include "bench_util.h"
 #include "oms_tx.h"
+#include "tx/barrier.h"
 
 #define WINDOW		(256u << 10)
 #define NSRC		16
@@ -100,21 +101,19 @@ static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
 				 _mm_loadu_si128((const __m128i *)(src + i)));
 }
 
-static void raw_fence(void)
-{
-	_mm_sfence();
-}
 #else
 static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
 {
 	memcpy(dst, src, n);
 }
 
+#endif
+
+/* the same named barrier the strong class uses */
 static void raw_fence(void)
 {
-	__sync_synchronize();
+	oms_tx_wc_flush();
 }
-#endif
 
 static double gbps(uint64_t bytes, uint64_t ns)
 {
