@@ -78,8 +78,9 @@ int oms_attach_pci(const struct oms_attach *a)
 	oms.win.pdev = pdev;
 	oms.win.bar = a->bar;
 	oms_window_set(base, start, len, wc, OMS_WINDOW_PCI);
-	pci_info(pdev, "attached BAR %d (%pR) %s\n", a->bar,
-		 &pdev->resource[a->bar], wc ? "write-combining" : "uncached");
+	pci_info_ratelimited(pdev, "attached BAR %d (%pR) %s\n", a->bar,
+			     &pdev->resource[a->bar],
+			     wc ? "write-combining" : "uncached");
 	return 0;
 
 err_disable:
@@ -132,8 +133,8 @@ int oms_attach_emulated(const struct oms_attach *a)
 	oms.win.pages = va;
 	oms_window_set((void __force __iomem *)va, virt_to_phys(va), len, wc,
 		       OMS_WINDOW_EMULATED);
-	pr_info("attached an emulated window of %llu bytes %s\n", len,
-		wc ? "write-combining" : "uncached");
+	pr_info_ratelimited("attached an emulated window of %llu bytes %s\n",
+			    len, wc ? "write-combining" : "uncached");
 	return 0;
 
 err_free:
@@ -158,12 +159,12 @@ void oms_detach(void)
 	if (w.kind == OMS_WINDOW_PCI) {
 		iounmap(w.base);
 		pci_disable_device(w.pdev);
-		pci_info(w.pdev, "detached BAR %d\n", w.bar);
+		pci_info_ratelimited(w.pdev, "detached BAR %d\n", w.bar);
 		pci_dev_put(w.pdev);
 	} else if (w.kind == OMS_WINDOW_EMULATED) {
 		oms_pages_set_wb(w.pages, w.len);
 		free_pages_exact(w.pages, w.len);
-		pr_info("detached the emulated window\n");
+		pr_info_ratelimited("detached the emulated window\n");
 	}
 }
 

@@ -4,11 +4,13 @@
  * valid and invalid command numbers, sizes, flags, offsets, lengths, counts
  * and pointers (NULL, unmapped, read-only, inside the device's own mapping,
  * which the module must copy from without deadlocking).  Attach requests
- * only name the ivshmem device or nonexistent ones, so no guest device is
- * disturbed.  Passes if every call returns, the module still works, and the
+ * only name the ivshmem device or nonexistent ones (bus >= 0x80, checked
+ * after the random bit flips), so no other guest device is written.  Passes if every call returns, the module still works, and the
  * guest's dmesg stays clean (checked by boot.sh).
  */
+#include <setjmp.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -17,6 +19,8 @@
 #ifndef FUZZ_CALLS
 #define FUZZ_CALLS 500000
 #endif
+#define FUZZ_PROCS 3		/* concurrent fuzzers in the second test */
+#define FUZZ_PROC_CALLS 60000
 
 static uint64_t rng_state;
 
@@ -140,6 +144,17 @@ static unsigned long one_call(struct fuzz *f, void **argp)
 			arg.a.bar = rnd();
 		}
 		maybe_corrupt(&arg.a, sizeof(arg.a));
+		/*
+		 * A flipped bit may now name another guest device (the 9p
+		 * root's virtio BARs!): move such requests to a bus that
+		 * does not exist.
+		 */
+		if (!(arg.a.flags & OMS_ATTACH_EMULATED) &&
+		    !(f->have_ivshmem && arg.a.domain == f->ivshmem.domain &&
+		      arg.a.bus == f->ivshmem.bus &&
+		      arg.a.slot == f->ivshmem.slot &&
+		      arg.a.func == f->ivshmem.func))
+			arg.a.bus |= 0x80;
 		break;
 	case 1:
 		cmd = OMS_IOC_DETACH;
@@ -319,6 +334,111 @@ TEST_F_TIMEOUT(fz, random_ioctls, 280)
 	EXPECT_EQ(v, back);
 	free(f.buf);
 	close(f.fd);
+}
+
+static sigjmp_buf touch_env;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(touch_env, 1);
+}
+
+/*
+ * One of FUZZ_PROCS processes, each with its own fd and mapping, racing
+ * attach/detach of the others with ioctls and with page faults on their
+ * possibly stale mappings (SIGBUS is expected and caught).
+ */
+static int fuzz_proc(unsigned int seed, unsigned long *faults_ok,
+		     unsigned long *sigbus)
+{
+	struct fuzz f = { 0 };
+	unsigned long i;
+	void *arg;
+
+	rng_state = seed;
+	signal(SIGBUS, on_sigbus);
+	f.fd = open(T_DEV, O_RDWR);
+	if (f.fd < 0)
+		return 1;
+	f.have_ivshmem = !t_find_ivshmem(&f.ivshmem);
+	f.buf = malloc(2 << 20);
+	f.rdonly = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+	if (!f.buf || f.rdonly == MAP_FAILED ||
+	    mprotect(f.rdonly, 4096, PROT_READ))
+		return 1;
+	refresh(&f);
+	for (i = 0; i < FUZZ_PROC_CALLS; i++) {
+		unsigned long cmd = one_call(&f, &arg);
+
+		ioctl(f.fd, cmd, arg);
+		if (cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH ||
+		    rnd() % 64 == 0)
+			refresh(&f);
+		if (f.map && rnd() % 4 == 0) {
+			volatile uint32_t *p = (volatile uint32_t *)
+				(f.map + (rnd() % f.map_len & ~3ul));
+
+			if (sigsetjmp(touch_env, 1) == 0) {
+				if (rnd() % 2)
+					*p = (uint32_t)i;
+				else
+					(void)*p;
+				(*faults_ok)++;
+			} else {
+				(*sigbus)++;
+			}
+		}
+	}
+	close(f.fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(fz, concurrent_ioctls_and_faults, 280)
+{
+	unsigned long counts[FUZZ_PROCS][2];
+	unsigned long ok_touch = 0, bus = 0;
+	uint64_t v = 0x0fedcba987654321ull, back = 0;
+	int pipes[FUZZ_PROCS][2], k, status, fd;
+	unsigned int seed = (unsigned int)time(NULL);
+	pid_t pids[FUZZ_PROCS];
+
+	TH_LOG("seed %u", seed);
+	for (k = 0; k < FUZZ_PROCS; k++) {
+		ASSERT_EQ(0, pipe(pipes[k]));
+		pids[k] = fork();
+		ASSERT_LE(0, pids[k]);
+		if (pids[k] == 0) {
+			unsigned long c[2] = { 0, 0 };
+			int r = fuzz_proc(seed * 31 + k + 1, &c[0], &c[1]);
+
+			if (write(pipes[k][1], c, sizeof(c)) != sizeof(c))
+				r = 1;
+			_exit(r);
+		}
+		close(pipes[k][1]);
+	}
+	for (k = 0; k < FUZZ_PROCS; k++) {
+		ASSERT_EQ(pids[k], waitpid(pids[k], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("fuzzer %d: status 0x%x", k, status);
+		ASSERT_EQ(sizeof(counts[k]), read(pipes[k][0], counts[k],
+						  sizeof(counts[k])));
+		close(pipes[k][0]);
+		ok_touch += counts[k][0];
+		bus += counts[k][1];
+	}
+	printf("# concurrent fuzz: %d processes x %d ioctl calls, %lu mapped accesses, %lu SIGBUS on stale mappings\n",
+	       FUZZ_PROCS, FUZZ_PROC_CALLS, ok_touch, bus);
+	fflush(stdout);
+
+	fd = open(T_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, t_setup_window(fd, 0));
+	EXPECT_EQ(0, t_store1(fd, T_SCRATCH_LIVE, &v, 8, OMS_STORE_STRONG, 0));
+	EXPECT_EQ(0, t_read_window(fd, T_SCRATCH_LIVE, &back, 8));
+	EXPECT_EQ(v, back);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
