@@ -81,7 +81,8 @@ enum oms_read_order {
 #define OMS_CTX_ATTR_EMU_LATENCY (1u << 5)	/* lat_* and time_scale */
 #define OMS_CTX_ATTR_READ_ORDER	(1u << 6)	/* read_order, rlsq_entries */
 #define OMS_CTX_ATTR_TIMEOUT	(1u << 7)	/* timeout_ms */
-#define OMS_CTX_ATTR_ALL	0xffu
+#define OMS_CTX_ATTR_DEST_SEQ	(1u << 8)	/* dest_seq_mask */
+#define OMS_CTX_ATTR_ALL	0x1ffu
 
 /* struct oms_ctx_attr.flags */
 #define OMS_CTX_F_NONBLOCK	(1u << 0) /* -EAGAIN instead of waiting for a
@@ -127,6 +128,11 @@ struct oms_ctx_attr {
 	uint32_t rlsq_entries;	/* emu: RLSQ entries; 256 */
 	uint32_t timeout_ms;	/* declare the device dead after this long
 				 * without progress; 2000 */
+	uint32_t dest_seq_mask;	/* destinations (bit n = node n) ordered by
+				 * sequence number as with OMS_CTX_F_DEST_SEQ
+				 * (which means all of them); the others are
+				 * acknowledged channels */
+	uint32_t reserved;	/* must be 0 */
 };
 
 #define OMS_MAX_NODES	16

@@ -130,7 +130,15 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 			return -EINVAL;
 		a->timeout_ms = t.timeout_ms;
 	}
-	if (a->flags & OMS_CTX_F_DEST_SEQ) {
+	if (t.comp_mask & OMS_CTX_ATTR_DEST_SEQ) {
+		if (!HAS(in, OMS_CTX_ATTR_DEST_SEQ, reserved) || t.reserved ||
+		    (OMS_MAX_NODES < 32 && (t.dest_seq_mask >> OMS_MAX_NODES)))
+			return -EINVAL;
+		a->dest_seq_mask = t.dest_seq_mask;
+	}
+	if (a->flags & OMS_CTX_F_DEST_SEQ)
+		a->dest_seq_mask = (1u << OMS_MAX_NODES) - 1;
+	if (a->dest_seq_mask) {
 		if (a->queue_depth > OMS_SEQ_QDEPTH &&
 		    (t.comp_mask & OMS_CTX_ATTR_QDEPTH))
 			return -EINVAL;
@@ -221,7 +229,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		cc[i] = (struct oms_so_chan_cfg){
 			.dest = (uint16_t)i,
 			/* in-order at the destination: a posted channel */
-			.kind = a.flags & OMS_CTX_F_DEST_SEQ ?
+			.kind = a.dest_seq_mask & (1u << i) ?
 				OMS_CHAN_POSTED : OMS_CHAN_ACKED,
 		};
 	if (!ctx->op || !ctx->free || !ctx->ackbits ||

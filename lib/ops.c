@@ -25,7 +25,8 @@ static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 {
 	int err;
 
-	if ((ctx->attr.flags & OMS_CTX_F_DEST_SEQ) && op->seq != UINT64_MAX) {
+	if ((ctx->attr.dest_seq_mask & (1u << op->wr.dest)) &&
+	    op->seq != UINT64_MAX) {
 		op->wr.flags |= OMS_WR_F_SEQ;
 		op->wr.seq = (uint32_t)op->seq;
 	}
@@ -125,7 +126,7 @@ static int wait_for(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *))
 
 static int have_slot(struct oms_ctx *ctx)
 {
-	return ctx->nfree > (ctx->attr.flags & OMS_CTX_F_DEST_SEQ ?
+	return ctx->nfree > (ctx->attr.dest_seq_mask ?
 			     OMS_FLUSH_SLOTS : 0);
 }
 

@@ -210,6 +210,18 @@ TEST(ctx_create_bad_attr)
 	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
 	a.backend = OMS_BACKEND_VERBS;
 	ASSERT_EQ(-ENODEV, oms_ctx_create(&a, &ctx));
+	a = oms_ctx_attr_default();
+	a.comp_mask = OMS_CTX_ATTR_DEST_SEQ;
+	a.dest_seq_mask = 1u << OMS_MAX_NODES;
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
+	a.dest_seq_mask = 1;
+	a.reserved = 1;
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
+	a = oms_ctx_attr_default();
+	a.comp_mask = OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_QDEPTH;
+	a.flags = OMS_CTX_F_DEST_SEQ;
+	a.queue_depth = 512;		/* beyond the reorder buffer window */
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
 	/* a bigger struct from a newer caller: tail must be zero */
 	memset(&big, 0, sizeof(big));
 	big.a = oms_ctx_attr_default();

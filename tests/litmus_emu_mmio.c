@@ -12,6 +12,7 @@
  *   L09 the in-order channel fast path: no strong store is held.
  *   L10 channel switch: ordered stores on one in-order channel, a strong
  *       store on another: it waits for a flush of the first.
+ *   L11 mixed history: one in-order and one acknowledged channel.
  *   L26 a read after a write to the same address, same requester, sees
  *       the write (the read travels the same in-order stream).
  * Forbidden outcomes over >= 1 000 000 trials (plain build; 100 000 under
@@ -63,6 +64,9 @@ static void observe(void *arg, uint32_t q, const struct oms_wr *wr)
 		l->stamp[d][w] = l->clock;
 }
 
+/* Set by a test: destinations with in-order (sequence) channels. */
+static uint32_t seq_mask;
+
 static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 {
 	size_t words = (size_t)BATCH * SLOTS;
@@ -74,6 +78,10 @@ static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 		      OMS_CTX_ATTR_EMU_CHAOS;
 	a.chaos_seed = seed;
 	a.flags = flags;
+	if (seq_mask && !(flags & OMS_CTX_F_NO_ORDERING)) {
+		a.comp_mask |= OMS_CTX_ATTR_DEST_SEQ;
+		a.dest_seq_mask = seq_mask;
+	}
 	for (int k = 0; k < NINI; k++)
 		if (oms_ctx_create(&a, &l->inis[k]))
 			return -1;
@@ -262,6 +270,39 @@ TEST(litmus_L10_channel_switch_flush)
 	r = run(OMS_CTX_F_NO_ORDERING, seed, l10, l10_bad, CONTROL_MAX, 1);
 	TH_LOG("L10 control (no ordering): %lu in %lu", r.hits, r.trials);
 	ASSERT_GT(r.hits, 0);
+}
+
+/* L11: ordered stores outstanding on an in-order channel (D1) and an
+ * acknowledged one (D2), then a strong store: it waits for both the flush
+ * of D1 and the acks of D2. */
+static int l11(struct lab *l, uint32_t i)
+{
+	return st(l, i, 1, 0, OMS_STORE_WEAK) | st(l, i, 2, 1, OMS_STORE_WEAK) |
+	       st(l, i, 2, 2, OMS_STORE_STRONG);
+}
+
+static int l11_bad(const struct lab *l, uint32_t i)
+{
+	return vt(l, i, 2, 2) < vt(l, i, 1, 0) || vt(l, i, 2, 2) < vt(l, i, 2, 1);
+}
+
+TEST(litmus_L11_mixed_history)
+{
+	uint64_t seed = t_seed(0xb01);
+	struct result r;
+
+	seq_mask = 1u << 1;
+	r = run(0, seed, l11, l11_bad, t_trials(DEFAULT_TRIALS), 0);
+	TH_LOG("L11 (D1 in-order, D2 acked): %lu trials, %lu strong stores "
+	       "early, %lu held (seed %#llx)", r.trials, r.hits, r.held,
+	       (unsigned long long)seed);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_EQ(0, r.hits);
+	ASSERT_GT(r.held, 0);
+	r = run(OMS_CTX_F_NO_ORDERING, seed, l11, l11_bad, CONTROL_MAX, 1);
+	TH_LOG("L11 control (no ordering): %lu in %lu", r.hits, r.trials);
+	ASSERT_GT(r.hits, 0);
+	seq_mask = 0;
 }
 
 /* L26: a write then a read of the same address from the same requester

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Litmus L01-L08 and L14-L17 on the emulated device with chaos on: real
+ * Litmus L01-L07, L12, L14 and L17 on the emulated device with chaos on: real
  * contexts, a real device thread that executes puts in random order and
  * returns completions late and shuffled.  The observer is the destination
  * memory itself: the device stamps every word when a store makes it
@@ -297,6 +297,24 @@ TEST(litmus_L03_strong_strong)
 {
 	FORBIDDEN("L03 same destination", l03_same, l03_bad_same, 0x301, 2);
 	FORBIDDEN("L03 other destination", l03_other, l03_bad_other, 0x302, 2);
+}
+
+/* L12: back-to-back strong stores, across destinations, land in program
+ * order. */
+static int l12(struct lab *l, uint32_t i)
+{
+	return st(l, i, 1, X, 1, S) | st(l, i, 2, Y, 1, S) |
+	       st(l, i, 1, F, 1, S);
+}
+
+static int l12_bad(const struct lab *l, uint32_t i)
+{
+	return vt(l, i, 2, Y) < vt(l, i, 1, X) || vt(l, i, 1, F) < vt(l, i, 2, Y);
+}
+
+TEST(litmus_L12_back_to_back_strong)
+{
+	FORBIDDEN("L12", l12, l12_bad, 0xc01, 1);
 }
 
 /* L04: data, wqe, dbrec in host memory (D1), doorbells on the NIC (D2). */
