@@ -14,6 +14,7 @@
  *   L23 seed 002 hold: node A puts data to B and sets a flag in its own
  *       memory; B reads the flag with a class-2 read: a response carrying
  *       the flag may not leave before the data is visible at B.
+ *   L25 the same with eight posted writes acknowledged in any order.
  * Forbidden outcomes: >= 1 000 000 trials per test in the plain build
  * (100 000 under ASan); controls with acquire (or the hold) off must show
  * the outcome.
@@ -263,8 +264,10 @@ TEST(litmus_L30_order_inside_one_read)
  * memory; node 2 reads flag[i] from A with a class-2 read.  The device
  * stamps when each put becomes visible and when each response leaves.
  */
+#define MAXDATA 8	/* L25: posted writes per trial */
+
 struct l23 {
-	uint64_t stamp_data[BATCH], stamp_resp[BATCH], clock;
+	uint64_t stamp_data[BATCH * MAXDATA], stamp_resp[BATCH], clock;
 	uint64_t got[BATCH];
 	uint32_t data_region;
 	uint64_t one;
@@ -285,11 +288,11 @@ static void l23_observe(void *arg, uint32_t q, const struct oms_wr *wr)
 }
 
 static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
-			  int stop_on_hit)
+			  int stop_on_hit, uint32_t ndata)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *ca = NULL, *cb = NULL;
-	uint64_t *ma = calloc(BATCH, 8), *mb = calloc(BATCH, 8);
+	uint64_t *ma = calloc(BATCH, 8), *mb = calloc(BATCH * MAXDATA, 8);
 	struct oms_mr *mra, *mrb;
 	struct oms_rmr ra, rb;
 	struct l23 *s = calloc(1, sizeof(*s));
@@ -302,7 +305,7 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	a.node = 1;
 	if (oms_ctx_create(&a, &ca) || (a.node = 2, oms_ctx_create(&a, &cb)) ||
 	    oms_mr_reg(ca, ma, BATCH * 8, OMS_ACCESS_ALL, &mra) ||
-	    oms_mr_reg(cb, mb, BATCH * 8, OMS_ACCESS_ALL, &mrb)) {
+	    oms_mr_reg(cb, mb, BATCH * MAXDATA * 8, OMS_ACCESS_ALL, &mrb)) {
 		r.errors++;
 		goto out;
 	}
@@ -315,8 +318,10 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		int busy;
 
 		for (uint32_t i = 0; i < BATCH; i++) {
-			r.errors += oms_put(ca, &rb, 8ull * i, &s->one, 8,
-					    OMS_STORE_WEAK) != 0;
+			for (uint32_t k = 0; k < ndata; k++)
+				r.errors += oms_put(ca, &rb, 8ull * (i * ndata + k),
+						    &s->one, 8,
+						    OMS_STORE_WEAK) != 0;
 			r.errors += oms_put(ca, &ra, 8ull * i, &s->one, 8,
 					    OMS_STORE_WEAK) != 0;
 		}
@@ -334,9 +339,14 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		r.errors += oms_quiet(ca) != 0;
 		r.errors += oms_quiet(cb) != 0;
 		for (uint32_t i = 0; i < BATCH; i++) {
-			if (s->got[i] == 1 && (!s->stamp_data[i] ||
-			    s->stamp_data[i] > s->stamp_resp[i]))
-				r.hits++;
+			int late = 0;
+
+			for (uint32_t k = 0; k < ndata; k++) {
+				uint64_t d = s->stamp_data[i * ndata + k];
+
+				late |= !d || d > s->stamp_resp[i];
+			}
+			r.hits += s->got[i] == 1 && late;
 			r.accepted += s->got[i] == 1;
 		}
 		r.trials += BATCH;
@@ -346,8 +356,8 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		s->data_region = rb.region;
 		for (uint32_t i = 0; i < BATCH; i++) {
 			oms_mr_write(mra, 8ull * i, &(uint64_t){ 0 }, 8);
-			oms_mr_write(mrb, 8ull * i, &(uint64_t){ 0 }, 8);
 		}
+		memset(mb, 0, BATCH * MAXDATA * 8);
 		emu_dev_set_observer(emu_dev_current(), l23_observe, s);
 	}
 	emu_dev_set_observer(emu_dev_current(), NULL, NULL);
@@ -365,7 +375,7 @@ out:
 TEST(litmus_L23_response_held_behind_posted_write)
 {
 	uint64_t seed = t_seed(0x1701);
-	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0);
+	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, 1);
 
 	TH_LOG("L23: %lu trials, %lu saw the flag, %lu responses left before "
 	       "the data was visible (chaos seed %#llx)", r.trials,
@@ -373,8 +383,29 @@ TEST(litmus_L23_response_held_behind_posted_write)
 	ASSERT_EQ(0, r.errors);
 	ASSERT_EQ(0, r.hits);
 	ASSERT_GT(r.accepted, 0);
-	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1);
+	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, 1);
 	TH_LOG("L23 control (hold off): forbidden seen %lu times in %lu "
+	       "trials", r.hits, r.trials);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_GT(r.hits, 0);
+}
+
+/* L25: eight posted writes per trial, executed (and acknowledged) in any
+ * order: the class-2 response leaves only after the last of them. */
+TEST(litmus_L25_counting_out_of_order_acks)
+{
+	uint64_t seed = t_seed(0x1901);
+	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, MAXDATA);
+
+	TH_LOG("L25: %lu trials of %d posted writes, %lu saw the flag, %lu "
+	       "responses left before the last write was visible (seed "
+	       "%#llx)", r.trials, MAXDATA,
+	       r.accepted, r.hits, (unsigned long long)seed);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_EQ(0, r.hits);
+	ASSERT_GT(r.accepted, 0);
+	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, MAXDATA);
+	TH_LOG("L25 control (hold off): forbidden seen %lu times in %lu "
 	       "trials", r.hits, r.trials);
 	ASSERT_EQ(0, r.errors);
 	ASSERT_GT(r.hits, 0);
