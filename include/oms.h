@@ -268,7 +268,8 @@ int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst, uint64_t off,
 /*
  * Get @len bytes of @src at @off into @buf.  Non-blocking: @buf is valid
  * after oms_quiet().  Ordered after the puts that precede an oms_fence()
- * to its destination; not otherwise ordered against puts.  @flags:
+ * to its destination; not otherwise ordered against puts (on a DEST_SEQ
+ * destination: after every earlier ordered operation to it).  @flags:
  * OMS_READ_RELAXED or OMS_READ_ACQUIRE (seed 004: lines in address order,
  * later reads of the context not performed before it), optionally
  * | OMS_READ_RESP_ORDERED (seed 002).  Errors as oms_put().
@@ -279,8 +280,9 @@ int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
 /*
  * Atomic fetch-and-add / compare-and-swap of the 64-bit word at @off (8-byte
  * aligned).  Non-blocking: *@old is valid after oms_quiet() (@old may be
- * NULL).  Ordered like a WEAK store.  Errors as oms_put(), and -EINVAL for
- * a misaligned @off.
+ * NULL).  Ordered like a WEAK store (seed 000): a later STRONG store or a
+ * fence waits for it; it waits for earlier fences of its destination
+ * (seed 001 AMOs).  Errors as oms_put(), and -EINVAL for a misaligned @off.
  */
 int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
 		    uint64_t off, uint64_t add, uint64_t *old);
@@ -296,7 +298,12 @@ int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
  */
 int oms_fence(struct oms_ctx *ctx, uint32_t dest);
 
-/* Fence every destination (L17).  Errors: -EINVAL, -ENODEV. */
+/*
+ * Fence every destination (seed 001 fence over all PEs; L17): ordered
+ * operations issued after it become visible only after every ordered
+ * operation issued before it, to any destination.  Non-blocking.
+ * Errors: -EINVAL, -ENODEV.
+ */
 int oms_fence_global(struct oms_ctx *ctx);
 
 /*
@@ -310,8 +317,10 @@ int oms_fence_local(struct oms_ctx *ctx);
  * Quiet (seed 001/003): returns when every earlier operation of this
  * context is complete and visible (L15); only this context's (L19).
  * Returns 0, or the first error of an operation completed since the last
- * quiet (-EACCES wrong key, -EFAULT bad remote address, -EMSGSIZE,
- * -ENODEV/-ETIMEDOUT device gone: every pending op fails, nothing hangs).
+ * quiet (-EACCES wrong key, -EKEYREJECTED wrong key past the drop
+ * threshold, -EFAULT bad remote address, -EPERM missing access right,
+ * -EMSGSIZE, -ENODEV/-ETIMEDOUT device gone: every pending op fails,
+ * nothing hangs).
  */
 int oms_quiet(struct oms_ctx *ctx);
 
