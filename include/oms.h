@@ -101,7 +101,11 @@ enum oms_read_order {
 					   * and strong stores to one
 					   * destination never wait for acks;
 					   * queue_depth <= 256 (default 256) */
-#define OMS_CTX_F_ALL		0xfu
+#define OMS_CTX_F_HOLD_GLOBAL	(1u << 4) /* emu: the seed-002 hold has global
+					   * scope (a class-2 response waits
+					   * for posted writes to any node)
+					   * instead of per destination */
+#define OMS_CTX_F_ALL		0x1fu
 
 /*
  * Context attributes.  Extensible: @size is sizeof() as the caller was

@@ -14,6 +14,8 @@
  *   L23 seed 002 hold: node A puts data to B and sets a flag in its own
  *       memory; B reads the flag with a class-2 read: a response carrying
  *       the flag may not leave before the data is visible at B.
+ *   L24 scope: per destination (a write to C does not hold a response to
+ *       B) and global (it does).
  *   L25 the same with eight posted writes acknowledged in any order.
  * Forbidden outcomes: >= 1 000 000 trials per test in the plain build
  * (100 000 under ASan); controls with acquire (or the hold) off must show
@@ -287,11 +289,12 @@ static void l23_observe(void *arg, uint32_t q, const struct oms_wr *wr)
 		s->stamp_resp[(wr->local - (uintptr_t)s->got) / 8] = s->clock;
 }
 
+/* @dnode: where A's data goes: 2 (the reader, B) or 3 (a third node). */
 static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
-			  int stop_on_hit, uint32_t ndata)
+			  int stop_on_hit, uint32_t ndata, uint32_t dnode)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_ctx *ca = NULL, *cb = NULL;
+	struct oms_ctx *ca = NULL, *cb = NULL, *cc = NULL;
 	uint64_t *ma = calloc(BATCH, 8), *mb = calloc(BATCH * MAXDATA, 8);
 	struct oms_mr *mra, *mrb;
 	struct oms_rmr ra, rb;
@@ -304,8 +307,10 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	a.flags = flags;
 	a.node = 1;
 	if (oms_ctx_create(&a, &ca) || (a.node = 2, oms_ctx_create(&a, &cb)) ||
+	    (a.node = 3, oms_ctx_create(&a, &cc)) ||
 	    oms_mr_reg(ca, ma, BATCH * 8, OMS_ACCESS_ALL, &mra) ||
-	    oms_mr_reg(cb, mb, BATCH * MAXDATA * 8, OMS_ACCESS_ALL, &mrb)) {
+	    oms_mr_reg(dnode == 3 ? cc : cb, mb, BATCH * MAXDATA * 8,
+		       OMS_ACCESS_ALL, &mrb)) {
 		r.errors++;
 		goto out;
 	}
@@ -366,6 +371,8 @@ out:
 		oms_ctx_destroy(ca);
 	if (cb)
 		oms_ctx_destroy(cb);
+	if (cc)
+		oms_ctx_destroy(cc);
 	free(ma);
 	free(mb);
 	free(s);
@@ -375,7 +382,7 @@ out:
 TEST(litmus_L23_response_held_behind_posted_write)
 {
 	uint64_t seed = t_seed(0x1701);
-	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, 1);
+	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, 1, 2);
 
 	TH_LOG("L23: %lu trials, %lu saw the flag, %lu responses left before "
 	       "the data was visible (chaos seed %#llx)", r.trials,
@@ -383,9 +390,31 @@ TEST(litmus_L23_response_held_behind_posted_write)
 	ASSERT_EQ(0, r.errors);
 	ASSERT_EQ(0, r.hits);
 	ASSERT_GT(r.accepted, 0);
-	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, 1);
+	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, 1, 2);
 	TH_LOG("L23 control (hold off): forbidden seen %lu times in %lu "
 	       "trials", r.hits, r.trials);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_GT(r.hits, 0);
+}
+
+/* L24: A's posted writes go to a third node C.  Per-destination scope
+ * (the default): a response to B is not held by them (and the chaos must
+ * show a response leaving first).  Global scope: it is. */
+TEST(litmus_L24_hold_scope)
+{
+	uint64_t seed = t_seed(0x1801);
+	struct res r = l23_run(OMS_CTX_F_HOLD_GLOBAL, seed,
+			       t_trials(DEFAULT_TRIALS), 0, 1, 3);
+
+	TH_LOG("L24 global scope: %lu trials, %lu saw the flag, %lu responses "
+	       "to B left before A's write to C was visible (seed %#llx)",
+	       r.trials, r.accepted, r.hits, (unsigned long long)seed);
+	ASSERT_EQ(0, r.errors);
+	ASSERT_EQ(0, r.hits);
+	ASSERT_GT(r.accepted, 0);
+	r = l23_run(0, seed, CONTROL_MAX, 1, 1, 3);
+	TH_LOG("L24 per-destination scope: a response to B passed A's write "
+	       "to C %lu times in %lu trials (allowed)", r.hits, r.trials);
 	ASSERT_EQ(0, r.errors);
 	ASSERT_GT(r.hits, 0);
 }
@@ -395,7 +424,7 @@ TEST(litmus_L23_response_held_behind_posted_write)
 TEST(litmus_L25_counting_out_of_order_acks)
 {
 	uint64_t seed = t_seed(0x1901);
-	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, MAXDATA);
+	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, MAXDATA, 2);
 
 	TH_LOG("L25: %lu trials of %d posted writes, %lu saw the flag, %lu "
 	       "responses left before the last write was visible (seed "
@@ -404,7 +433,7 @@ TEST(litmus_L25_counting_out_of_order_acks)
 	ASSERT_EQ(0, r.errors);
 	ASSERT_EQ(0, r.hits);
 	ASSERT_GT(r.accepted, 0);
-	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, MAXDATA);
+	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, MAXDATA, 2);
 	TH_LOG("L25 control (hold off): forbidden seen %lu times in %lu "
 	       "trials", r.hits, r.trials);
 	ASSERT_EQ(0, r.errors);

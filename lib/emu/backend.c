@@ -34,6 +34,7 @@ static int emu_open(struct oms_ctx *ctx)
 		.link_gbps = a->link_gbps,
 		.time_scale = a->time_scale,
 		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
+		.hold_global = !!(a->flags & OMS_CTX_F_HOLD_GLOBAL),
 	};
 	struct emu_ctx *ec = NULL;
 	struct emu_dev *dev;

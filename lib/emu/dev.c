@@ -126,6 +126,8 @@ static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
 
 	if (!dev)
 		return -ENOMEM;
+	if (cfg->hold_global)
+		hc.scope = OMS_HOLD_GLOBAL;
 	dev->cfg = *cfg;
 	dev->rng = cfg->chaos_seed;
 	dev->next_key = (uint32_t)(wall_ns() * 2654435761u) | 1;

@@ -52,6 +52,7 @@ struct emu_cfg {
 	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
 	uint32_t time_scale;	/* 0: no latency model */
 	uint32_t no_hold;	/* baseline: seed-002 hold off */
+	uint32_t hold_global;	/* seed-002 hold scope: all destinations */
 };
 
 struct emu_pend {		/* a taken put/atomic/flush */
