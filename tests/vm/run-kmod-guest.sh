@@ -99,4 +99,19 @@ if grep -q '^oms ' /proc/modules; then
 	rmmod oms
 	tap $? "rmmod oms"
 fi
+
+# Module parameters for an emulated, uncached window; mmio_sweep's INFO
+# line must say so, and its sweep must run on it.
+if insmod "$ko" uc=1 emu_len=65536; then
+	line=$("$dir/mmio_sweep" -t 1 -r 1 2>&1)
+	rc=$?
+	echo "$line" | sed 's/^/# /'
+	echo "$line" | grep -q '^window: emulated, 65536 bytes, uncached;' &&
+		[ $rc -eq 0 ]
+	tap $? "insmod uc=1 emu_len=65536: uncached emulated window, sweep runs"
+	rmmod oms
+	tap $? "rmmod oms (emulated window)"
+else
+	tap 1 "insmod uc=1 emu_len=65536"
+fi
 exit $failed
