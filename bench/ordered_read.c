@@ -14,9 +14,11 @@
  * so the emulation's own CPU cost (about 1 us per 64 B read on two cores)
  * stays small next to the modelled latencies; figures are in model time.
  * Each cell runs --ms wall milliseconds (default 100, at least 16 reads)
- * with --qd reads in flight (default 256).
+ * with up to --qd reads in flight (default 256, at most 64 KiB).
  *
- *   ordered_read [--json] [--scale N] [--ms N] [--qd N]
+ * Each figure is the best of --runs runs (default 2).
+ *
+ *   ordered_read [--json] [--scale N] [--ms N] [--qd N] [--runs N]
  */
 #include <errno.h>
 #include <sched.h>
@@ -65,6 +67,12 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	struct oms_rmr r;
 	uint64_t issued = 0, done = 0, off = 0, t0, t1;
 	int err, out = 0;
+
+	/* Enough in flight to cover the bandwidth-delay product (64 KiB is
+	 * several times the model's), not more: the final quiet drains them,
+	 * one line per round trip in NIC mode. */
+	if (qd > 65536 / size)
+		qd = 65536 / size > 8 ? 65536 / size : 8;
 
 	a.comp_mask = OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_READ_ORDER |
 		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_QDEPTH;
@@ -124,11 +132,12 @@ int main(int argc, char **argv)
 	uint32_t scale = (uint32_t)arg(argc, argv, "--scale", 500);
 	uint64_t wall_ms = arg(argc, argv, "--ms", 100);
 	uint32_t qd = (uint32_t)arg(argc, argv, "--qd", 256);
+	uint32_t runs = (uint32_t)arg(argc, argv, "--runs", 2);
 	double mops[NMODES][NSIZES];
 	uint8_t *mem = aligned_alloc(64, REGION), *dst = aligned_alloc(64, REGION);
 	int fail = 0;
 
-	if (!mem || !dst || !scale || qd == 0 || qd > 1024) {
+	if (!mem || !dst || !scale || qd == 0 || qd > 1024 || !runs) {
 		fprintf(stderr, "ordered_read: bad arguments\n");
 		return 2;
 	}
@@ -155,8 +164,18 @@ int main(int argc, char **argv)
 	for (unsigned s = 0; s < NSIZES; s++) {
 		bu_printf(!json, " %-8u", sizes[s]);
 		for (unsigned m = 0; m < NMODES; m++) {
-			int err = run(&modes[m], sizes[s], scale, wall_ms, qd,
-				      mem, dst, &mops[m][s]);
+			int err = 0;
+
+			/* best of --runs: the machine is shared */
+			mops[m][s] = 0;
+			for (uint32_t k = 0; k < runs && !err; k++) {
+				double x = 0;
+
+				err = run(&modes[m], sizes[s], scale, wall_ms,
+					  qd, mem, dst, &x);
+				if (x > mops[m][s])
+					mops[m][s] = x;
+			}
 			double gbps = mops[m][s] * sizes[s] * 8 / 1000.0;
 
 			if (err) {
@@ -169,9 +188,10 @@ int main(int argc, char **argv)
 			if (json)
 				printf("{\"bench\":\"ordered_read\",\"mode\":"
 				       "\"%s\",\"size\":%u,\"mops\":%.3f,"
-				       "\"gbps\":%.3f,\"scale\":%u,\"qd\":%u}\n",
+				       "\"gbps\":%.3f,\"scale\":%u,\"qd\":%u,"
+				       "\"runs\":%u}\n",
 				       modes[m].name, sizes[s], mops[m][s],
-				       gbps, scale, qd);
+				       gbps, scale, qd, runs);
 			bu_printf(!json, " %15.2f %6.2f", mops[m][s], gbps);
 			fflush(stdout);
 		}
