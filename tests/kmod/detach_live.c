@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "oms_guest.h"
+#include "oms_window_fixture.h"
 
 /* Touch @p in a child: 1 if the child died of SIGBUS, 0 if it read fine. */
 static int touch_sigbus(volatile uint32_t *p, int write)
@@ -49,33 +50,6 @@ static void bdf_str(const struct t_pci *p, char *s, size_t n)
 		 p->func);
 }
 
-FIXTURE(win) {
-	int fd;
-};
-
-FIXTURE_VARIANT(win) {
-	int pci;
-};
-
-FIXTURE_VARIANT_ADD(win, emulated) { .pci = 0 };
-FIXTURE_VARIANT_ADD(win, pci) { .pci = 1 };
-
-FIXTURE_SETUP(win)
-{
-	int ret;
-
-	self->fd = open(T_DEV, O_RDWR);
-	ASSERT_LE(0, self->fd);
-	ret = t_setup_window(self->fd, variant->pci);
-	if (ret == -ENODEV)
-		SKIP(return, "no ivshmem device");
-	ASSERT_EQ(0, ret);
-}
-
-FIXTURE_TEARDOWN(win)
-{
-	close(self->fd);
-}
 
 TEST_F(win, detach_with_live_mapping)
 {

@@ -7,34 +7,7 @@
  */
 #include "kselftest_harness.h"
 #include "oms_guest.h"
-
-FIXTURE(win) {
-	int fd;
-};
-
-FIXTURE_VARIANT(win) {
-	int pci;
-};
-
-FIXTURE_VARIANT_ADD(win, emulated) { .pci = 0 };
-FIXTURE_VARIANT_ADD(win, pci) { .pci = 1 };
-
-FIXTURE_SETUP(win)
-{
-	int ret;
-
-	self->fd = open(T_DEV, O_RDWR);
-	ASSERT_LE(0, self->fd);
-	ret = t_setup_window(self->fd, variant->pci);
-	if (ret == -ENODEV)
-		SKIP(return, "no ivshmem device");
-	ASSERT_EQ(0, ret);
-}
-
-FIXTURE_TEARDOWN(win)
-{
-	close(self->fd);
-}
+#include "oms_window_fixture.h"
 
 TEST_F(win, doorbell_sequence)
 {
