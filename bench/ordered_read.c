@@ -151,8 +151,8 @@ int main(int argc, char **argv)
 	}
 	bu_printf(!json, "Ordered DMA reads on the emulated device (seed 004 "
 		  "Fig 5): one QP, Table 2 latencies,\n"
-		  "model time (scale %u wall ns per model ns), %u reads in "
-		  "flight\n", scale, qd);
+		  "model time (scale %u wall ns per model ns), up to %u reads "
+		  "(64 KiB) in flight, best of %u\n", scale, qd, runs);
 	if (!json)
 		bu_rule();
 	bu_printf(!json, " %-8s", "bytes");
