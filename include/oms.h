@@ -62,7 +62,8 @@ enum oms_read_flags {
 enum oms_backend {
 	OMS_BACKEND_AUTO = 0,	/* OMS_BACKEND env, else RDMA device, else emu */
 	OMS_BACKEND_EMU = 1,	/* emulated device (software NIC + RC) */
-	OMS_BACKEND_VERBS = 2,	/* RDMA verbs (not built in this release) */
+	OMS_BACKEND_VERBS = 2,	/* RDMA verbs: RC QPs over any RDMA device
+				 * (ConnectX, Soft-RoCE) */
 };
 
 /* Where the destination enforces read ordering (seed 004, Fig 5). */
@@ -169,6 +170,11 @@ struct oms_rmr {
 #define OMS_CAP_RESP_HOLD		(1u << 4) /* seed 002 ordered class */
 #define OMS_CAP_CHAOS			(1u << 5) /* reordering mode is on */
 #define OMS_CAP_LATENCY_MODEL		(1u << 6)
+#define OMS_CAP_ACQUIRE_AT_SOURCE	(1u << 7) /* acquire reads are ordered
+						   * by the initiator waiting
+						   * (no silicon support):
+						   * correct, slower */
+#define OMS_CAP_CONNECT			(1u << 8) /* oms_listen/oms_connect */
 
 struct oms_caps {
 	uint32_t size;
@@ -179,8 +185,12 @@ struct oms_caps {
 	uint32_t queue_depth;
 	uint64_t max_op_len;		/* bytes per put/get */
 	uint64_t chaos_seed;		/* 0 when not reordering */
-	char dest_ordering[32];		/* "hardware" or "emulated" */
+	char dest_ordering[32];		/* "hardware", "emulated" or
+					 * "source" (acquire at source) */
 	char backend_name[16];
+	char device[32];		/* RDMA device name, "" if none */
+	int32_t numa_node;		/* device's NUMA node, -1 unknown */
+	uint32_t reserved;
 };
 
 /* Context statistics (oms_ctx_stats).  @size first: set it. */
@@ -196,6 +206,7 @@ struct oms_stats {
 
 struct oms_ctx;
 struct oms_mr;
+struct oms_listener;
 
 /* ---- Part 1: exported calls ------------------------------------------ */
 
@@ -234,7 +245,8 @@ int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats);
 int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len, uint32_t access,
 	       struct oms_mr **mr);
 
-/* Deregister; later operations on it complete with -EACCES.  -EINVAL. */
+/* Deregister; later operations on it complete with -EACCES.  -EINVAL;
+ * -EBUSY while a listener serves it. */
 int oms_mr_dereg(struct oms_mr *mr);
 
 /* The descriptor to hand to initiators.  -EINVAL. */
@@ -333,6 +345,36 @@ int oms_quiet(struct oms_ctx *ctx);
  * Returns the number of operations outstanding, or -EINVAL/-ENODEV.
  */
 int oms_progress(struct oms_ctx *ctx);
+
+/*
+ * Serve @mr to initiators that connect to @addr:@port (numeric or a name;
+ * @addr NULL or "" = every local address).  Passive: the owner's CPU takes
+ * no part in the operations initiators then issue on the region.  On verbs
+ * a thread accepts librdmacm connections, gives each its own RC QP on this
+ * context's protection domain and sends the region's address, rkey and
+ * length in the accept's private data; on emu the pair is recorded in a
+ * process-wide table.  Close listeners before deregistering @mr
+ * (oms_ctx_destroy closes them first).
+ * Errors: -EINVAL, -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM, -ENODEV.
+ */
+int oms_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	       struct oms_mr *mr, struct oms_listener **out);
+
+/* Stop accepting and disconnect the listener's initiators.  -EINVAL. */
+int oms_listener_close(struct oms_listener *l);
+
+/*
+ * Connect to a listener and describe its region in *@rmr: rmr->dest is the
+ * destination that puts, gets and fences then name (one per connection on
+ * verbs, the owner's node on emu).  Everything the peer sends is checked
+ * (length, magic, version, sizes, bounds) before use.  Waits at most
+ * @timeout_ms (0 = 5000).
+ * Errors: -EINVAL, -ECONNREFUSED (nobody listens), -ETIMEDOUT,
+ * -EHOSTUNREACH, -EPROTO (the peer's reply is malformed), -ENOSPC (no
+ * destination left: OMS_MAX_NODES), -ENODEV.
+ */
+int oms_connect(struct oms_ctx *ctx, const char *host, const char *port,
+		uint32_t timeout_ms, struct oms_rmr *rmr);
 
 /* ---- Part 2: static inline helpers ---------------------------------- */
 

@@ -8,8 +8,8 @@
  * destination (seed 004), and a key or range error completes the
  * operation with a negative status without touching memory.
  *
- * Backends: lib/emu/ (the emulated device).  A verbs backend will fill the
- * same table.
+ * Backends: lib/emu/ (the emulated device) and lib/verbs/ (RC QPs over
+ * librdmacm and libibverbs).
  */
 #ifndef OMS_BACKEND_H
 #define OMS_BACKEND_H
@@ -63,6 +63,10 @@ struct oms_wc {
 struct oms_backend_ops {
 	const char *name;
 	int dest_order_hw;	/* destination ordering in silicon */
+	int posted;		/* every destination is an in-order channel
+				 * (an RC QP to memory without relaxed
+				 * ordering): the orderer's POSTED kind, and
+				 * OMS_WR_FLUSH is a flush read on it */
 	/* Attach @ctx (attr defaults filled in); sets ctx->bpriv. */
 	int (*open)(struct oms_ctx *ctx);
 	void (*close)(struct oms_ctx *ctx);
@@ -88,6 +92,14 @@ struct oms_backend_ops {
 		       uint64_t off, void *dst, size_t len);
 	void (*caps)(struct oms_ctx *ctx, struct oms_caps *caps);
 	uint64_t (*key_drops)(struct oms_ctx *ctx);
+	/* Serve @mr at @addr:@port (oms_listen; arguments checked);
+	 * *@lpriv is handed back to listener_close. */
+	int (*listen)(struct oms_ctx *ctx, const char *addr, const char *port,
+		      const struct oms_mr *mr, void **lpriv);
+	void (*listener_close)(struct oms_ctx *ctx, void *lpriv);
+	/* Connect and fill *@rmr (oms_connect; arguments checked). */
+	int (*connect)(struct oms_ctx *ctx, const char *host, const char *port,
+		       uint32_t timeout_ms, struct oms_rmr *rmr);
 };
 
 extern const struct oms_backend_ops oms_emu_backend;

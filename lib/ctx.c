@@ -229,7 +229,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		cc[i] = (struct oms_so_chan_cfg){
 			.dest = (uint16_t)i,
 			/* in-order at the destination: a posted channel */
-			.kind = a.dest_seq_mask & (1u << i) ?
+			.kind = (a.dest_seq_mask & (1u << i)) || be->posted ?
 				OMS_CHAN_POSTED : OMS_CHAN_ACKED,
 		};
 	if (!ctx->op || !ctx->free || !ctx->ackbits ||
@@ -259,6 +259,8 @@ OMS_EXPORT int oms_ctx_destroy(struct oms_ctx *ctx)
 	if (!ctx)
 		return -EINVAL;
 	err = oms_quiet(ctx);
+	while (ctx->listeners)
+		oms_listener_close(ctx->listeners);
 	while (ctx->mrs)
 		oms_mr_dereg(ctx->mrs);
 	ctx->be->close(ctx);
@@ -278,6 +280,8 @@ OMS_EXPORT int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps)
 	c.backend = ctx->attr.backend;
 	c.max_nodes = OMS_MAX_NODES;
 	c.queue_depth = ctx->qdepth;
+	c.numa_node = -1;
+	c.flags |= OMS_CAP_CONNECT;
 	ctx->be->caps(ctx, &c);
 	if (ctx->be->dest_order_hw)
 		c.flags |= OMS_CAP_DEST_ORDER_HW;

@@ -49,6 +49,8 @@ OMS_EXPORT int oms_mr_dereg(struct oms_mr *mr)
 		;
 	if (!*pp)
 		return -EINVAL;
+	if (oms_mr_listened(mr))
+		return -EBUSY;
 	*pp = mr->next;
 	mr->ctx->be->mr_dereg(mr->ctx, &mr->rmr);
 	free(mr);

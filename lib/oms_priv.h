@@ -64,6 +64,7 @@ struct oms_ctx {
 	uint64_t alive_calls;
 	struct oms_stats st;
 	struct oms_mr *mrs;		/* registered regions */
+	struct oms_listener *listeners;
 };
 
 struct oms_mr {
@@ -74,11 +75,21 @@ struct oms_mr {
 	struct oms_rmr rmr;
 };
 
+struct oms_listener {
+	struct oms_ctx *ctx;
+	struct oms_listener *next;
+	const struct oms_mr *mr;
+	void *bpriv;			/* backend's listener state */
+};
+
 /* lib/ctx.c */
 uint64_t oms_now_ns(void);
 int oms_ctx_progress(struct oms_ctx *ctx);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
+
+/* lib/conn.c */
+int oms_mr_listened(const struct oms_mr *mr);
 
 /* lib/ops.c */
 int oms_ctx_release(struct oms_ctx *ctx);

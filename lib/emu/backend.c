@@ -173,7 +173,7 @@ static void emu_caps(struct oms_ctx *ctx, struct oms_caps *c)
 {
 	const struct emu_cfg *cfg = &EC(ctx)->dev->cfg;
 
-	c->flags = OMS_CAP_DEST_ORDER_EMULATED | OMS_CAP_ACQUIRE_READ |
+	c->flags |= OMS_CAP_DEST_ORDER_EMULATED | OMS_CAP_ACQUIRE_READ |
 		   OMS_CAP_STRONG_STORE | OMS_CAP_RESP_HOLD;
 	if (cfg->chaos_seed)
 		c->flags |= OMS_CAP_CHAOS;
@@ -212,4 +212,7 @@ const struct oms_backend_ops oms_emu_backend = {
 	.mr_read = emu_mr_read,
 	.caps = emu_caps,
 	.key_drops = emu_key_drops,
+	.listen = emu_listen,
+	.listener_close = emu_listener_close,
+	.connect = emu_connect,
 };

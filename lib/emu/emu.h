@@ -158,6 +158,13 @@ struct emu_dev {
 	void *observe_arg;
 };
 
+/* conn.c: listeners and connections within the process */
+int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	       const struct oms_mr *mr, void **lpriv);
+void emu_listener_close(struct oms_ctx *ctx, void *lpriv);
+int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
+		uint32_t timeout_ms, struct oms_rmr *rmr);
+
 /* dev.c: the shared device */
 int emu_dev_get(const struct emu_cfg *cfg, struct emu_dev **dev);
 void emu_dev_put(struct emu_dev *dev);
