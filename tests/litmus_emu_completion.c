@@ -81,7 +81,7 @@ static uint64_t rd(const struct tgt *t, size_t w)
 }
 
 /* L08: a strong store behind unacknowledged stores returns at once. */
-TEST(litmus_L08_issuer_never_stalls)
+TEST(litmus_L08_issuer_never_stalls_on_emu)
 {
 	uint64_t seed = t_seed(0x801), one = 1, t0, worst = 0;
 	struct oms_stats st = { .size = sizeof(st) };
@@ -158,7 +158,7 @@ static unsigned long l15_batch(struct oms_ctx *ini, struct tgt *t,
 	return bad;
 }
 
-TEST(litmus_L15_quiet_is_completion)
+TEST(litmus_L15_quiet_is_completion_on_emu)
 {
 	uint64_t seed = t_seed(0xf01);
 	unsigned long trials = 0, bad = 0, errors = 0, ctl = 0, n;
@@ -222,7 +222,7 @@ static unsigned long l16_run(int fence, unsigned long trials, uint64_t seed,
 	return fence ? bad : done ? bad : 0;
 }
 
-TEST(litmus_L16_local_fence_frees_source)
+TEST(litmus_L16_local_fence_frees_source_on_emu)
 {
 	uint64_t seed = t_seed(0x1001);
 	unsigned long errors = 0, n = t_trials(DEFAULT_TRIALS);
@@ -240,7 +240,7 @@ TEST(litmus_L16_local_fence_frees_source)
 }
 
 /* L18: a fence with nothing outstanding costs nothing. */
-TEST(litmus_L18_empty_fence)
+TEST(litmus_L18_empty_fence_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
 	struct oms_ctx *ini = mk(0, t_seed(0x1201));
@@ -264,7 +264,7 @@ TEST(litmus_L18_empty_fence)
 }
 
 /* L19: quiet on context 1 does not wait for context 2's operations. */
-TEST(litmus_L19_scope_is_the_context)
+TEST(litmus_L19_scope_is_the_context_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
 	uint64_t seed = t_seed(0x1301), one = 1;
@@ -298,7 +298,7 @@ TEST(litmus_L19_scope_is_the_context)
 
 /* L20: commands written without the doorbell never execute; ringing n
  * executes exactly n. */
-TEST(litmus_L20_doorbell_by_count)
+TEST(litmus_L20_doorbell_by_count_on_emu)
 {
 	struct oms_ctx *ini = mk(0, 0);
 	struct emu_queue *q;
@@ -346,7 +346,7 @@ TEST(litmus_L20_doorbell_by_count)
 
 /* L21: a wrong key leaves memory unchanged, counts a drop, and past the
  * threshold the error becomes -EKEYREJECTED. */
-TEST(litmus_L21_key_check)
+TEST(litmus_L21_key_check_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
 	struct oms_ctx *ini = mk(0, t_seed(0x1501));
@@ -384,7 +384,7 @@ TEST(litmus_L21_key_check)
 
 /* L22: a failed operation completes with an error; quiet reports it and
  * returns; the next quiet is clean. */
-TEST(litmus_L22_errors_never_hang)
+TEST(litmus_L22_errors_never_hang_on_emu)
 {
 	struct oms_ctx *ini = mk(0, t_seed(0x1601));
 	uint64_t v = 7, got = 0;
@@ -413,7 +413,7 @@ TEST(litmus_L22_errors_never_hang)
 
 /* L13: after quiet every counter is back to 0 and each ordered store
  * raised and lowered each counter exactly once. */
-TEST(litmus_L13_counter_conservation)
+TEST(litmus_L13_counter_conservation_on_emu)
 {
 	uint64_t seed = t_seed(0xd01), v[64];
 	struct oms_ctx *ini = mk(0, seed);

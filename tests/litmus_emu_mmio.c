@@ -195,7 +195,7 @@ static int flag_early(const struct lab *l, uint32_t i)
 	return f < vt(l, i, 1, 0) || f < vt(l, i, 1, 2) || f < vt(l, i, 1, 4);
 }
 
-TEST(litmus_L27_mmio_message_passing)
+TEST(litmus_L27_mmio_message_passing_on_emu)
 {
 	uint64_t seed = t_seed(0x1b01);
 	struct result r = run(OMS_CTX_F_DEST_SEQ, seed, l27, flag_early,
@@ -226,7 +226,7 @@ static int l09_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 1, 1) < vt(l, i, 1, 0);
 }
 
-TEST(litmus_L09_in_order_channel_fast_path)
+TEST(litmus_L09_in_order_channel_fast_path_on_emu)
 {
 	uint64_t seed = t_seed(0x901);
 	struct result r = run(OMS_CTX_F_DEST_SEQ, seed, l09, l09_bad,
@@ -255,7 +255,7 @@ static int l10_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, 1) < vt(l, i, 1, 0);
 }
 
-TEST(litmus_L10_channel_switch_flush)
+TEST(litmus_L10_channel_switch_flush_on_emu)
 {
 	uint64_t seed = t_seed(0xa01);
 	struct result r = run(OMS_CTX_F_DEST_SEQ, seed, l10, l10_bad,
@@ -286,7 +286,7 @@ static int l11_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, 2) < vt(l, i, 1, 0) || vt(l, i, 2, 2) < vt(l, i, 2, 1);
 }
 
-TEST(litmus_L11_mixed_history)
+TEST(litmus_L11_mixed_history_on_emu)
 {
 	uint64_t seed = t_seed(0xb01);
 	struct result r;
@@ -326,7 +326,7 @@ static int l26_old(const struct lab *l, uint32_t i)
 	return l->got[i] != l->gen;
 }
 
-TEST(litmus_L26_read_after_posted_write)
+TEST(litmus_L26_read_after_posted_write_on_emu)
 {
 	uint64_t seed = t_seed(0x1a01);
 	struct result r = run(OMS_CTX_F_DEST_SEQ, seed, l26, l26_old,
@@ -356,7 +356,7 @@ static int wait_wc(struct emu_queue *q, struct oms_wc *wc, int want)
 	return got + emu_q_poll(q, wc + got, 8, NULL);
 }
 
-TEST(litmus_L28_per_thread_streams)
+TEST(litmus_L28_per_thread_streams_on_emu)
 {
 	struct oms_ctx *tgt;
 	struct oms_mr *mr;

@@ -154,7 +154,7 @@ static struct res flag_data(uint32_t order, unsigned fflags, uint64_t seed,
 	return r;
 }
 
-TEST(litmus_L29_dma_flag_data)
+TEST(litmus_L29_dma_flag_data_on_emu)
 {
 	static const uint32_t order[] = { OMS_ORDER_NIC, OMS_ORDER_RC };
 	static const char *const name[] = { "NIC", "RC" };
@@ -181,7 +181,7 @@ TEST(litmus_L29_dma_flag_data)
 	}
 }
 
-TEST(litmus_L31_speculative_ordered_reads)
+TEST(litmus_L31_speculative_ordered_reads_on_emu)
 {
 	uint64_t seed = t_seed(0x1f01);
 	struct res r = flag_data(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, seed,
@@ -236,7 +236,7 @@ static struct res header_footer(uint32_t order, unsigned flags, uint64_t seed,
 	return r;
 }
 
-TEST(litmus_L30_order_inside_one_read)
+TEST(litmus_L30_order_inside_one_read_on_emu)
 {
 	static const uint32_t order[] = { OMS_ORDER_RC_OPT, OMS_ORDER_RC };
 	static const char *const name[] = { "RC-opt", "RC" };
@@ -379,7 +379,7 @@ out:
 	return r;
 }
 
-TEST(litmus_L23_response_held_behind_posted_write)
+TEST(litmus_L23_response_held_behind_posted_write_on_emu)
 {
 	uint64_t seed = t_seed(0x1701);
 	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, 1, 2);
@@ -400,7 +400,7 @@ TEST(litmus_L23_response_held_behind_posted_write)
 /* L24: A's posted writes go to a third node C.  Per-destination scope
  * (the default): a response to B is not held by them (and the chaos must
  * show a response leaving first).  Global scope: it is. */
-TEST(litmus_L24_hold_scope)
+TEST(litmus_L24_hold_scope_on_emu)
 {
 	uint64_t seed = t_seed(0x1801);
 	struct res r = l23_run(OMS_CTX_F_HOLD_GLOBAL, seed,
@@ -421,7 +421,7 @@ TEST(litmus_L24_hold_scope)
 
 /* L25: eight posted writes per trial, executed (and acknowledged) in any
  * order: the class-2 response leaves only after the last of them. */
-TEST(litmus_L25_counting_out_of_order_acks)
+TEST(litmus_L25_counting_out_of_order_acks_on_emu)
 {
 	uint64_t seed = t_seed(0x1901);
 	struct res r = l23_run(0, seed, t_trials(DEFAULT_TRIALS), 0, MAXDATA, 2);

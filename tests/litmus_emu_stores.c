@@ -250,7 +250,7 @@ static int l01_bad_two(const struct lab *l, uint32_t i)
 }
 
 /* Stamps are per destination array but share one clock: comparable. */
-TEST(litmus_L01_mp_weak_strong)
+TEST(litmus_L01_mp_weak_strong_on_emu)
 {
 	FORBIDDEN("L01 one destination", l01_one, l01_bad_one, 0x101, 2);
 	FORBIDDEN("L01 two destinations", l01_two, l01_bad_two, 0x102, 2);
@@ -267,7 +267,7 @@ static int l02_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, F) < vt(l, i, 1, A);
 }
 
-TEST(litmus_L02_cumulative_across_destinations)
+TEST(litmus_L02_cumulative_across_destinations_on_emu)
 {
 	FORBIDDEN("L02", l02, l02_bad, 0x201, 1);
 }
@@ -293,7 +293,7 @@ static int l03_bad_other(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, Y) < vt(l, i, 1, X);
 }
 
-TEST(litmus_L03_strong_strong)
+TEST(litmus_L03_strong_strong_on_emu)
 {
 	FORBIDDEN("L03 same destination", l03_same, l03_bad_same, 0x301, 2);
 	FORBIDDEN("L03 other destination", l03_other, l03_bad_other, 0x302, 2);
@@ -312,7 +312,7 @@ static int l12_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, Y) < vt(l, i, 1, X) || vt(l, i, 1, F) < vt(l, i, 2, Y);
 }
 
-TEST(litmus_L12_back_to_back_strong)
+TEST(litmus_L12_back_to_back_strong_on_emu)
 {
 	FORBIDDEN("L12", l12, l12_bad, 0xc01, 1);
 }
@@ -343,7 +343,7 @@ static int l04_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, 1) < vt(l, i, 2, 0);
 }
 
-TEST(litmus_L04_doorbell_chain)
+TEST(litmus_L04_doorbell_chain_on_emu)
 {
 	FORBIDDEN("L04", l04, l04_bad, 0x401, 1);
 }
@@ -359,7 +359,7 @@ static int b_before_a(const struct lab *l, uint32_t i)
 	return vt(l, i, 1, B) < vt(l, i, 1, A);
 }
 
-TEST(litmus_L05_weak_weak_may_reorder)
+TEST(litmus_L05_weak_weak_may_reorder_on_emu)
 {
 	ALLOWED("L05", l05, b_before_a, 0x501);
 }
@@ -375,7 +375,7 @@ static int f_before_a(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, F) < vt(l, i, 1, A);
 }
 
-TEST(litmus_L06_unordered_outside_ordered_view)
+TEST(litmus_L06_unordered_outside_ordered_view_on_emu)
 {
 	ALLOWED("L06", l06, f_before_a, 0x601);
 }
@@ -399,7 +399,7 @@ static int l07_bad(const struct lab *l, uint32_t i)
 	return memv(l, i, 1, 0) != 2;
 }
 
-TEST(litmus_L07_same_address)
+TEST(litmus_L07_same_address_on_emu)
 {
 	uint64_t seed = t_seed(0x701);
 	struct result o = run(0, seed, l07, l07_bad,
@@ -430,7 +430,7 @@ static int l14_bad_other(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, B) < vt(l, i, 1, A);
 }
 
-TEST(litmus_L14_fence_per_destination)
+TEST(litmus_L14_fence_per_destination_on_emu)
 {
 	FORBIDDEN("L14 same destination", l14_same, b_before_a, 0xe01, 1);
 	ALLOWED("L14 other destination", l14_other, l14_bad_other, 0xe02);
@@ -448,7 +448,7 @@ static int l17_bad(const struct lab *l, uint32_t i)
 	return vt(l, i, 2, F) < vt(l, i, 1, X);
 }
 
-TEST(litmus_L17_global_fence_publishes)
+TEST(litmus_L17_global_fence_publishes_on_emu)
 {
 	FORBIDDEN("L17", l17, l17_bad, 0x1101, 1);
 }
