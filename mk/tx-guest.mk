@@ -1,0 +1,34 @@
+# liboms transmitting through oms.ko in the QEMU guest (issue 6).
+#
+#   make tx-guest   boot the guest, send the streams of
+#                   tests/tx-guest/txg_stream.h through the oms.ko window on
+#                   the ivshmem BAR, then check the backing file on the host
+#   make check      runs the same, after the kmod suite
+#
+# The guest program and the host checker link liboms; the checker is built
+# with ASan/UBSan since it parses what the guest left (and damaged copies).
+
+TXG_GUEST := $(B)/tx-guest/txg_guest
+TXG_CHECK := $(B)/tx-guest/txg_check
+TXG_HDRS := tests/tx-guest/txg_stream.h $(LIB_HDRS)
+TXG_CMD := sh tests/vm/run-tx-tests.sh $(CURDIR)/$(KMOD) \
+	$(CURDIR)/$(TXG_GUEST) $(CURDIR)/$(TXG_CHECK)
+
+.PHONY: tx-guest
+
+$(TXG_GUEST): tests/tx-guest/txg_guest.c $(TXG_HDRS) $(STATIC)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIBS)
+
+$(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
+	$(call msg,CC,$@ [asan])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -o $@ $< \
+		$(B)/liboms-asan.a $(LIBS)
+
+tx-guest: kmod $(TXG_GUEST) $(TXG_CHECK)
+	$(Q)sh scripts/run-tests.sh "$(TXG_CMD)"
+
+CHECK_DEPS += $(TXG_GUEST) $(TXG_CHECK)
+CHECK_CMDS += "$(TXG_CMD)"
