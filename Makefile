@@ -26,7 +26,7 @@ BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -pthread \
 	-Iinclude -Ilib $(WARN)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
-LIBS := -pthread
+LIBS := -pthread -libverbs -lrdmacm -lnuma
 HARNESS := $(B)/kselftest/kselftest_harness.h
 TEST_CFLAGS := -I$(B)/kselftest -Itests -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-prototypes
@@ -135,7 +135,7 @@ $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) tests/helpers.c tests/helper
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -Itests \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< tests/helpers.c $(LIB_SRCS) -pthread
+		-o $@ $< tests/helpers.c $(LIB_SRCS) $(LIBS)
 
 fuzz: $(FUZZERS)
 	$(Q)for f in $(FUZZERS); do \

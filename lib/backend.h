@@ -103,5 +103,6 @@ struct oms_backend_ops {
 };
 
 extern const struct oms_backend_ops oms_emu_backend;
+extern const struct oms_backend_ops oms_verbs_backend;
 
 #endif

@@ -165,14 +165,14 @@ static int rdma_device_present(void)
 }
 
 /*
- * Backend: attr, else OMS_BACKEND, else verbs when an RDMA device is
- * present and the verbs backend is built, else emu.  This release builds
- * no verbs backend, so AUTO always ends on emu.
+ * Backend: attr, else OMS_BACKEND ("emu", "verbs"), else verbs when an RDMA
+ * device is present, else emu.  Verbs without a device is -ENODEV (from
+ * its open); what verbs cannot do is refused here: destination sequence
+ * numbers need a reorder buffer at the destination (-EOPNOTSUPP).
  */
 static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **be)
 {
 	const char *env = getenv("OMS_BACKEND");
-	const int have_verbs = 0;
 
 	if (a->backend == OMS_BACKEND_AUTO && env && *env) {
 		if (!strcmp(env, "emu"))
@@ -182,11 +182,15 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 		else
 			return -EINVAL;
 	}
-	if (a->backend == OMS_BACKEND_AUTO && have_verbs && rdma_device_present())
-		a->backend = OMS_BACKEND_VERBS;
-	if (a->backend == OMS_BACKEND_VERBS)
-		return -ENODEV;
-	a->backend = OMS_BACKEND_EMU;
+	if (a->backend == OMS_BACKEND_AUTO)
+		a->backend = rdma_device_present() ? OMS_BACKEND_VERBS :
+						     OMS_BACKEND_EMU;
+	if (a->backend == OMS_BACKEND_VERBS) {
+		if (a->dest_seq_mask)
+			return -EOPNOTSUPP;
+		*be = &oms_verbs_backend;
+		return 0;
+	}
 	*be = &oms_emu_backend;
 	return 0;
 }

@@ -246,6 +246,15 @@ OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
 	return submit(ctx, op, cls);
 }
 
+/* The backend holds class-2 responses (seed 002). */
+static int resp_hold(struct oms_ctx *ctx)
+{
+	struct oms_caps c = { .size = sizeof(c) };
+
+	ctx->be->caps(ctx, &c);
+	return !!(c.flags & OMS_CAP_RESP_HOLD);
+}
+
 OMS_EXPORT int oms_get(struct oms_ctx *ctx, void *buf,
 		       const struct oms_rmr *src, uint64_t off, size_t len,
 		       unsigned int flags)
@@ -256,6 +265,8 @@ OMS_EXPORT int oms_get(struct oms_ctx *ctx, void *buf,
 	if (!err && (!buf || (flags & ~(OMS_READ_ACQUIRE |
 					OMS_READ_RESP_ORDERED))))
 		err = -EINVAL;
+	if (!err && (flags & OMS_READ_RESP_ORDERED) && !resp_hold(ctx))
+		err = -EOPNOTSUPP;	/* no seed-002 hold on this backend */
 	if (!err)
 		err = op_alloc(ctx, &op);
 	if (err)

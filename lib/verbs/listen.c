@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Listeners (oms_listen on verbs).  A thread, bound to the device's NUMA
+ * node, takes the librdmacm events of one listening cm_id: a connect
+ * request whose hello checks out gets an RC QP on the owner's PD and CQ
+ * (passive: the owner's CPU takes no part in what the initiator then
+ * does) and an accept carrying the region (address, rkey, length,
+ * access); a disconnect tears its QP down.  Closing the listener
+ * disconnects every initiator it accepted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <numa.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "verbs/verbs.h"
+#include "verbs/wire.h"
+
+struct vb_passive {
+	struct rdma_cm_id *id;
+	int disconnected;
+	struct vb_passive *next;
+};
+
+struct vb_listener {
+	struct vb_ctx *vc;
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *lid;
+	pthread_t thread;
+	int stop[2];		/* pipe: a byte asks the thread to leave */
+	uint8_t reply[OMS_VW_REGION_LEN];
+	struct vb_passive *conns;
+};
+
+static void passive_free(struct vb_passive *p)
+{
+	if (!p->disconnected)
+		rdma_disconnect(p->id);
+	rdma_destroy_qp(p->id);
+	rdma_destroy_id(p->id);
+	free(p);
+}
+
+/* A connect request: check it, give it a QP, accept with the region. */
+static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
+{
+	struct vb_ctx *vc = l->vc;
+	struct rdma_cm_id *id = ev->id;
+	struct oms_vw_hello h;
+	struct rdma_conn_param p;
+	struct vb_passive *pc;
+	uint32_t inl;
+	int err;
+
+	err = oms_vw_hello_decode(ev->param.conn.private_data,
+				  ev->param.conn.private_data_len, &h);
+	if (err)
+		return err;
+	if (id->verbs != vc->verbs) {
+		fprintf(stderr, "liboms: verbs: refused a connection on device "
+			"%s: the listener's context is on %s\n",
+			id->verbs ? ibv_get_device_name(id->verbs->device) : "?",
+			vc->dev_name);
+		return -ENODEV;
+	}
+	pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return -ENOMEM;
+	err = vb_qp_create(vc, id, 1, &inl);
+	if (!err)
+		err = vb_set_ack_timeout(id);
+	if (err) {
+		if (id->qp)
+			rdma_destroy_qp(id);
+		free(pc);
+		return err;
+	}
+	memset(&p, 0, sizeof(p));
+	p.private_data = l->reply;
+	p.private_data_len = sizeof(l->reply);
+	p.responder_resources = vb_rd_atomic(vc->dattr.max_qp_rd_atom);
+	if (ev->param.conn.initiator_depth < p.responder_resources)
+		p.responder_resources = ev->param.conn.initiator_depth;
+	p.initiator_depth = 1;
+	p.retry_count = VB_RETRY_CNT;
+	p.rnr_retry_count = 7;
+	if (rdma_accept(id, &p)) {
+		err = vb_errno(-ECONNABORTED);
+		rdma_destroy_qp(id);
+		free(pc);
+		return err;
+	}
+	pc->id = id;
+	id->context = pc;
+	pc->next = l->conns;
+	l->conns = pc;
+	return 0;
+}
+
+static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id)
+{
+	for (struct vb_passive **pp = &l->conns; *pp; pp = &(*pp)->next) {
+		struct vb_passive *p = *pp;
+
+		if (p->id == id) {
+			*pp = p->next;
+			p->disconnected = 1;
+			rdma_disconnect(id);	/* DREP; QP to error */
+			passive_free(p);
+			return;
+		}
+	}
+}
+
+static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (accept_one(l, ev)) {
+			rdma_reject(id, NULL, 0);
+			rdma_ack_cm_event(ev);
+			rdma_destroy_id(id);
+			return;
+		}
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		if (id != l->lid) {
+			rdma_ack_cm_event(ev);
+			drop_passive(l, id);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	rdma_ack_cm_event(ev);
+}
+
+static void *listener_thread(void *arg)
+{
+	struct vb_listener *l = arg;
+	int node = vb_numa_node(l->vc);
+
+	if (node >= 0 && numa_available() >= 0)
+		numa_run_on_node(node);
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = l->ch->fd, .events = POLLIN },
+			{ .fd = l->stop[0], .events = POLLIN },
+		};
+		struct rdma_cm_event *ev;
+
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		while (!rdma_get_cm_event(l->ch, &ev))
+			handle(l, ev);
+	}
+	return NULL;
+}
+
+static uint32_t line_size(void)
+{
+	long v = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+
+	return v >= 8 && v <= 4096 && !(v & (v - 1)) ? (uint32_t)v : 64;
+}
+
+/* Bind @l->lid to @addr:@port (every IPv4 address when @addr is NULL). */
+static int bind_listener(struct vb_listener *l, const char *addr,
+			 const char *port)
+{
+	struct rdma_addrinfo hints, *res = NULL;
+	int err = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = RAI_PASSIVE;
+	hints.ai_port_space = RDMA_PS_TCP;
+	if (!addr)
+		hints.ai_family = AF_INET;
+	if (rdma_getaddrinfo(addr, port, &hints, &res) || !res ||
+	    !res->ai_src_addr) {
+		if (res)
+			rdma_freeaddrinfo(res);
+		return -EADDRNOTAVAIL;
+	}
+	if (rdma_bind_addr(l->lid, res->ai_src_addr))
+		err = vb_errno(-EADDRNOTAVAIL);
+	rdma_freeaddrinfo(res);
+	return err;
+}
+
+int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	      const struct oms_mr *mr, void **lpriv)
+{
+	struct vb_ctx *vc = VC(ctx);
+	struct oms_vw_region reg = {
+		.addr = (uintptr_t)mr->addr,
+		.len = mr->len,
+		.rkey = mr->rmr.key,
+		.access = mr->rmr.access,
+		.line = line_size(),
+		.node = ctx->attr.node,
+	};
+	struct vb_listener *l;
+	int err;
+
+	if (vc->dead)
+		return vc->dead;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->vc = vc;
+	l->stop[0] = l->stop[1] = -1;
+	oms_vw_region_encode(l->reply, &reg);
+	l->ch = rdma_create_event_channel();
+	if (!l->ch) {
+		err = vb_errno(-ENODEV);
+		goto err_free;
+	}
+	if (rdma_create_id(l->ch, &l->lid, l, RDMA_PS_TCP)) {
+		err = vb_errno(-ENOMEM);
+		goto err_ch;
+	}
+	err = bind_listener(l, addr, port);
+	if (err)
+		goto err_id;
+	if (l->lid->verbs && l->lid->verbs != vc->verbs) {
+		fprintf(stderr, "liboms: verbs: %s is on device %s, the "
+			"context on %s\n", addr, ibv_get_device_name(
+			l->lid->verbs->device), vc->dev_name);
+		err = -ENODEV;
+		goto err_id;
+	}
+	if (rdma_listen(l->lid, 16)) {
+		err = vb_errno(-EADDRINUSE);
+		goto err_id;
+	}
+	if (pipe2(l->stop, O_CLOEXEC) ||
+	    fcntl(l->ch->fd, F_SETFL, fcntl(l->ch->fd, F_GETFL) | O_NONBLOCK)) {
+		err = vb_errno(-EMFILE);
+		goto err_pipe;
+	}
+	err = -pthread_create(&l->thread, NULL, listener_thread, l);
+	if (err)
+		goto err_pipe;
+	*lpriv = l;
+	return 0;
+
+err_pipe:
+	if (l->stop[0] >= 0) {
+		close(l->stop[0]);
+		close(l->stop[1]);
+	}
+err_id:
+	rdma_destroy_id(l->lid);
+err_ch:
+	rdma_destroy_event_channel(l->ch);
+err_free:
+	free(l);
+	return err;
+}
+
+void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
+{
+	struct vb_listener *l = lpriv;
+	char b = 1;
+
+	(void)ctx;
+	if (write(l->stop[1], &b, 1) != 1)
+		pthread_cancel(l->thread);
+	pthread_join(l->thread, NULL);
+	while (l->conns) {
+		struct vb_passive *p = l->conns;
+
+		l->conns = p->next;
+		passive_free(p);
+	}
+	rdma_destroy_id(l->lid);
+	rdma_destroy_event_channel(l->ch);
+	close(l->stop[0]);
+	close(l->stop[1]);
+	free(l);
+}

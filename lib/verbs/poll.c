@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completions.  A completion names one WR of one QP by its sequence; RC
+ * completes a QP's WRs in order, so it also completes every earlier WR of
+ * that QP that was posted unsignaled.  Each operation whose last WR is
+ * covered gets one struct oms_wc (a get's bounce buffer copied out first,
+ * an atomic's old value attached).  An error completion fails its
+ * operation with an errno and puts the connection in error: everything
+ * still queued on it fails at once, later posts are refused, and the
+ * completions the QP flushes are ignored.  When the last signaled WR of a
+ * QP completes with unsignaled ones after it, a signaled 0-byte write is
+ * posted to cover them, so every operation is reported.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+#define SEQ_MASK 0xffffffffffffull
+
+int vb_wc_status(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_SUCCESS:		return 0;
+	case IBV_WC_REM_ACCESS_ERR:	return -EACCES;	/* key or range */
+	case IBV_WC_MW_BIND_ERR:	return -EACCES;
+	case IBV_WC_RETRY_EXC_ERR:	return -ETIMEDOUT; /* peer gone */
+	case IBV_WC_RNR_RETRY_EXC_ERR:	return -ETIMEDOUT;
+	case IBV_WC_WR_FLUSH_ERR:	return -ECONNRESET;
+	case IBV_WC_LOC_LEN_ERR:	return -EMSGSIZE;
+	case IBV_WC_LOC_PROT_ERR:	return -EFAULT;
+	case IBV_WC_REM_INV_REQ_ERR:	return -EINVAL;
+	case IBV_WC_REM_OP_ERR:		return -EREMOTEIO;
+	case IBV_WC_REM_ABORT_ERR:	return -ECONNABORTED;
+	case IBV_WC_BAD_RESP_ERR:	return -EPROTO;
+	case IBV_WC_FATAL_ERR:		return -ENODEV;
+	default:			return -EIO;
+	}
+}
+
+static void wc_push(struct vb_ctx *vc, const struct oms_wc *wc)
+{
+	vc->wc[vc->wc_tail++ % vc->ctx->qdepth] = *wc;
+}
+
+void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
+{
+	struct oms_wc wc = { .slot = op->wr.slot, .status = status };
+
+	if (!status && op->wr.op == OMS_WR_GET && op->loc == VB_LOC_BOUNCE)
+		memcpy((void *)(uintptr_t)op->wr.local, op->lbuf, op->wr.len);
+	if (!status && (op->wr.op == OMS_WR_FADD || op->wr.op == OMS_WR_CAS))
+		wc.value = vc->result[op->wr.slot];
+	if (op->tmp) {
+		ibv_dereg_mr(op->tmp);
+		op->tmp = NULL;
+	}
+	if (!op->src_counted) {
+		op->src_counted = 1;
+		vc->src_done++;
+	}
+	vc->progress++;
+	wc_push(vc, &wc);
+}
+
+/* Every WR of @c up to @seq is complete; the one at @seq with @status. */
+static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
+			  int status)
+{
+	uint32_t qd = vc->ctx->qdepth;
+
+	while (c->head != c->tail) {
+		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
+		int all = op->posted == op->nwr;
+
+		if (!op->posted || op->first_seq > seq)
+			break;
+		if (status && !op->status && (!all || seq <= op->last_seq))
+			op->status = status;
+		if (!all || op->last_seq > seq)
+			break;
+		vb_op_finish(vc, op, op->status);
+		c->head++;
+	}
+	if (seq + 1 > c->done_seq) {
+		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
+		c->done_seq = seq + 1;
+	}
+}
+
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	uint32_t qd = vc->ctx->qdepth;
+
+	if (!c->err) {
+		c->err = err;
+		if (c->qp) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+			ibv_modify_qp(c->qp, &a, IBV_QP_STATE);
+		}
+	}
+	while (c->head != c->tail) {
+		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
+
+		vb_op_finish(vc, op, op->status ? op->status : err);
+		c->head++;
+	}
+	c->feed = c->tail;
+}
+
+/* A signaled 0-byte write: its completion covers the WRs before it. */
+static void post_cover(struct vb_ctx *vc, struct vb_conn *c)
+{
+	struct ibv_send_wr w, *bad;
+	uint32_t ci = (uint32_t)(c - vc->conn);
+	int ret;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = VB_WRID(ci, c->gen, c->next_seq);
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = c->raddr;
+	w.wr.rdma.rkey = c->rkey;
+	ret = ibv_post_send(c->qp, &w, &bad);
+	if (ret) {
+		vb_conn_fail(vc, c, ret > 0 ? -ret : -EIO);
+		return;
+	}
+	c->next_seq++;
+	c->sq_used++;
+	c->sig_inflight++;
+	c->unsig_run = 0;
+}
+
+static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
+{
+	uint32_t ci = VB_WRID_CONN(w->wr_id);
+	struct vb_conn *c = &vc->conn[ci];
+	uint64_t seq;
+
+	if (ci >= VB_MAX_CONN || !c->used || c->err ||
+	    VB_WRID_GEN(w->wr_id) != (c->gen & 0xfff))
+		return;		/* a dead or replaced connection's */
+	seq = c->done_seq + ((VB_WRID_SEQ(w->wr_id) - c->done_seq) & SEQ_MASK);
+	if (seq >= c->next_seq)
+		return;		/* cannot be ours */
+	vc->progress++;
+	if (w->status != IBV_WC_SUCCESS) {
+		int err = vb_wc_status(w->status);
+
+		complete_upto(vc, c, seq, err);
+		vb_conn_fail(vc, c, -ECONNRESET);	/* the rest: flushed */
+		return;
+	}
+	if (c->sig_inflight)
+		c->sig_inflight--;
+	complete_upto(vc, c, seq, 0);
+	if (!c->sig_inflight && c->next_seq > c->done_seq)
+		post_cover(vc, c);
+}
+
+int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
+	    uint64_t *src_done)
+{
+	struct vb_ctx *vc = VC(ctx);
+	struct ibv_wc w[32];
+	int n, got = 0;
+
+	if (!vc->dead) {
+		do {
+			n = ibv_poll_cq(vc->cq, 32, w);
+			if (n < 0) {
+				vc->dead = -EIO;
+				break;
+			}
+			for (int i = 0; i < n; i++)
+				handle(vc, &w[i]);
+		} while (n == 32);
+	}
+	for (int i = 0; i < VB_MAX_CONN; i++) {
+		struct vb_conn *c = &vc->conn[i];
+
+		if (!c->used)
+			continue;
+		if (vc->dead)
+			vb_conn_fail(vc, c, vc->dead);
+		else if (c->feed != c->tail)
+			vb_feed(vc, c);
+	}
+	while (got < max && vc->wc_head != vc->wc_tail)
+		wc[got++] = vc->wc[vc->wc_head++ % ctx->qdepth];
+	*src_done = vc->src_done;
+	return got;
+}

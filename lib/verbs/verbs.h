@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs backend: the operations table of lib/backend.h over RC queue
+ * pairs (librdmacm connections, libibverbs data path).  docs/verbs.md has
+ * the design; in short:
+ *
+ *  - one device per context (OMS_DEVICE, else the first), one protection
+ *    domain and one completion queue per context, buffers and the listener
+ *    thread on the device's NUMA node (OMS_NUMA_NODE overrides);
+ *  - each oms_connect() is one RC QP, one destination (rmr.dest) and one
+ *    in-order channel: the context layer's store orderer runs them as
+ *    POSTED channels, so a strong store on the same QP goes at once and
+ *    one on another QP waits for a flush, an 8-byte RDMA READ (dev.c,
+ *    conn.c, listen.c);
+ *  - post() queues an operation on its connection, ring() turns what is
+ *    queued into work requests with one ibv_post_send per QP (post.c),
+ *    poll() reaps the CQ; one signaled completion completes every earlier
+ *    unsignaled request of its QP, and one struct oms_wc is made per
+ *    operation (poll.c);
+ *  - acquire gets are ordered at the source: one RDMA READ per 64-byte
+ *    line in address order, each with IBV_SEND_FENCE, and the next read
+ *    after an acquire fenced too;
+ *  - a QP in error fails every operation it still holds, and every later
+ *    one, with an errno; nothing waits for a peer that is gone.
+ *
+ * Not exported; lib/verbs/ only.
+ */
+#ifndef OMS_VERBS_H
+#define OMS_VERBS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "oms_priv.h"
+
+#define VB_MAX_CONN	OMS_MAX_NODES	/* one destination per connection */
+#define VB_MAX_MR	256		/* local regions per context */
+#define VB_LINE		64		/* acquire: one READ per line */
+#define VB_SQ_DEPTH	256		/* send queue entries per QP */
+#define VB_SIGNAL_EVERY	32		/* at least one signaled WR per N */
+#define VB_CHAIN	32		/* WRs per ibv_post_send */
+#define VB_BOUNCE	4096		/* bounce bytes per operation slot */
+#define VB_INLINE_WANT	256		/* max_inline_data asked for */
+#define VB_ACK_TIMEOUT	15		/* 4.096 us << 15 = 134 ms */
+#define VB_RETRY_CNT	7		/* ~1 s to declare a peer dead */
+#define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
+
+/* How an operation's local bytes reach the device. */
+enum vb_local {
+	VB_LOC_NONE = 0,	/* flush, nop */
+	VB_LOC_INLINE,		/* put: copied into the WQE at post */
+	VB_LOC_BOUNCE,		/* the slot's registered bounce buffer */
+	VB_LOC_MR,		/* inside a registered oms_mr: zero copy */
+	VB_LOC_TMP,		/* registered for this operation only */
+	VB_LOC_RESULT,		/* atomics, flush: the slot's 8-byte word */
+};
+
+/* One operation of the context (indexed by its slot). */
+struct vb_op {
+	struct oms_wr wr;
+	uint64_t raddr;		/* remote address of the first byte */
+	uint64_t first_seq;	/* sequence of its first WR on the QP */
+	uint64_t last_seq;	/* of its last WR, once all are posted */
+	void *lbuf;		/* local address the WRs use */
+	struct ibv_mr *tmp;	/* VB_LOC_TMP */
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t nwr;		/* WRs it becomes (lines of an acquire) */
+	uint32_t posted;	/* of which handed to the QP */
+	int status;
+	uint8_t loc;		/* enum vb_local */
+	uint8_t src_counted;	/* counted in the source-consumed total */
+	uint8_t fence_first;	/* first WR carries IBV_SEND_FENCE */
+};
+
+/* One connection: an RC QP to one remote region (a destination). */
+struct vb_conn {
+	int used;
+	uint16_t gen;		/* tells completions of a reused index apart */
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	uint32_t max_inline;
+	uint32_t sq_depth;
+	uint32_t sq_used;	/* WRs posted and not known complete */
+	uint64_t next_seq;	/* sequence of the next WR posted */
+	uint64_t done_seq;	/* WRs below this are complete */
+	uint32_t sig_inflight;	/* signaled WRs posted, not reaped */
+	uint32_t unsig_run;	/* unsignaled WRs since the last signaled */
+	int acq_fence;		/* the next read must wait for earlier ones */
+	int err;		/* first error: the QP is unusable */
+	int disconnected;	/* the peer said goodbye */
+	/* the operations on it, oldest first: a ring of slots */
+	uint32_t *fifo;
+	uint32_t head, feed, tail;	/* free-running; feed: next to post */
+	/* the remote region (rmr.region indexes the same table) */
+	uint64_t raddr, rlen;
+	uint32_t rkey, raccess;
+};
+
+struct vb_lmr {			/* a local region (oms_mr_reg) */
+	struct ibv_mr *mr;
+	uint8_t *addr;
+	uint64_t len;
+	int used;
+};
+
+struct vb_ctx {
+	struct oms_ctx *ctx;
+	struct ibv_context *verbs;	/* owned by librdmacm */
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_device_attr dattr;
+	char dev_name[32];
+	int numa_node;			/* -1 unknown */
+	/* bounce buffers and atomic results, on the NUMA node */
+	uint8_t *buf;
+	size_t buf_len;
+	int buf_numa;			/* allocated with libnuma */
+	struct ibv_mr *buf_mr;
+	uint8_t *bounce;		/* [qdepth][VB_BOUNCE] */
+	uint64_t *result;		/* [qdepth] */
+	struct vb_op *op;		/* [qdepth] */
+	struct vb_conn conn[VB_MAX_CONN];
+	struct vb_lmr lmr[VB_MAX_MR];
+	/* completions made, not yet handed out: a ring of qdepth */
+	struct oms_wc *wc;
+	uint32_t wc_head, wc_tail;
+	uint64_t src_done;		/* operations whose local bytes are done */
+	uint64_t progress;		/* moves with every completion and post */
+	uint64_t idle_beat;
+	int dead;			/* the device is gone */
+	struct rdma_event_channel *cm_ch;	/* this context's connections */
+};
+
+#define VC(ctx) ((struct vb_ctx *)(ctx)->bpriv)
+
+/* dev.c */
+int vb_dev_open(struct oms_ctx *ctx);
+void vb_dev_close(struct oms_ctx *ctx);
+int vb_numa_node(const struct vb_ctx *vc);
+int vb_errno(int fallback);
+
+/* conn.c */
+int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
+	       uint32_t timeout_ms, struct oms_rmr *rmr);
+void vb_conn_events(struct vb_ctx *vc);
+void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c);
+int vb_set_ack_timeout(struct rdma_cm_id *id);
+uint8_t vb_rd_atomic(int dev_max);
+int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
+		 uint32_t *max_inline);
+
+/* listen.c */
+int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	      const struct oms_mr *mr, void **lpriv);
+void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
+
+/* post.c */
+int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);
+int vb_ring(struct oms_ctx *ctx, uint32_t n);
+void vb_feed(struct vb_ctx *vc, struct vb_conn *c);
+const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
+				 uint64_t len);
+
+/* poll.c */
+int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
+	    uint64_t *src_done);
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err);
+void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
+int vb_wc_status(enum ibv_wc_status st);
+
+/* rmr.region of a connection's region: its index and generation, so a
+ * descriptor of a connection that was replaced is refused. */
+#define VB_REGION(ci, gen)	((uint32_t)(ci) | (uint32_t)((gen) & 0xfff) << 8)
+
+/* wr_id: connection, its generation and the WR's sequence on the QP */
+#define VB_WRID(ci, gen, seq) \
+	((uint64_t)(ci) << 60 | (uint64_t)((gen) & 0xfff) << 48 | \
+	 ((seq) & 0xffffffffffffull))
+#define VB_WRID_CONN(id)	((uint32_t)((id) >> 60))
+#define VB_WRID_GEN(id)		((uint16_t)(((id) >> 48) & 0xfff))
+#define VB_WRID_SEQ(id)		((id) & 0xffffffffffffull)
+
+#endif

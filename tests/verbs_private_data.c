@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The verbs handshake's private data (lib/verbs/wire.c): what a listener
+ * sends round-trips; every malformed reply a peer could send - short,
+ * wrong magic, version or length, flags or reserved bits set, a zero,
+ * oversized or wrapping region, unknown access bits, a bad line size or
+ * node - is refused with -EPROTO and leaves the output untouched; random
+ * bytes never get through unless every field is in range.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+#include "oms.h"
+#include "verbs/wire.h"
+
+static const struct oms_vw_region good = {
+	.addr = 0x7f0000001000ull,
+	.len = 65536,
+	.rkey = 0x1234,
+	.access = OMS_ACCESS_ALL,
+	.line = 64,
+	.node = 1,
+};
+
+/* Encode @r, let @edit change the bytes, decode @len of them. */
+static int decode_edited(const struct oms_vw_region *r, size_t len,
+			 void (*edit)(uint8_t *), struct oms_vw_region *out)
+{
+	uint8_t b[256];
+
+	memset(b, 0, sizeof(b));
+	oms_vw_region_encode(b, r);
+	if (edit)
+		edit(b);
+	return oms_vw_region_decode(b, len, out);
+}
+
+static void bad_magic(uint8_t *b) { b[0] ^= 1; }
+static void bad_version(uint8_t *b) { b[4] = 2; }
+static void bad_length(uint8_t *b) { b[6] = 40; }
+static void long_length(uint8_t *b) { b[6] = 64; }
+static void bad_flags(uint8_t *b) { b[11] = 0x80; }
+static void bad_reserved(uint8_t *b) { b[44] = 1; }
+
+TEST(region_round_trip)
+{
+	struct oms_vw_region out;
+	uint8_t b[OMS_VW_REGION_LEN];
+
+	ASSERT_EQ(OMS_VW_REGION_LEN, oms_vw_region_encode(b, &good));
+	/* little-endian on the wire, whatever the host */
+	EXPECT_EQ('O', b[0]);
+	EXPECT_EQ('M', b[1]);
+	EXPECT_EQ('S', b[2]);
+	EXPECT_EQ('V', b[3]);
+	EXPECT_EQ(0x00, b[16]);
+	EXPECT_EQ(0x10, b[17]);
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), &out));
+	EXPECT_EQ(good.addr, out.addr);
+	EXPECT_EQ(good.len, out.len);
+	EXPECT_EQ(good.rkey, out.rkey);
+	EXPECT_EQ(good.access, out.access);
+	EXPECT_EQ(good.line, out.line);
+	EXPECT_EQ(good.node, out.node);
+}
+
+TEST(region_padded_by_the_cm)
+{
+	struct oms_vw_region out;
+
+	/* the CM hands up its whole private data field (196 bytes on IB) */
+	ASSERT_EQ(0, decode_edited(&good, 196, NULL, &out));
+	EXPECT_EQ(good.len, out.len);
+}
+
+TEST(region_short_replies)
+{
+	struct oms_vw_region out;
+
+	memset(&out, 0x5a, sizeof(out));
+	for (size_t len = 0; len < OMS_VW_REGION_LEN; len++)
+		EXPECT_EQ(-EPROTO, decode_edited(&good, len, NULL, &out));
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(NULL, 0, &out));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.addr);
+	EXPECT_EQ(-EINVAL, oms_vw_region_decode(NULL, 48, &out));
+	EXPECT_EQ(-EINVAL, decode_edited(&good, 48, NULL, NULL));
+}
+
+TEST(region_bad_header)
+{
+	struct oms_vw_region out;
+
+	memset(&out, 0x5a, sizeof(out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_magic, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_version, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_length, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, long_length, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_flags, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_reserved, &out));
+	EXPECT_EQ(0x5a5a5a5au, out.rkey);
+}
+
+TEST(region_bad_fields)
+{
+	struct oms_vw_region r, out;
+
+	memset(&out, 0x5a, sizeof(out));
+	r = good, r.len = 0;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.len = OMS_VW_MAX_REGION_LEN + 1;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.addr = UINT64_MAX - 100, r.len = 101;	/* wraps */
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.addr = UINT64_MAX - 100, r.len = 100;	/* ends at the top */
+	EXPECT_EQ(0, decode_edited(&r, 48, NULL, &out));
+	memset(&out, 0x5a, sizeof(out));
+	r = good, r.access = 0;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.access = OMS_ACCESS_ALL + 1;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.line = 48;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.line = 4;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.line = 8192;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	r = good, r.node = OMS_MAX_NODES;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.len);
+}
+
+TEST(hello)
+{
+	struct oms_vw_hello h = { 0 }, out;
+	uint8_t b[64];
+
+	memset(b, 0, sizeof(b));
+	ASSERT_EQ(OMS_VW_HELLO_LEN, oms_vw_hello_encode(b, &h));
+	EXPECT_EQ(0, oms_vw_hello_decode(b, sizeof(b), &out));
+	for (size_t len = 0; len < OMS_VW_HELLO_LEN; len++)
+		EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, len, &out));
+	b[12] = 1;	/* reserved */
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	b[12] = 0;
+	b[6] = OMS_VW_REGION_LEN;	/* a region is not a hello */
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	oms_vw_region_encode(b, &good);
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	EXPECT_EQ(-EINVAL, oms_vw_hello_decode(b, sizeof(b), NULL));
+}
+
+/* Random corruption of a good reply: whatever gets through is in range. */
+TEST(region_random_bytes)
+{
+	struct t_rng r;
+	unsigned long trials = t_trials(200000), accepted = 0, flipped = 0;
+
+	t_rng_init(&r, t_seed(0x5eedu));
+	for (unsigned long i = 0; i < trials; i++) {
+		struct oms_vw_region out;
+		uint8_t b[64];
+		size_t len = 40 + t_rng_below(&r, 24);
+		int nflip = 1 + (int)t_rng_below(&r, 3);
+
+		oms_vw_region_encode(b, &good);
+		memset(b + OMS_VW_REGION_LEN, 0, sizeof(b) - OMS_VW_REGION_LEN);
+		for (int f = 0; f < nflip; f++)
+			b[t_rng_below(&r, 48)] ^= (uint8_t)(1u << t_rng_below(&r, 8));
+		if (oms_vw_region_decode(b, len, &out))
+			continue;
+		accepted++;
+		if (memcmp(&out, &good, sizeof(out)))
+			flipped++;
+		ASSERT_GE(len, OMS_VW_REGION_LEN);
+		ASSERT_NE(0, out.len);
+		ASSERT_LE(out.len, OMS_VW_MAX_REGION_LEN);
+		ASSERT_LE(out.addr, UINT64_MAX - out.len);
+		ASSERT_NE(0, out.access);
+		ASSERT_EQ(0, out.access & ~OMS_ACCESS_ALL);
+		ASSERT_EQ(0, out.line & (out.line - 1));
+		ASSERT_LT(out.node, OMS_MAX_NODES);
+	}
+	/* flips in addr/len/rkey are legal values: some must get through,
+	 * and most corruption must not */
+	ASSERT_GT(flipped, 0);
+	ASSERT_LT(accepted, trials);
+	TH_LOG("%lu of %lu corrupted replies accepted (fields in range)",
+	       accepted, trials);
+}
+
+TEST_HARNESS_MAIN
