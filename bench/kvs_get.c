@@ -1,0 +1,940 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kvs_get: key-value store get throughput (seed 004 section 6.4, Fig 7)
+ * with the four get protocols of lib/kvs and the broken baseline, on two
+ * hosts or in one process.
+ *
+ *   kvs_get --server [--port P] [--bind ADDR] [--items N] [--size S|--sweep]
+ *           [--proto P|all] [--writers N]
+ *   kvs_get --client HOST [--port P] [--proto P|all] [--size S|--sweep]
+ *           [--threads N] [--qps N] [--batch N] [--duration S] [--items N]
+ *           [--json]
+ *   kvs_get --local [client and server options] [--scale N] [--order O]
+ *
+ * The server serves one region holding a table per (protocol layout, size)
+ * until SIGINT/SIGTERM; --writers threads update random items in each
+ * protocol's write order.  A client runs --threads threads, each with its
+ * own context, --qps connections and --batch gets outstanding, for
+ * --duration seconds per (protocol, size) cell, and prints a perftest-style
+ * row per cell (one JSON object per cell with --json) and a progress line
+ * each second on stderr.  --local runs server and clients in one process
+ * (the emulated device's in-process connections), with the device's latency
+ * model on (--scale wall ns per model ns, like bench/ordered_read; 0 = off,
+ * wall time): figures are then in model time, and every protocol of one run
+ * gets the same settings, so compare them as ratios.
+ *
+ * Exit: 0; 1 when the server cannot be reached, has no table asked for, or
+ * stops answering (within 5 s: the contexts' timeout, and a watchdog);
+ * 2 for bad flags.  See docs/kvs.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "oms.h"
+#include "oms_kvs.h"
+
+#define MAX_THREADS	64
+#define MAX_WRITERS	16
+#define WATCHDOG_NS	3000000000ull	/* no get completed: give up */
+#define HBUCKETS	(64 * 16)
+
+static const uint32_t sweep_sizes[] = { 64, 128, 256, 512, 1024, 2048, 4096 };
+#define NSWEEP (sizeof(sweep_sizes) / sizeof(sweep_sizes[0]))
+
+enum mode { M_NONE, M_SERVER, M_CLIENT, M_LOCAL };
+
+struct opts {
+	enum mode mode;
+	const char *host, *port, *bind;
+	uint32_t protos;		/* bit per enum oms_kvs_proto */
+	uint32_t sizes[NSWEEP], nsizes;
+	uint32_t items, threads, qps, batch, writers, runs;
+	double duration;
+	int json;
+	int backend;			/* enum oms_backend */
+	uint32_t scale, order;		/* --local: emu latency model */
+	int items_set;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: kvs_get --server [--port P] [--bind ADDR] [--items N] [--size S | --sweep]\n"
+"                        [--proto P|all] [--writers N]\n"
+"       kvs_get --client HOST [--port P] [--proto P|all] [--size S | --sweep]\n"
+"                        [--threads N] [--qps N] [--batch N] [--duration S]\n"
+"                        [--items N] [--json]\n"
+"       kvs_get --local  [client and server options] [--scale N] [--order O]\n"
+"\n"
+"KVS get throughput (seed 004 Fig 7) with liboms's get protocols.\n"
+"  --proto P     single, validation, farm, pessimistic, broken, or all\n"
+"                (server default all; client default single)\n"
+"  --size S      value bytes, a multiple of 8 (default 64); --sweep: 64 B-4 KiB\n"
+"  --items N     server: items per table (default 1024); client: use keys < N\n"
+"  --port P      default 18515; --bind ADDR: server address (default any)\n"
+"  --writers N   server/local: threads updating random items (default 0)\n"
+"  --threads N   client threads, each its own context (default 4)\n"
+"  --qps N       connections (QPs) per thread (default 1)\n"
+"  --batch N     gets outstanding per thread, 1..%u (default 32)\n"
+"  --duration S  seconds per (protocol, size) cell (default 5)\n"
+"  --runs N      best of N runs per cell, protocols interleaved (default 1)\n"
+"  --json        one JSON object per cell on stdout instead of the table\n"
+"  --backend B   emu or verbs (default: OMS_BACKEND, else automatic)\n"
+"  --scale N     local, emu: latency model, wall ns per model ns (default 500;\n"
+"                0 = no model, wall time)\n"
+"  --order O     local, emu: read ordering rc-opt (default), rc or nic\n"
+"Exit status: 0; 1 server unreachable, table missing or server gone; 2 bad flags.\n",
+		OMS_KVS_MAX_BATCH);
+}
+
+static int bad_flag(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "kvs_get: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return 2;
+}
+
+static int num(const char *s, unsigned long lo, unsigned long hi,
+	       uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_proto(const char *s, uint32_t *mask)
+{
+	if (!strcmp(s, "all")) {
+		*mask = (1u << OMS_KVS_NPROTO) - 1;
+		return 0;
+	}
+	for (uint32_t p = 0; p < OMS_KVS_NPROTO; p++) {
+		if (!strcmp(s, oms_kvs_proto_name(p))) {
+			*mask = 1u << p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	enum { O_SERVER = 256, O_CLIENT, O_LOCAL, O_PORT, O_BIND, O_ITEMS,
+	       O_SIZE, O_SWEEP, O_PROTO, O_WRITERS, O_THREADS, O_QPS,
+	       O_BATCH, O_DURATION, O_JSON, O_BACKEND, O_SCALE, O_ORDER,
+	       O_RUNS, O_HELP };
+	static const struct option lo[] = {
+		{ "server", no_argument, NULL, O_SERVER },
+		{ "client", required_argument, NULL, O_CLIENT },
+		{ "local", no_argument, NULL, O_LOCAL },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "bind", required_argument, NULL, O_BIND },
+		{ "items", required_argument, NULL, O_ITEMS },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "sweep", no_argument, NULL, O_SWEEP },
+		{ "proto", required_argument, NULL, O_PROTO },
+		{ "writers", required_argument, NULL, O_WRITERS },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "qps", required_argument, NULL, O_QPS },
+		{ "batch", required_argument, NULL, O_BATCH },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "backend", required_argument, NULL, O_BACKEND },
+		{ "scale", required_argument, NULL, O_SCALE },
+		{ "order", required_argument, NULL, O_ORDER },
+		{ "runs", required_argument, NULL, O_RUNS },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int proto_set = 0, sweep = 0, c;
+	uint32_t size = 64;
+	char *end;
+
+	*o = (struct opts){ .port = "18515", .items = 1024, .threads = 4,
+			    .qps = 1, .batch = 32, .duration = 5, .runs = 1,
+			    .scale = 500, .order = OMS_ORDER_RC_OPT };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		const char *a = optarg;
+		enum mode m = M_NONE;
+
+		switch (c) {
+		case O_SERVER: m = M_SERVER; break;
+		case O_CLIENT: m = M_CLIENT; o->host = a; break;
+		case O_LOCAL: m = M_LOCAL; break;
+		case O_PORT:
+			if (!*a || strlen(a) > 32)
+				return bad_flag("bad --port '%s'", a);
+			o->port = a;
+			break;
+		case O_BIND: o->bind = a; break;
+		case O_ITEMS:
+			if (num(a, 1, 1u << 24, &o->items))
+				return bad_flag("bad --items '%s' (1..16777216)", a);
+			o->items_set = 1;
+			break;
+		case O_SIZE:
+			if (num(a, 8, OMS_KVS_MAX_VALUE, &size) || size % 8)
+				return bad_flag("bad --size '%s' (a multiple of 8, 8..65536)", a);
+			break;
+		case O_SWEEP: sweep = 1; break;
+		case O_PROTO:
+			if (parse_proto(a, &o->protos))
+				return bad_flag("bad --proto '%s'", a);
+			proto_set = 1;
+			break;
+		case O_WRITERS:
+			if (num(a, 0, MAX_WRITERS, &o->writers))
+				return bad_flag("bad --writers '%s' (0..16)", a);
+			break;
+		case O_THREADS:
+			if (num(a, 1, MAX_THREADS, &o->threads))
+				return bad_flag("bad --threads '%s' (1..64)", a);
+			break;
+		case O_QPS:
+			if (num(a, 1, OMS_MAX_NODES, &o->qps))
+				return bad_flag("bad --qps '%s' (1..16)", a);
+			break;
+		case O_BATCH:
+			if (num(a, 1, OMS_KVS_MAX_BATCH, &o->batch))
+				return bad_flag("bad --batch '%s' (1..256)", a);
+			break;
+		case O_DURATION:
+			errno = 0;
+			o->duration = strtod(a, &end);
+			if (errno || end == a || *end || !(o->duration >= 0.05) ||
+			    o->duration > 3600)
+				return bad_flag("bad --duration '%s' (0.05..3600 s)", a);
+			break;
+		case O_JSON: o->json = 1; break;
+		case O_BACKEND:
+			if (!strcmp(a, "emu"))
+				o->backend = OMS_BACKEND_EMU;
+			else if (!strcmp(a, "verbs"))
+				o->backend = OMS_BACKEND_VERBS;
+			else
+				return bad_flag("bad --backend '%s' (emu, verbs)", a);
+			break;
+		case O_SCALE:
+			if (num(a, 0, 100000, &o->scale))
+				return bad_flag("bad --scale '%s' (0..100000)", a);
+			break;
+		case O_ORDER:
+			if (!strcmp(a, "rc-opt"))
+				o->order = OMS_ORDER_RC_OPT;
+			else if (!strcmp(a, "rc"))
+				o->order = OMS_ORDER_RC;
+			else if (!strcmp(a, "nic"))
+				o->order = OMS_ORDER_NIC;
+			else
+				return bad_flag("bad --order '%s' (rc-opt, rc, nic)", a);
+			break;
+		case O_RUNS:
+			if (num(a, 1, 100, &o->runs))
+				return bad_flag("bad --runs '%s' (1..100)", a);
+			break;
+		case O_HELP:
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return bad_flag("unknown or incomplete option '%s'",
+					argv[optind - 1]);
+		}
+		if (m != M_NONE) {
+			if (o->mode != M_NONE)
+				return bad_flag("%s: one of --server, --client, --local",
+						"more than one mode");
+			o->mode = m;
+		}
+	}
+	if (optind < argc)
+		return bad_flag("unexpected argument '%s'", argv[optind]);
+	if (o->mode == M_NONE)
+		return bad_flag("%s", "say --server, --client HOST or --local");
+	if (!proto_set)
+		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
+			    1u << OMS_KVS_SINGLE;
+	if (sweep) {
+		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
+		o->nsizes = NSWEEP;
+	} else {
+		o->sizes[0] = size;
+		o->nsizes = 1;
+	}
+	return -1;	/* go on */
+}
+
+/* ---- contexts --------------------------------------------------------- */
+
+static int ctx_make(const struct opts *o, uint32_t node, int model,
+		    struct oms_ctx **ctx)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_TIMEOUT;
+	a.node = node;
+	a.timeout_ms = 2000;	/* a server gone is noticed within 2 s */
+	if (o->backend) {
+		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
+		a.backend = (uint32_t)o->backend;
+	}
+	if (model) {
+		/* the paper's Table 2, as bench/ordered_read */
+		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY |
+			       OMS_CTX_ATTR_READ_ORDER;
+		a.lat_bus_ns = 200;
+		a.lat_rc_ns = 17;
+		a.lat_mem_ns = 50;
+		a.link_gbps = 100;
+		a.time_scale = o->scale;
+		a.read_order = o->order;
+		a.rlsq_entries = 256;
+	}
+	return oms_ctx_create(&a, ctx);
+}
+
+static const char *backend_of(struct oms_ctx *ctx, int *model)
+{
+	static struct oms_caps caps;
+
+	caps.size = sizeof(caps);
+	if (oms_query_caps(ctx, &caps))
+		return "?";
+	*model = !!(caps.flags & OMS_CAP_LATENCY_MODEL);
+	return caps.backend_name;
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+struct server {
+	const struct opts *o;
+	struct oms_kvs_server *s;
+	uint32_t ntables;
+	struct oms_kvs_table_spec spec[OMS_KVS_MAX_TABLES];
+	int stop;
+	pthread_t wt[MAX_WRITERS];
+	uint32_t nw;
+	uint64_t updates, busy;
+	uint64_t live;			/* updates so far, for progress */
+	int werr;
+};
+
+static void *writer_main(void *arg)
+{
+	struct server *sv = arg;
+	struct oms_ctx *ctx = NULL;
+	struct oms_kvs_writer *w = NULL;
+	uint64_t rng = (uintptr_t)&ctx ^ bu_now_ns(), n = 0, busy = 0;
+	int err = ctx_make(sv->o, 1, 0, &ctx);
+
+	if (!err)
+		err = oms_kvs_writer_create(sv->s, ctx, NULL, &w);
+	while (!err && !__atomic_load_n(&sv->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t t;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		t = (uint32_t)((rng >> 33) % sv->ntables);
+		err = oms_kvs_update(w, t, (rng >> 13) % sv->spec[t].items);
+		if (err == -EBUSY) {
+			busy++;
+			err = 0;
+		} else if (!err) {
+			n++;
+			__atomic_add_fetch(&sv->live, 1, __ATOMIC_RELAXED);
+		}
+		if (!(n % 64))
+			sched_yield();
+	}
+	if (err) {
+		fprintf(stderr, "kvs_get: writer: %s\n", strerror(-err));
+		__atomic_store_n(&sv->werr, err, __ATOMIC_RELEASE);
+	}
+	if (w)
+		oms_kvs_writer_destroy(w);
+	if (ctx)
+		oms_ctx_destroy(ctx);
+	__atomic_add_fetch(&sv->updates, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sv->busy, busy, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static int server_start(struct server *sv, const struct opts *o,
+			struct oms_ctx *ctx)
+{
+	uint32_t layouts = o->protos;
+	int err;
+
+	if (layouts & (1u << OMS_KVS_BROKEN))	/* Single Read's layout */
+		layouts = (layouts & ~(1u << OMS_KVS_BROKEN)) |
+			  1u << OMS_KVS_SINGLE;
+	memset(sv, 0, sizeof(*sv));
+	sv->o = o;
+	for (uint32_t p = 0; p < OMS_KVS_BROKEN; p++)
+		for (uint32_t i = 0; i < o->nsizes && layouts & (1u << p); i++)
+			sv->spec[sv->ntables++] = (struct oms_kvs_table_spec){
+				.proto = p, .value_size = o->sizes[i],
+				.items = o->items };
+	err = oms_kvs_server_create(ctx, sv->spec, sv->ntables, &sv->s);
+	if (err) {
+		fprintf(stderr, "kvs_get: cannot create the tables: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = oms_kvs_server_listen(sv->s, o->bind, o->port);
+	if (err) {
+		fprintf(stderr, "kvs_get: cannot listen on %s:%s: %s\n",
+			o->bind ? o->bind : "*", o->port, strerror(-err));
+		oms_kvs_server_destroy(sv->s);
+		return err;
+	}
+	for (; sv->nw < o->writers; sv->nw++)
+		if (pthread_create(&sv->wt[sv->nw], NULL, writer_main, sv))
+			break;
+	return 0;
+}
+
+static int server_stop(struct server *sv)
+{
+	__atomic_store_n(&sv->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < sv->nw; i++)
+		pthread_join(sv->wt[i], NULL);
+	oms_kvs_server_destroy(sv->s);
+	return sv->werr;
+}
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
+static int run_server(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct oms_ctx *ctx;
+	struct server sv;
+	uint64_t last = 0, t_last = bu_now_ns();
+	int model, err = ctx_make(o, 1, 0, &ctx);
+
+	if (err) {
+		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		return 1;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (server_start(&sv, o, ctx)) {
+		oms_ctx_destroy(ctx);
+		return 1;
+	}
+	printf("kvs_get server: %u tables, %u items each, listening on %s:%s "
+	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
+	       sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
+	       backend_of(ctx, &model), o->writers);
+	fflush(stdout);
+	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
+		uint64_t now, live;
+
+		usleep(100000);
+		now = bu_now_ns();
+		if (!o->writers || now - t_last < 1000000000ull)
+			continue;
+		live = __atomic_load_n(&sv.live, __ATOMIC_RELAXED);
+		fprintf(stderr, "kvs_get server: writers %.0f updates/s\n",
+			(double)(live - last) * 1e9 / (double)(now - t_last));
+		last = live;
+		t_last = now;
+	}
+	err = server_stop(&sv);
+	oms_ctx_destroy(ctx);
+	printf("kvs_get server: stopped%s; %llu updates, %llu busy\n",
+	       g_signal ? " by a signal" : " (writer failed)",
+	       (unsigned long long)sv.updates, (unsigned long long)sv.busy);
+	return err ? 1 : 0;
+}
+
+/* ---- clients ---------------------------------------------------------- */
+
+enum phase { P_CONNECT, P_WARMUP, P_MEASURE, P_STOP };
+
+struct cell {
+	const struct opts *o;
+	const char *host;
+	uint32_t proto, size;
+	int phase;			/* enum phase */
+	int ready, failed;		/* threads connected / failed */
+	int err;			/* first error */
+	const char *err_what;
+	uint64_t gets_live;		/* all phases: the watchdog's */
+};
+
+struct worker {
+	struct cell *cell;
+	pthread_t th;
+	uint32_t id;
+	uint64_t gets, torn, retries;
+	uint64_t hist[HBUCKETS];
+};
+
+static void cell_fail(struct cell *c, int err, const char *what)
+{
+	int zero = 0;
+
+	if (__atomic_compare_exchange_n(&c->err, &zero, err, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		c->err_what = what;
+	__atomic_store_n(&c->phase, P_STOP, __ATOMIC_RELEASE);
+}
+
+/* Log-linear latency buckets: 16 per power of two (6 % wide). */
+static uint32_t hbucket(uint64_t ns)
+{
+	uint32_t msb;
+
+	if (ns < 16)
+		return (uint32_t)ns;
+	msb = 63 - (uint32_t)__builtin_clzll(ns);
+	return (msb - 3) * 16 + (uint32_t)((ns >> (msb - 4)) & 15);
+}
+
+static double hvalue(uint32_t b)
+{
+	uint32_t msb = b / 16 + 3;
+
+	if (b < 16)
+		return b;
+	/* middle of the bucket */
+	return ((double)(16 + b % 16) + 0.5) * (double)(1ull << (msb - 4));
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct cell *c = w->cell;
+	const struct opts *o = c->o;
+	struct oms_kvs_client_attr a = oms_kvs_client_attr_default();
+	struct oms_kvs_info info = { .size = sizeof(info) };
+	struct oms_kvs_get *g = calloc(o->batch, sizeof(*g));
+	struct oms_kvs_get **done = calloc(o->batch, sizeof(*done));
+	struct oms_kvs_get **spare = calloc(o->batch, sizeof(*spare));
+	struct oms_kvs_client *cl = NULL;
+	struct oms_kvs_table *t = NULL;
+	struct oms_ctx *ctx = NULL;
+	uint8_t *bufs = NULL;
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (w->id + 1), keys;
+	uint32_t nspare = o->batch;
+	int counting = 0, err;
+
+	a.batch = o->batch;
+	a.nconn = o->qps;
+	err = g && done && spare ? ctx_make(o, 0, 0, &ctx) : -ENOMEM;
+	if (!err)
+		err = oms_kvs_client_create(ctx, c->host, o->port, &a, &cl);
+	if (!err)
+		err = oms_kvs_table_open(cl, c->proto, c->size, &t);
+	if (!err)
+		err = oms_kvs_table_info(t, &info);
+	if (!err) {
+		bufs = malloc((size_t)o->batch * info.buf_size);
+		err = bufs ? 0 : -ENOMEM;
+	}
+	if (err) {
+		cell_fail(c, err, "connect");
+		__atomic_add_fetch(&c->failed, 1, __ATOMIC_RELEASE);
+		goto out;
+	}
+	keys = o->items_set && o->items < info.items ? o->items : info.items;
+	for (uint32_t i = 0; i < o->batch; i++) {
+		g[i].table = t;
+		g[i].buf = bufs + (size_t)i * info.buf_size;
+		spare[i] = &g[i];
+	}
+	__atomic_add_fetch(&c->ready, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) == P_CONNECT)
+		usleep(1000);
+	for (;;) {
+		int ph = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE), n;
+
+		if (ph == P_STOP)
+			break;
+		if (ph == P_MEASURE && !counting) {
+			counting = 1;
+			w->gets = w->torn = w->retries = 0;
+			memset(w->hist, 0, sizeof(w->hist));
+		}
+		while (nspare) {
+			struct oms_kvs_get *x = spare[--nspare];
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			x->key = rng % keys;
+			err = oms_kvs_submit(cl, x);
+			if (err)
+				break;
+		}
+		n = err ? err : oms_kvs_poll(cl, done, o->batch);
+		if (n < 0) {
+			cell_fail(c, n, "get");
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct oms_kvs_get *x = done[i];
+
+			spare[nspare++] = x;
+			if (x->status) {
+				cell_fail(c, x->status, "get");
+				continue;
+			}
+			w->gets++;
+			w->torn += x->torn;
+			w->retries += x->retries;
+			w->hist[hbucket(x->lat_ns)]++;
+		}
+		__atomic_add_fetch(&c->gets_live, (uint64_t)n,
+				   __ATOMIC_RELAXED);
+	}
+out:
+	if (cl)
+		oms_kvs_client_destroy(cl);
+	if (ctx)
+		oms_ctx_destroy(ctx);
+	free(bufs);
+	free(g);
+	free(done);
+	free(spare);
+	return NULL;
+}
+
+struct result {
+	uint64_t gets, torn, retries;
+	double mops, gbps, p50_us, p99_us;
+};
+
+static double percentile(const uint64_t *hist, uint64_t total, double q)
+{
+	uint64_t want = (uint64_t)ceil(q * (double)total), seen = 0;
+
+	for (uint32_t b = 0; b < HBUCKETS; b++) {
+		seen += hist[b];
+		if (seen >= want && hist[b])
+			return hvalue(b);
+	}
+	return 0;
+}
+
+static void die_now(const struct cell *c, const char *why)
+{
+	fprintf(stderr, "kvs_get: %s %s:%s: %s\n", why, c->host, c->o->port,
+		c->err ? strerror(-c->err) : "no get completed for 3 s");
+	fflush(stdout);
+	_exit(1);	/* threads may sit in a dead device's wait */
+}
+
+/* Wait for @c's workers to reach @n ready, or fail. */
+static void wait_ready(struct cell *c, uint32_t n)
+{
+	uint64_t t0 = bu_now_ns();
+
+	while ((uint32_t)__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) < n) {
+		if (__atomic_load_n(&c->failed, __ATOMIC_ACQUIRE))
+			return;
+		if (bu_now_ns() - t0 > 15000000000ull)
+			die_now(c, "connecting timed out to");
+		usleep(1000);
+	}
+}
+
+/* One (protocol, size) cell: connect, warm up, measure. */
+static int run_cell(const struct opts *o, const char *host, uint32_t proto,
+		    uint32_t size, double scale, struct result *r)
+{
+	static struct worker w[MAX_THREADS];
+	struct cell c = { .o = o, .host = host, .proto = proto, .size = size };
+	uint64_t hist[HBUCKETS] = { 0 };
+	uint64_t t0, t1, tick, last = 0, live, watch_t, watch_v = 0;
+	double warm = o->duration / 5 < 0.2 ? o->duration / 5 : 0.2;
+	uint32_t n;
+
+	for (n = 0; n < o->threads; n++) {
+		memset(&w[n], 0, sizeof(w[n]));
+		w[n].cell = &c;
+		w[n].id = n;
+		if (pthread_create(&w[n].th, NULL, worker_main, &w[n])) {
+			cell_fail(&c, -EAGAIN, "start");
+			break;
+		}
+	}
+	wait_ready(&c, n);
+	if (!c.err)
+		__atomic_store_n(&c.phase, P_WARMUP, __ATOMIC_RELEASE);
+	t0 = bu_now_ns();
+	watch_t = t0;
+	while (!c.err && bu_now_ns() - t0 < (uint64_t)(warm * 1e9))
+		usleep(2000);
+	if (!c.err)
+		__atomic_store_n(&c.phase, P_MEASURE, __ATOMIC_RELEASE);
+	t0 = tick = bu_now_ns();
+	for (;;) {
+		uint64_t now = bu_now_ns();
+
+		if (__atomic_load_n(&c.err, __ATOMIC_ACQUIRE) ||
+		    now - t0 >= (uint64_t)(o->duration * 1e9))
+			break;
+		live = __atomic_load_n(&c.gets_live, __ATOMIC_RELAXED);
+		if (live != watch_v) {
+			watch_v = live;
+			watch_t = now;
+		} else if (now - watch_t > WATCHDOG_NS) {
+			die_now(&c, "server not answering at");
+		}
+		if (now - tick >= 1000000000ull) {
+			fprintf(stderr, "kvs_get: %s %u B: %.0f/%.0f s, %.2f M "
+				"gets/s%s\n", oms_kvs_proto_name(proto), size,
+				(double)(now - t0) / 1e9, o->duration,
+				(double)(live - last) * 1e3 * scale /
+				(double)(now - tick),
+				scale > 1 ? " (model time)" : "");
+			last = live;
+			tick = now;
+		}
+		usleep(10000);
+	}
+	t1 = bu_now_ns();
+	__atomic_store_n(&c.phase, P_STOP, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < n; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 5;
+		if (pthread_timedjoin_np(w[i].th, NULL, &ts))
+			die_now(&c, "server not answering at");
+	}
+	if (c.err) {
+		fprintf(stderr, "kvs_get: %s %s %u B from %s:%s: %s\n",
+			c.err_what, oms_kvs_proto_name(proto), size, host,
+			o->port, strerror(-c.err));
+		return c.err;
+	}
+	memset(r, 0, sizeof(*r));
+	for (uint32_t i = 0; i < n; i++) {
+		r->gets += w[i].gets;
+		r->torn += w[i].torn;
+		r->retries += w[i].retries;
+		for (uint32_t b = 0; b < HBUCKETS; b++)
+			hist[b] += w[i].hist[b];
+	}
+	/* model time = wall / scale (scale 1: wall time) */
+	r->mops = (double)r->gets * 1e3 * scale / (double)(t1 - t0);
+	r->gbps = r->mops * size * 8 / 1e3;
+	r->p50_us = percentile(hist, r->gets, 0.50) / scale / 1e3;
+	r->p99_us = percentile(hist, r->gets, 0.99) / scale / 1e3;
+	return 0;
+}
+
+static void print_head(const struct opts *o, const char *backend, int model)
+{
+	if (o->json)
+		return;
+	printf("KVS gets (seed 004 Fig 7): backend %s", backend);
+	if (model)
+		printf(", latency model (Table 2, %s reads), model time at "
+		       "%u wall ns per model ns",
+		       o->order == OMS_ORDER_RC_OPT ? "RC-opt" :
+		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
+	else
+		printf(", wall time");
+	printf("\n%u threads x %u QPs, batch %u, %u items, %u writers, "
+	       "%.1f s per cell, best of %u\n", o->threads, o->qps, o->batch,
+	       o->items, o->mode == M_LOCAL ? o->writers : 0, o->duration,
+	       o->runs);
+	bu_rule();
+	printf(" %-7s %-12s %12s %10s %8s %8s %8s %7s %9s\n", "#bytes",
+	       "proto", "#gets", "M gets/s", "Gb/s", "p50 us", "p99 us",
+	       "torn", "retries");
+	bu_rule();
+}
+
+static void print_row(const struct opts *o, const char *backend, int model,
+		      uint32_t proto, uint32_t size, const struct result *r)
+{
+	if (o->json) {
+		printf("{\"bench\":\"kvs_get\",\"backend\":\"%s\","
+		       "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
+		       "\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
+		       "\"gets\":%llu,\"mops\":%.3f,\"gbps\":%.3f,"
+		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"torn\":%llu,"
+		       "\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
+		       "\"duration_s\":%.2f,\"runs\":%u}\n", backend,
+		       oms_kvs_proto_name(proto), size, o->threads, o->qps,
+		       o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
+		       (unsigned long long)r->gets, r->mops, r->gbps,
+		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
+		       (unsigned long long)r->retries,
+		       model ? "model" : "wall", model ? o->scale : 0,
+		       o->duration, o->runs);
+	} else {
+		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %7llu "
+		       "%9llu\n", size, oms_kvs_proto_name(proto),
+		       (unsigned long long)r->gets, r->mops, r->gbps,
+		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
+		       (unsigned long long)r->retries);
+	}
+	fflush(stdout);
+}
+
+/* Single Read against the others, per size (text table only). */
+static void print_ratios(const struct opts *o,
+			 double mops[][OMS_KVS_NPROTO])
+{
+	if (o->json || !(o->protos & 1u << OMS_KVS_SINGLE) ||
+	    !(o->protos & ~(1u << OMS_KVS_SINGLE)))
+		return;
+	bu_rule();
+	for (uint32_t i = 0; i < o->nsizes; i++) {
+		printf(" %-7u single /", o->sizes[i]);
+		for (uint32_t p = 1; p < OMS_KVS_NPROTO; p++)
+			if (o->protos & 1u << p && mops[i][p] > 0)
+				printf("  %s %.2fx", oms_kvs_proto_name(p),
+				       mops[i][OMS_KVS_SINGLE] / mops[i][p]);
+		printf("\n");
+	}
+}
+
+static int run_clients(const struct opts *o, const char *host)
+{
+	struct oms_kvs_client *probe = NULL;
+	struct oms_ctx *ctx;
+	double mops[NSWEEP][OMS_KVS_NPROTO] = { { 0 } };
+	const char *backend;
+	int model = 0, err, fail = 0;
+
+	/* one connection up front: a clear error before any thread runs */
+	err = ctx_make(o, 0, 0, &ctx);
+	if (err) {
+		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		return 1;
+	}
+	backend = backend_of(ctx, &model);
+	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
+	if (err) {
+		fprintf(stderr, "kvs_get: cannot connect to %s:%s: %s\n", host,
+			o->port, strerror(-err));
+		if (err == -ECONNREFUSED && !strcmp(backend, "emu"))
+			fprintf(stderr, "kvs_get: (the emu backend reaches "
+				"servers in this process only: use --local, "
+				"or --backend verbs)\n");
+		oms_ctx_destroy(ctx);
+		return 1;
+	}
+	print_head(o, backend, model);
+	for (uint32_t i = 0; i < o->nsizes && !fail; i++) {
+		struct result best[OMS_KVS_NPROTO];
+		struct oms_kvs_table *t;
+
+		for (uint32_t p = 0; p < OMS_KVS_NPROTO; p++) {
+			if (!(o->protos & 1u << p) ||
+			    !oms_kvs_table_open(probe, p, o->sizes[i], &t))
+				continue;
+			fprintf(stderr, "kvs_get: the server at %s:%s has no "
+				"%s table of %u B (start it with --proto %s "
+				"--size %u, or --sweep)\n", host, o->port,
+				oms_kvs_proto_name(p), o->sizes[i],
+				oms_kvs_proto_name(p), o->sizes[i]);
+			fail = 1;
+		}
+		memset(best, 0, sizeof(best));
+		/* protocols interleaved within each run: drifts of a shared
+		 * machine hit them alike */
+		for (uint32_t k = 0; k < o->runs && !fail; k++) {
+			for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
+				struct result r;
+
+				if (!(o->protos & 1u << p))
+					continue;
+				fail = !!run_cell(o, host, p, o->sizes[i],
+						  model ? o->scale : 1, &r);
+				if (!fail && (!k || r.mops > best[p].mops))
+					best[p] = r;
+			}
+		}
+		for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
+			if (!(o->protos & 1u << p))
+				continue;
+			mops[i][p] = best[p].mops;
+			print_row(o, backend, model, p, o->sizes[i], &best[p]);
+		}
+	}
+	if (!fail) {
+		print_ratios(o, mops);
+		if (!o->json)
+			bu_rule();
+	}
+	oms_kvs_client_destroy(probe);
+	oms_ctx_destroy(ctx);
+	return fail;
+}
+
+static int run_local(const struct opts *o)
+{
+	struct oms_ctx *ctx;
+	struct server sv;
+	int err, fail;
+
+	/* the first context starts the emulated device with its settings */
+	err = ctx_make(o, 1, o->scale > 0, &ctx);
+	if (err) {
+		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		return 1;
+	}
+	if (server_start(&sv, o, ctx)) {
+		oms_ctx_destroy(ctx);
+		return 1;
+	}
+	fail = run_clients(o, "localhost");
+	err = server_stop(&sv);
+	if (err)
+		fail = 1;
+	if (!o->json && o->writers)
+		printf("writers: %llu updates, %llu busy\n",
+		       (unsigned long long)sv.updates,
+		       (unsigned long long)sv.busy);
+	oms_ctx_destroy(ctx);
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int r = parse(argc, argv, &o);
+
+	if (r >= 0)
+		return r;
+	signal(SIGPIPE, SIG_IGN);
+	switch (o.mode) {
+	case M_SERVER:
+		return run_server(&o);
+	case M_CLIENT:
+		return run_clients(&o, o.host);
+	default:
+		return run_local(&o);
+	}
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liboms KVS: an item table in one registered region and the four get
+ * protocols of seed 004 section 6.4 (Single Read, Validation, FaRM,
+ * Pessimistic) plus a deliberately broken baseline, over the public API of
+ * oms.h only, so the same code runs on every backend.  See docs/kvs.md.
+ *
+ * Server side: oms_kvs_server_create() lays out one or more tables (one
+ * protocol's item layout, a value size, a number of items) in one region,
+ * registers it, and oms_kvs_server_listen() serves it with oms_listen().
+ * Writers (oms_kvs_writer_create(), one per thread) update items in each
+ * protocol's correct write order.  Client side: oms_kvs_client_create()
+ * connects, reads and checks the table directory; gets are submitted with
+ * oms_kvs_submit() and advanced by oms_kvs_poll(), up to the client's batch
+ * outstanding at once.
+ *
+ * Values are derived from (key, version) (oms_kvs_value_fill()), so a
+ * reader can tell a torn value: one whose bytes are not all those of the
+ * version the protocol accepted (oms_kvs_value_torn()).  Clients count the
+ * torn values they return; for the four correct protocols that count must
+ * stay 0 however writers race with readers.
+ *
+ * Error convention as oms.h: 0 (or a count) on success, a negative errno
+ * on failure; a call refused for a bad argument changes no state.
+ * Threads: a client and a writer are used by one thread at a time, with
+ * that thread's context.
+ *
+ * Part 1: exported calls.  Part 2: static inline helpers.
+ */
+#ifndef OMS_KVS_H
+#define OMS_KVS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oms.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Get protocols (seed 004 6.4); also a table's item layout. */
+enum oms_kvs_proto {
+	OMS_KVS_SINGLE = 0,	/* header and footer version; one acquire
+				 * read; versions equal -> accept */
+	OMS_KVS_VALIDATION = 1,	/* seqlock version; acquire read of version
+				 * and item, acquire re-read of the version;
+				 * equal and even -> accept */
+	OMS_KVS_FARM = 2,	/* a version in every cache line; one
+				 * relaxed read; all equal -> strip the
+				 * versions out into a contiguous value */
+	OMS_KVS_PESSIMISTIC = 3, /* lock word: reader count by fetch-and-add,
+				 * writer bit by compare-and-swap */
+	OMS_KVS_BROKEN = 4,	/* client only: Single Read's layout read
+				 * relaxed (lines in any order): tears, which
+				 * shows the detector works */
+	OMS_KVS_NPROTO = 5,
+};
+
+#define OMS_KVS_MAX_TABLES	32
+#define OMS_KVS_MAX_VALUE	65536u	/* bytes; values are multiples of 8 */
+#define OMS_KVS_MAX_BATCH	256u
+
+/* One table of a server: @proto is its layout (not OMS_KVS_BROKEN, whose
+ * gets use a Single Read table). */
+struct oms_kvs_table_spec {
+	uint32_t proto;
+	uint32_t value_size;	/* 8..OMS_KVS_MAX_VALUE, multiple of 8 */
+	uint32_t items;		/* >= 1; keys are 0..items-1 */
+	uint32_t reserved;	/* 0 */
+};
+
+/* What a client needs to know of a table (oms_kvs_table_info). */
+struct oms_kvs_info {
+	uint32_t size;		/* set to sizeof before the call */
+	uint32_t proto;		/* as opened (OMS_KVS_BROKEN possible) */
+	uint32_t value_size;
+	uint32_t items;
+	uint32_t buf_size;	/* bytes struct oms_kvs_get.buf must hold */
+	uint32_t read_size;	/* bytes the get's main read carries */
+	uint32_t stride;	/* bytes per item in the region */
+	uint32_t reserved;
+};
+
+/* struct oms_kvs_client_attr.flags */
+#define OMS_KVS_F_NO_DETECT	(1u << 0) /* do not check returned values
+					   * against (key, version) */
+#define OMS_KVS_F_ALL		0x1u
+
+struct oms_kvs_client_attr {
+	uint32_t size;		/* sizeof as the caller was compiled */
+	uint32_t flags;		/* OMS_KVS_F_* */
+	uint32_t batch;		/* gets outstanding; 0 = 32 */
+	uint32_t nconn;		/* connections (QPs on verbs), gets spread
+				 * over them; 0 = 1, at most OMS_MAX_NODES */
+	uint32_t timeout_ms;	/* oms_connect timeout; 0 = 5000 */
+	uint32_t max_retries;	/* a get retried more often fails with
+				 * -EAGAIN; 0 = 1000000 */
+};
+
+/* One get.  The caller fills the inputs, owns it again when oms_kvs_poll()
+ * returns it. */
+struct oms_kvs_get {
+	struct oms_kvs_table *table;	/* in */
+	uint64_t key;			/* in: < items */
+	void *buf;			/* in: info.buf_size bytes */
+	void *user;			/* in: untouched */
+	const void *value;		/* out: value_size bytes in @buf */
+	uint64_t version;		/* out: the version returned */
+	uint64_t lat_ns;		/* out: submit to return, wall ns */
+	uint32_t retries;		/* out: reads repeated */
+	int32_t status;			/* out: 0 or -errno */
+	uint32_t torn;			/* out: 1 if the value returned is
+					 * not that of (key, version) */
+	uint32_t pad;
+};
+
+/* Client counters (oms_kvs_client_stats).  @size first: set it. */
+struct oms_kvs_stats {
+	uint32_t size;
+	uint32_t pad;
+	uint64_t gets;		/* returned with status 0 */
+	uint64_t torn;		/* of those, torn */
+	uint64_t retries;	/* reads repeated */
+	uint64_t failed;	/* returned with an error */
+	uint64_t rounds;	/* issue + quiet rounds */
+};
+
+struct oms_kvs_server;
+struct oms_kvs_writer;
+struct oms_kvs_client;
+struct oms_kvs_table;
+
+/* ---- Part 1: exported calls ------------------------------------------ */
+
+/*
+ * Lay out @n tables (OMS_KVS_MAX_TABLES at most) in one region of @ctx's
+ * node: a directory, then each table's items at version 2 with their
+ * derived values, and register it for remote reads and atomics.
+ * Errors: -EINVAL (NULL, n 0 or too many, bad spec), -E2BIG (region over
+ * 1 GiB), -ENOMEM, and oms_mr_reg()'s errors.
+ */
+int oms_kvs_server_create(struct oms_ctx *ctx,
+			  const struct oms_kvs_table_spec *spec, uint32_t n,
+			  struct oms_kvs_server **out);
+
+/*
+ * Serve the region with oms_listen(@addr, @port) (@addr NULL or "" = every
+ * address).  Errors: -EINVAL, -EALREADY (listening), oms_listen()'s.
+ */
+int oms_kvs_server_listen(struct oms_kvs_server *s, const char *addr,
+			  const char *port);
+
+/* Stop listening, deregister, free.  -EINVAL; -EBUSY while writers of it
+ * exist (nothing is changed then). */
+int oms_kvs_server_destroy(struct oms_kvs_server *s);
+
+/*
+ * A writer for one thread.  @ctx is that thread's own context; it is
+ * needed when a table is Pessimistic (may be NULL otherwise): the writer
+ * takes and drops the item's lock with compare-and-swap and fetch-and-add
+ * through the NIC, over a connection to the server's own listener at
+ * @host (NULL: the address the server listens on, or 127.0.0.1), so that
+ * its atomics and the readers' are atomic with each other on every
+ * backend.  Errors: -EINVAL, -ENOTCONN (Pessimistic table, server not
+ * listening), -ENOMEM, oms_connect()'s.
+ */
+int oms_kvs_writer_create(struct oms_kvs_server *s, struct oms_ctx *ctx,
+			  const char *host, struct oms_kvs_writer **out);
+
+/*
+ * Write the next version of item @key of table @table (index in the
+ * server's spec array) with host stores (oms_mr_write) in the table's
+ * protocol's write order.  Returns 0; -EBUSY when another writer has the
+ * item or (Pessimistic) readers hold it: nothing was written, try later;
+ * -EINVAL; the context's errors (Pessimistic).
+ */
+int oms_kvs_update(struct oms_kvs_writer *w, uint32_t table, uint64_t key);
+
+/* Free a writer.  -EINVAL. */
+int oms_kvs_writer_destroy(struct oms_kvs_writer *w);
+
+/*
+ * Connect @ctx to a server at @host:@port (attr->nconn connections), read
+ * its directory and check every field against the region's length before
+ * use.  @attr may be NULL (defaults).
+ * Errors: -EINVAL, -E2BIG (attr tail), -EPROTO (malformed directory),
+ * -ENOMEM, oms_connect()'s and oms_quiet()'s.
+ */
+int oms_kvs_client_create(struct oms_ctx *ctx, const char *host,
+			  const char *port,
+			  const struct oms_kvs_client_attr *attr,
+			  struct oms_kvs_client **out);
+
+/* Free a client; gets submitted but not polled are dropped.  -EINVAL. */
+int oms_kvs_client_destroy(struct oms_kvs_client *c);
+
+/*
+ * The server's table of @value_size bytes laid out for @proto (Single
+ * Read's for OMS_KVS_BROKEN); the handle lives as long as the client.
+ * Errors: -EINVAL, -ENOENT (the server has no such table).
+ */
+int oms_kvs_table_open(struct oms_kvs_client *c, uint32_t proto,
+		       uint32_t value_size, struct oms_kvs_table **out);
+
+/* Sizes of a table.  info->size must be set.  -EINVAL. */
+int oms_kvs_table_info(const struct oms_kvs_table *t,
+		       struct oms_kvs_info *info);
+
+/*
+ * Queue @g; its reads are issued by the next oms_kvs_poll().  Errors:
+ * -EINVAL (NULL, foreign table, key out of range, no buf), -EAGAIN (batch
+ * gets outstanding).
+ */
+int oms_kvs_submit(struct oms_kvs_client *c, struct oms_kvs_get *g);
+
+/*
+ * Advance every outstanding get by one round: issue the operations each
+ * needs next (atomics, fences and reads, pipelined), wait for them
+ * (oms_quiet), then accept, retry or fail each.  Hands finished gets back
+ * in @done (at most @max; more are kept for the next call, which then runs
+ * no round) and returns how many, 0 when none finished this round or
+ * nothing is outstanding.  A get's own outcome is in its status: 0, the
+ * round's error (-ENODEV, -ETIMEDOUT, -EACCES, ...: every get of a round
+ * that failed fails with it, nothing hangs), or -EAGAIN after max_retries.
+ * Between two calls nothing is in flight.  Errors: -EINVAL.
+ */
+int oms_kvs_poll(struct oms_kvs_client *c, struct oms_kvs_get **done,
+		 uint32_t max);
+
+/* Counters of @c.  stats->size must be set.  -EINVAL. */
+int oms_kvs_client_stats(const struct oms_kvs_client *c,
+			 struct oms_kvs_stats *stats);
+
+/*
+ * The torn-value detector.  fill: the value of (@key, @version), @len
+ * bytes (a multiple of 8).  torn: 0 if @buf holds exactly that value, 1
+ * if any byte differs.  -EINVAL for NULL or a bad length.
+ */
+int oms_kvs_value_fill(uint64_t key, uint64_t version, void *buf,
+		       size_t len);
+int oms_kvs_value_torn(uint64_t key, uint64_t version, const void *buf,
+		       size_t len);
+
+/* ---- Part 2: static inline helpers ---------------------------------- */
+
+static inline const char *oms_kvs_proto_name(uint32_t proto)
+{
+	static const char *const name[OMS_KVS_NPROTO] = {
+		"single", "validation", "farm", "pessimistic", "broken",
+	};
+
+	return proto < OMS_KVS_NPROTO ? name[proto] : "?";
+}
+
+static inline struct oms_kvs_client_attr oms_kvs_client_attr_default(void)
+{
+	struct oms_kvs_client_attr a = { 0 };
+
+	a.size = sizeof(a);
+	return a;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
