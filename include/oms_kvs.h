@@ -99,7 +99,8 @@ struct oms_kvs_client_attr {
 };
 
 /* One get.  The caller fills the inputs, owns it again when oms_kvs_poll()
- * returns it. */
+ * returns it.  @buf is where the read lands: registered with oms_mr_reg()
+ * on the client's context, it is read into without a bounce copy (verbs). */
 struct oms_kvs_get {
 	struct oms_kvs_table *table;	/* in */
 	uint64_t key;			/* in: < items */

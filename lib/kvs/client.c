@@ -65,6 +65,8 @@ struct oms_kvs_client {
 	struct oms_kvs_table tab[OMS_KVS_MAX_TABLES];
 	struct oms_kvs_table broken[OMS_KVS_MAX_TABLES];
 	struct kvs_slot *act;		/* [batch] outstanding */
+	struct oms_mr *act_mr;		/* act[] registered: the re-reads
+					 * land there without a bounce */
 	uint32_t nact;
 	struct oms_kvs_get **done;	/* [batch] finished, not handed back */
 	uint32_t ndone, done_head;
@@ -103,6 +105,8 @@ static int attr_parse(const struct oms_kvs_client_attr *in,
 
 static void client_free(struct oms_kvs_client *c)
 {
+	if (c->act_mr)
+		oms_mr_dereg(c->act_mr);
 	free(c->act);
 	free(c->done);
 	free(c);
@@ -175,6 +179,13 @@ OMS_EXPORT int oms_kvs_client_create(struct oms_ctx *ctx, const char *host,
 	c->act = calloc(a.batch, sizeof(*c->act));
 	c->done = calloc(a.batch, sizeof(*c->done));
 	err = c->act && c->done ? client_connect(c, host, port) : -ENOMEM;
+	/* Reads into registered memory need no bounce buffer (verbs); an
+	 * unregistered landing place is still correct, so a failure here
+	 * only costs a copy.  The least access the call takes: nobody is
+	 * told the key. */
+	if (!err && oms_mr_reg(ctx, c->act, a.batch * sizeof(*c->act),
+			       OMS_ACCESS_REMOTE_READ, &c->act_mr))
+		c->act_mr = NULL;
 	if (err) {
 		client_free(c);
 		return err;
