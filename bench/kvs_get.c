@@ -87,7 +87,8 @@ static void usage(FILE *f)
 "  --duration S  seconds per (protocol, size) cell (default 5)\n"
 "  --runs N      best of N runs per cell, protocols interleaved (default 1)\n"
 "  --json        one JSON object per cell on stdout instead of the table\n"
-"  --backend B   emu or verbs (default: OMS_BACKEND, else automatic)\n"
+"  --backend B   emu or verbs (default: OMS_BACKEND, else automatic; --local:\n"
+"                emu, its clients connect to --bind or localhost)\n"
 "  --scale N     local, emu: latency model, wall ns per model ns (default 500;\n"
 "                0 = no model, wall time)\n"
 "  --order O     local, emu: read ordering rc-opt (default), rc or nic\n"
@@ -268,6 +269,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		return bad_flag("unexpected argument '%s'", argv[optind]);
 	if (o->mode == M_NONE)
 		return bad_flag("%s", "say --server, --client HOST or --local");
+	/* --local is the emulated device's mode unless a backend is named */
+	if (o->mode == M_LOCAL && !o->backend && !getenv("OMS_BACKEND"))
+		o->backend = OMS_BACKEND_EMU;
 	if (!proto_set)
 		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
 			    1u << OMS_KVS_SINGLE;
@@ -917,7 +921,7 @@ static int run_local(const struct opts *o)
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
-	fail = run_clients(o, "localhost");
+	fail = run_clients(o, o->bind ? o->bind : "localhost");
 	err = server_stop(&sv);
 	if (err)
 		fail = 1;
