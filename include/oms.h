@@ -83,7 +83,8 @@ enum oms_read_order {
 #define OMS_CTX_ATTR_READ_ORDER	(1u << 6)	/* read_order, rlsq_entries */
 #define OMS_CTX_ATTR_TIMEOUT	(1u << 7)	/* timeout_ms */
 #define OMS_CTX_ATTR_DEST_SEQ	(1u << 8)	/* dest_seq_mask */
-#define OMS_CTX_ATTR_ALL	0x1ffu
+#define OMS_CTX_ATTR_EMU_NIC_RATE (1u << 9)	/* lat_req_ns */
+#define OMS_CTX_ATTR_ALL	0x3ffu
 
 /* struct oms_ctx_attr.flags */
 #define OMS_CTX_F_NONBLOCK	(1u << 0) /* -EAGAIN instead of waiting for a
@@ -138,6 +139,11 @@ struct oms_ctx_attr {
 				 * (which means all of them); the others are
 				 * acknowledged channels */
 	uint32_t reserved;	/* must be 0 */
+	uint32_t lat_req_ns;	/* emu, with the latency model: service time
+				 * of the responder NIC per request (puts,
+				 * gets, atomics, whatever their length): its
+				 * message rate is 1/lat_req_ns; 0 = no limit */
+	uint32_t reserved2;	/* must be 0 */
 };
 
 #define OMS_MAX_NODES	16

@@ -136,6 +136,12 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 			return -EINVAL;
 		a->dest_seq_mask = t.dest_seq_mask;
 	}
+	if (t.comp_mask & OMS_CTX_ATTR_EMU_NIC_RATE) {
+		if (!HAS(in, OMS_CTX_ATTR_EMU_NIC_RATE, reserved2) ||
+		    t.reserved2 || t.lat_req_ns > 1000000)
+			return -EINVAL;
+		a->lat_req_ns = t.lat_req_ns;
+	}
 	if (a->flags & OMS_CTX_F_DEST_SEQ)
 		a->dest_seq_mask = (1u << OMS_MAX_NODES) - 1;
 	if (a->dest_seq_mask) {

@@ -5,6 +5,7 @@
  * the same before and after each refused call.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,6 +217,17 @@ TEST(ctx_create_bad_attr)
 	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
 	a.dest_seq_mask = 1;
 	a.reserved = 1;
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
+	a = oms_ctx_attr_default();
+	a.comp_mask = OMS_CTX_ATTR_EMU_NIC_RATE;
+	a.lat_req_ns = 1000001;
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
+	a.lat_req_ns = 25;
+	a.reserved2 = 1;
+	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
+	/* an older caller's struct that ends before the field */
+	a.reserved2 = 0;
+	a.size = offsetof(struct oms_ctx_attr, lat_req_ns);
 	ASSERT_EQ(-EINVAL, oms_ctx_create(&a, &ctx));
 	a = oms_ctx_attr_default();
 	a.comp_mask = OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_QDEPTH;

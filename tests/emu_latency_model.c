@@ -30,6 +30,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Responder NIC service time per request for the next runs; 0 = none. */
+static uint32_t nic_req_ns;
+
 /* Model-time Gb/s of reads of @size with @order and @flags. */
 /* Best of two short runs: the machine is shared and noisy. */
 static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
@@ -45,7 +48,8 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 	const uint32_t scale = 200;
 
 	a.comp_mask = OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_READ_ORDER |
-		      OMS_CTX_ATTR_NODE;
+		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_NIC_RATE;
+	a.lat_req_ns = nic_req_ns;
 	a.lat_bus_ns = 200;
 	a.lat_rc_ns = 17;
 	a.lat_mem_ns = 50;
@@ -126,6 +130,32 @@ TEST(fig5_shape)
 			TH_LOG("shape not seen, measuring again");
 		ASSERT_LT(tries, 5);
 	}
+}
+
+/*
+ * The responder NIC's message rate (lat_req_ns): small reads can never
+ * complete faster than one per service time, in model time, however the
+ * CPU runs (an upper bound a starved device thread cannot break), and
+ * without the limit the same reads run more than twice as fast.
+ */
+TEST(nic_request_rate)
+{
+	const double req_ns = 100, mgets_cap = 1e3 / req_ns;
+	double free_rate, capped;
+
+	nic_req_ns = 0;
+	free_rate = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, 64, 60) * 1e3 /
+		    (64 * 8);
+	nic_req_ns = (uint32_t)req_ns;
+	capped = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, 64, 60) * 1e3 /
+		 (64 * 8);
+	nic_req_ns = 0;
+	TH_LOG("64 B acquire reads: %.2f M/s free, %.2f M/s with a %.0f ns "
+	       "NIC service time (cap %.2f M/s)", free_rate, capped, req_ns,
+	       mgets_cap);
+	ASSERT_GT(capped, 0);
+	ASSERT_LE(capped, mgets_cap * 1.01);
+	ASSERT_GT(free_rate, 2 * mgets_cap);
 }
 
 TEST_HARNESS_MAIN

@@ -33,6 +33,7 @@ static int emu_open(struct oms_ctx *ctx)
 		.lat_mem_ns = a->lat_mem_ns,
 		.link_gbps = a->link_gbps,
 		.time_scale = a->time_scale,
+		.lat_req_ns = a->lat_req_ns,
 		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
 		.hold_global = !!(a->flags & OMS_CTX_F_HOLD_GLOBAL),
 	};

@@ -51,6 +51,7 @@ struct emu_cfg {
 	uint32_t rlsq_entries;
 	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
 	uint32_t time_scale;	/* 0: no latency model */
+	uint32_t lat_req_ns;	/* responder NIC service time per request */
 	uint32_t no_hold;	/* baseline: seed-002 hold off */
 	uint32_t hold_global;	/* seed-002 hold scope: all destinations */
 };
@@ -153,6 +154,8 @@ struct emu_dev {
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
 	struct oms_rob rob[OMS_MAX_NODES];	/* per destination node */
 	uint64_t link_free;	/* model time the response link is free */
+	uint64_t nic_free[OMS_MAX_NODES]; /* model ns each responder NIC
+				 * is free to take the next request */
 	uint64_t executed;	/* puts/atomics executed */
 	emu_observe_fn observe;	/* test: called at each executed store */
 	void *observe_arg;
@@ -215,7 +218,7 @@ void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 int emu_reads_init(struct emu_dev *dev);
 void emu_reads_fini(struct emu_dev *dev);
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr);
+		   const struct oms_wr *wr, uint64_t nic_wait);
 int emu_reads_step(struct emu_dev *dev);
 void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 

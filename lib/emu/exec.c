@@ -91,10 +91,29 @@ static void src_done(struct emu_queue *q)
 	__atomic_add_fetch(&q->src_done, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The responder NIC serves one request every lat_req_ns, whatever its
+ * length (its message rate, the bound of small RDMA READs on real NICs):
+ * how long the request arriving at @now waits until it has been served.
+ */
+static uint64_t nic_admit(struct emu_dev *dev, const struct oms_wr *wr,
+			  uint64_t now)
+{
+	uint64_t *free_at = &dev->nic_free[wr->dest % OMS_MAX_NODES];
+	uint64_t start;
+
+	if (!dev->cfg.time_scale || !dev->cfg.lat_req_ns ||
+	    wr->op == OMS_WR_FLUSH || wr->op == OMS_WR_NOP)
+		return 0;
+	start = *free_at > now ? *free_at : now;
+	*free_at = start + dev->cfg.lat_req_ns;
+	return *free_at - now;
+}
+
 static int accept(struct emu_dev *dev, struct emu_queue *q,
 		  const struct oms_wr *wr)
 {
-	uint64_t now = emu_now(dev);
+	uint64_t now = emu_now(dev), wait;
 	struct emu_pend *p;
 	int err = emu_validate(dev, q, wr);
 
@@ -110,13 +129,14 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 		emu_seq_flush(dev, q, wr);
 		return 1;
 	}
+	wait = nic_admit(dev, wr, now);
 	if (wr->op == OMS_WR_GET && !(wr->flags & OMS_WR_F_SEQ))
-		return emu_get_accept(dev, q, wr);
+		return emu_get_accept(dev, q, wr, wait);
 	if (wr->op == OMS_WR_GET)
 		q->gets_pending++;
 	p = &q->pool[q->npool++];
 	p->wr = *wr;
-	p->due = now + bus_ns(dev);
+	p->due = now + wait + bus_ns(dev);
 	p->posted = 0;
 	/* Seed 002: a posted write of node q->node to wr->dest is tracked
 	 * until it is visible, so class-2 responses can wait for it. */
@@ -187,7 +207,7 @@ void emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	if (wr->op == OMS_WR_GET) {
 		if (wr->flags & OMS_WR_F_SEQ)
 			q->gets_pending--;
-		emu_get_accept(dev, q, wr);
+		emu_get_accept(dev, q, wr, 0);	/* served at intake */
 		return;
 	}
 	if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||

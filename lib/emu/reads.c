@@ -71,8 +71,9 @@ static uint64_t lat(const struct emu_dev *dev, uint64_t ns)
 	return dev->cfg.time_scale ? ns : 0;
 }
 
+/* @nic_wait: model ns before the responder NIC has served the request. */
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr)
+		   const struct oms_wr *wr, uint64_t nic_wait)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
 	uint64_t first = wr->off / EMU_LINE;
@@ -83,7 +84,7 @@ int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
 	g->submitted = g->delivered = 0;
 	g->status = 0;
 	/* RC modes: the request crosses the bus before the RC sees it. */
-	g->resp_due = emu_now(dev) +
+	g->resp_due = emu_now(dev) + nic_wait +
 		      (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
 		       lat(dev, dev->cfg.lat_bus_ns));
 	g->active = 1;
