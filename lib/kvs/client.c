@@ -379,7 +379,7 @@ static void farm_strip(const struct kvs_layout *l, uint8_t *buf)
 }
 
 /* Whether get @s may return what it read; sets its version. */
-static int accept(struct kvs_slot *s)
+static int get_ok(struct kvs_slot *s)
 {
 	const struct oms_kvs_table *t = s->g->table;
 	const struct kvs_layout *l = &t->l;
@@ -464,7 +464,7 @@ OMS_EXPORT int oms_kvs_poll(struct oms_kvs_client *c,
 
 		if (err) {
 			finish(c, i, err, now);
-		} else if (accept(s)) {
+		} else if (get_ok(s)) {
 			finish(c, i, 0, now);
 		} else if (++s->g->retries > c->a.max_retries) {
 			finish(c, i, -EAGAIN, now);
