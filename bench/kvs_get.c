@@ -10,6 +10,7 @@
  *           [--threads N] [--qps N] [--batch N] [--duration S] [--items N]
  *           [--json]
  *   kvs_get --local [client and server options] [--scale N] [--order O]
+ *                   [--nic-req-ns N]
  *
  * The server serves one region holding a table per (protocol layout, size)
  * until SIGINT/SIGTERM; --writers threads update random items in each
@@ -61,6 +62,7 @@ struct opts {
 	int json;
 	int backend;			/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
+	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
 	int items_set;
 };
 
@@ -92,6 +94,8 @@ static void usage(FILE *f)
 "  --scale N     local, emu: latency model, wall ns per model ns (default 500;\n"
 "                0 = no model, wall time)\n"
 "  --order O     local, emu: read ordering rc-opt (default), rc or nic\n"
+"  --nic-req-ns N local, emu: responder NIC service time per request, model\n"
+"                ns (its message rate; default 0 = only bytes are charged)\n"
 "Exit status: 0; 1 server unreachable, table missing or server gone; 2 bad flags.\n",
 		OMS_KVS_MAX_BATCH);
 }
@@ -139,7 +143,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	enum { O_SERVER = 256, O_CLIENT, O_LOCAL, O_PORT, O_BIND, O_ITEMS,
 	       O_SIZE, O_SWEEP, O_PROTO, O_WRITERS, O_THREADS, O_QPS,
 	       O_BATCH, O_DURATION, O_JSON, O_BACKEND, O_SCALE, O_ORDER,
-	       O_RUNS, O_HELP };
+	       O_RUNS, O_NIC_REQ, O_HELP };
 	static const struct option lo[] = {
 		{ "server", no_argument, NULL, O_SERVER },
 		{ "client", required_argument, NULL, O_CLIENT },
@@ -160,6 +164,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "scale", required_argument, NULL, O_SCALE },
 		{ "order", required_argument, NULL, O_ORDER },
 		{ "runs", required_argument, NULL, O_RUNS },
+		{ "nic-req-ns", required_argument, NULL, O_NIC_REQ },
 		{ "help", no_argument, NULL, O_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -236,6 +241,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (num(a, 0, 100000, &o->scale))
 				return bad_flag("bad --scale '%s' (0..100000)", a);
 			break;
+		case O_NIC_REQ:
+			if (num(a, 0, 1000000, &o->nic_req_ns))
+				return bad_flag("bad --nic-req-ns '%s' (0..1000000)",
+						a);
+			break;
 		case O_ORDER:
 			if (!strcmp(a, "rc-opt"))
 				o->order = OMS_ORDER_RC_OPT;
@@ -310,6 +320,8 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 		a.time_scale = o->scale;
 		a.read_order = o->order;
 		a.rlsq_entries = 256;
+		a.comp_mask |= OMS_CTX_ATTR_EMU_NIC_RATE;
+		a.lat_req_ns = o->nic_req_ns;
 	}
 	return oms_ctx_create(&a, ctx);
 }
@@ -772,6 +784,8 @@ static void print_head(const struct opts *o, const char *backend, int model)
 		       "%u wall ns per model ns",
 		       o->order == OMS_ORDER_RC_OPT ? "RC-opt" :
 		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
+	if (model && o->nic_req_ns)
+		printf(", responder NIC %u ns per request", o->nic_req_ns);
 	else
 		printf(", wall time");
 	printf("\n%u threads x %u QPs, batch %u, %u items, %u writers, "
@@ -795,14 +809,15 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		       "\"gets\":%llu,\"mops\":%.3f,\"gbps\":%.3f,"
 		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"torn\":%llu,"
 		       "\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
-		       "\"duration_s\":%.2f,\"runs\":%u}\n", backend,
+		       "\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u}\n",
+		       backend,
 		       oms_kvs_proto_name(proto), size, o->threads, o->qps,
 		       o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
 		       (unsigned long long)r->gets, r->mops, r->gbps,
 		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
 		       (unsigned long long)r->retries,
 		       model ? "model" : "wall", model ? o->scale : 0,
-		       o->duration, o->runs);
+		       o->duration, o->runs, model ? o->nic_req_ns : 0);
 	} else {
 		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %7llu "
 		       "%9llu\n", size, oms_kvs_proto_name(proto),
