@@ -144,32 +144,37 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	return 0;
 }
 
+/*
+ * Queue @wr on its connection.  An operation the connection cannot carry
+ * (none there, in error, a stale or out-of-range descriptor) is not
+ * refused here: it completes at once with the error, through poll(), so
+ * the context layer's per-channel acknowledgements stay in step.
+ */
 int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 {
 	struct vb_ctx *vc = VC(ctx);
-	struct vb_conn *c;
+	struct vb_conn *c = NULL;
 	struct vb_op *op;
-	uint64_t src = vc->src_done;
-	int err;
+	int err = 0;
 
-	if (vc->dead)
-		return vc->dead;
 	if (wr->slot >= ctx->qdepth)
-		return -EINVAL;
-	if (wr->dest >= VB_MAX_CONN || !vc->conn[wr->dest].used)
-		return -ENOTCONN;
-	c = &vc->conn[wr->dest];
-	if (c->err)
-		return -ENOTCONN;
+		return -EINVAL;		/* not a slot: cannot complete it */
 	op = &vc->op[wr->slot];
 	memset(op, 0, sizeof(*op));
 	op->wr = *wr;
-	err = prepare(vc, c, op);
+	if (vc->dead)
+		err = vc->dead;
+	else if (wr->dest >= VB_MAX_CONN || !vc->conn[wr->dest].used)
+		err = -ENOTCONN;
+	else if (vc->conn[wr->dest].err)
+		err = -ENOTCONN;	/* the QP failed earlier */
+	else
+		c = &vc->conn[wr->dest];
+	if (!err)
+		err = prepare(vc, c, op);
 	if (err) {
-		/* Refused: the context fails the op; count nothing twice. */
-		vc->src_done = src;
-		op->src_counted = 0;
-		return err;
+		vb_op_finish(vc, op, err);
+		return 0;
 	}
 	c->fifo[c->tail++ % ctx->qdepth] = wr->slot;
 	return 0;

@@ -1,0 +1,29 @@
+# The verbs backend on two QEMU guests joined by a virtual wire, with
+# Soft-RoCE (rdma_rxe) in each (issue 5, ../shared/testbed.md).
+#
+#   make verbs-tests   the guest programs (tests/verbs/) into build/verbs-tests
+#   make rxe-check     boot both guests and run them (also part of make check)
+#
+# tests/verbs/ holds programs that only make sense on a host with an RDMA
+# device and a peer: they are built here, not as host kselftests.
+
+VERBS_TEST_SRCS := $(sort $(filter-out tests/verbs/rxe_server.c, \
+	$(wildcard tests/verbs/*.c)))
+VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
+VERBS_SERVER := $(B)/verbs-tests/rxe_server
+
+.PHONY: verbs-tests rxe-check
+
+verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
+
+$(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h $(STATIC) $(HARNESS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/verbs -o $@ $< \
+		$(STATIC) $(LIBS)
+
+rxe-check: all verbs-tests
+	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)
+
+CHECK_DEPS += verbs-tests
+CHECK_CMDS += "sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)"

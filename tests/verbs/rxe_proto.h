@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The region the litmus server (rxe_server.c) exposes over verbs, and how
+ * a client drives its observer.  All fields are 64-bit words at fixed
+ * offsets; the client writes them with oms_put and reads the results back
+ * with oms_get - nothing but RDMA between the two hosts.
+ *
+ * An experiment: the client writes its description (data word offsets,
+ * flag offset), then a new epoch.  The observer thread, on the server's
+ * CPU, keeps reading the flag; each time the flag changes to v it reads
+ * every data word and counts a forbidden outcome if one is below v (the
+ * client writes the value i to every data word, then the flag, for
+ * i = 1, 2, ...).  When the client writes the epoch to RX_FINISH the
+ * observer publishes its counts and sets RX_RES_DONE to the epoch.
+ */
+#ifndef OMS_RXE_PROTO_H
+#define OMS_RXE_PROTO_H
+
+#define RX_REGION	(1u << 20)	/* bytes exposed */
+#define RX_MAX_DATA	4
+
+/* written by the client */
+#define RX_CMD		0x000	/* RX_CMD_* */
+#define RX_EPOCH	0x008	/* the experiment the observer follows */
+#define RX_NDATA	0x010
+#define RX_FLAG_OFF	0x018
+#define RX_DATA_OFF	0x020	/* [RX_MAX_DATA] */
+#define RX_FINISH	0x040	/* epoch to publish results of */
+/* written by the observer */
+#define RX_RES_EPOCH	0x080	/* experiment it is watching */
+#define RX_RES_SEEN	0x088	/* flag changes seen */
+#define RX_RES_BAD	0x090	/* forbidden outcomes */
+#define RX_RES_DONE	0x098	/* epoch whose results are final */
+#define RX_RES_READY	0x0a0	/* nonzero once the observer runs */
+
+/* free for the client's experiments */
+#define RX_DATA		0x1000	/* small words, one per 64-byte line */
+#define RX_SCRATCH	0x8000	/* bytes a test may clobber */
+#define RX_BULK		0x40000	/* big writes that keep a QP busy */
+#define RX_BULK_LEN	0x40000
+
+enum {
+	RX_CMD_NONE = 0,
+	RX_CMD_QUIT = 1,	/* exit 0 */
+	RX_CMD_DIE = 2,		/* SIGKILL itself: the peer goes away */
+};
+
+#endif

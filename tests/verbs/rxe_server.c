@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Litmus server for the two-guest verbs tests: exposes RX_REGION bytes
+ * with oms_listen and runs an observer thread on this CPU that watches
+ * the client's writes land (rxe_proto.h).  Passive otherwise: the
+ * client's puts, gets and atomics never involve this program.
+ *
+ * usage: rxe_server PORT [SECONDS]   exits 0 on RX_CMD_QUIT, dies on
+ * RX_CMD_DIE, 1 when SECONDS (default 300) pass without a quit.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oms.h"
+#include "rxe_proto.h"
+
+static uint8_t *mem;
+static volatile int stop;
+
+static uint64_t ld(uint64_t off)
+{
+	return __atomic_load_n((uint64_t *)(mem + off), __ATOMIC_ACQUIRE);
+}
+
+static void st(uint64_t off, uint64_t v)
+{
+	__atomic_store_n((uint64_t *)(mem + off), v, __ATOMIC_RELEASE);
+}
+
+static void *observer(void *arg)
+{
+	uint64_t cur = 0, flag = 0, last = 0, seen = 0, bad = 0;
+	uint64_t data[RX_MAX_DATA];
+	uint32_t n = 0;
+
+	(void)arg;
+	st(RX_RES_READY, 1);
+	while (!stop) {
+		uint64_t e = ld(RX_EPOCH), f;
+
+		if (e != cur) {
+			cur = e;
+			n = (uint32_t)ld(RX_NDATA);
+			if (n > RX_MAX_DATA)
+				n = RX_MAX_DATA;
+			flag = ld(RX_FLAG_OFF);
+			for (uint32_t i = 0; i < n; i++)
+				data[i] = ld(RX_DATA_OFF + 8 * i);
+			if (flag > RX_REGION - 8)
+				n = 0, flag = RX_DATA;
+			for (uint32_t i = 0; i < n; i++)
+				if (data[i] > RX_REGION - 8)
+					n = 0;
+			last = ld(flag);
+			seen = bad = 0;
+			st(RX_RES_EPOCH, e);
+		}
+		f = ld(flag);
+		if (f != last) {
+			last = f;
+			seen++;
+			for (uint32_t i = 0; i < n; i++)
+				if (ld(data[i]) < f)
+					bad++;
+		}
+		if (cur && ld(RX_FINISH) == cur && ld(RX_RES_DONE) != cur) {
+			st(RX_RES_SEEN, seen);
+			st(RX_RES_BAD, bad);
+			st(RX_RES_DONE, cur);
+		}
+		/* one CPU in the guest: leave it to the network when it
+		 * needs it (ksoftirqd) */
+		sched_yield();
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_caps caps = { .size = sizeof(caps) };
+	struct oms_listener *l;
+	struct oms_ctx *ctx;
+	struct oms_mr *mr;
+	pthread_t th;
+	time_t end;
+	int err, rc = 1;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PORT [SECONDS]\n", argv[0]);
+		return 2;
+	}
+	end = time(NULL) + (argc > 2 ? atoi(argv[2]) : 300);
+	a.comp_mask = OMS_CTX_ATTR_BACKEND;
+	a.backend = OMS_BACKEND_VERBS;
+	err = oms_ctx_create(&a, &ctx);
+	if (err) {
+		fprintf(stderr, "rxe_server: context: %s\n", strerror(-err));
+		return 1;
+	}
+	oms_query_caps(ctx, &caps);
+	printf("rxe_server: device %s numa %d ordering %s\n", caps.device,
+	       caps.numa_node, caps.dest_ordering);
+	mem = aligned_alloc(4096, RX_REGION);
+	if (!mem)
+		return 1;
+	memset(mem, 0, RX_REGION);
+	err = oms_mr_reg(ctx, mem, RX_REGION, OMS_ACCESS_ALL, &mr);
+	if (!err)
+		err = oms_listen(ctx, NULL, argv[1], mr, &l);
+	if (err) {
+		fprintf(stderr, "rxe_server: listen on %s: %s\n", argv[1],
+			strerror(-err));
+		return 1;
+	}
+	pthread_create(&th, NULL, observer, NULL);
+	printf("rxe_server: listening on port %s\n", argv[1]);
+	fflush(stdout);
+	while (time(NULL) < end) {
+		uint64_t cmd = ld(RX_CMD);
+
+		if (cmd == RX_CMD_DIE) {
+			printf("rxe_server: dying as asked\n");
+			fflush(stdout);
+			raise(SIGKILL);
+		}
+		if (cmd == RX_CMD_QUIT) {
+			rc = 0;
+			break;
+		}
+		usleep(20000);
+	}
+	if (rc)
+		fprintf(stderr, "rxe_server: no quit within the time\n");
+	stop = 1;
+	pthread_join(th, NULL);
+	oms_ctx_destroy(ctx);
+	free(mem);
+	return rc;
+}

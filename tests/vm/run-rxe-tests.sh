@@ -1,0 +1,94 @@
+#!/bin/sh
+# `make check` entry for the verbs backend on two hosts: boot two QEMU
+# guests at once (boot.sh, TCG, one CPU each), joined by a virtual wire
+# (a socket pair, an e1000 NIC each with its own MAC), each with
+# Soft-RoCE on it (rxe-guest.sh); guest a serves, guest b runs the
+# clients.  A shared directory (9p) carries the guests' rendezvous files;
+# a guest may also ask the host to stop guest a's CPUs for a while through
+# its QEMU monitor (the file stop-a holds the seconds): a server host that
+# stops answering.  Prints both guests' TAP, numbered as one.
+#
+# usage: run-rxe-tests.sh BUILD_DIR
+set -u
+bdir=${1:?usage: $0 BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+tmo=${OMS_RXE_TIMEOUT:-300}
+nic=${OMS_RXE_NIC:-e1000}	# virtio-net-pci stalls under load (docs/verbs.md)
+
+skip() { echo "ok 1 # SKIP $*"; exit 0; }
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
+[ -x "$bdir/verbs-tests/rxe_server" ] || skip "build the guest programs first (make verbs-tests)"
+ls /lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko* >/dev/null 2>&1 ||
+	skip "no rdma_rxe module in /lib/modules"
+
+mkdir -p build/vm
+rm -f build/vm/rxe-[ab]-*.log	# the last run's consoles
+work=$(cd build/vm && mktemp -d "$(pwd)/rxe.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+mkdir "$work/shared"
+
+# The wire: a connected socket pair, one end inherited by each QEMU
+# (-netdev socket,fd=N), so neither waits for the other to listen.
+perl -MSocket -MFcntl -e '
+	my ($here, $bdir, $work, $tmo, $nic) = @ARGV;
+	my @pids;
+	socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
+	fcntl($_, F_SETFD, 0) for ($x, $y);
+	my @share = ("-fsdev", "local,id=sh,path=$work/shared,security_model=none",
+		     "-device", "virtio-9p-pci,fsdev=sh,mount_tag=omsshared");
+	for my $g (["a", $x, $y, "01", "-monitor", "unix:$work/a.mon,server=on,wait=off"],
+		   ["b", $y, $x, "02"]) {
+		my ($role, $mine, $other, $mac, @extra) = @$g;
+		my $pid = fork() // die "fork: $!";
+		if (!$pid) {
+			close $other;
+			open STDOUT, ">", "$work/$role.tap";
+			open STDERR, ">&STDOUT";
+			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1",
+			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir,
+			     "--", "-netdev", "socket,id=n0,fd=" . fileno($mine),
+			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:$mac",
+			     @share, @extra;
+			die "exec: $!";
+		}
+		push @pids, $pid;
+	}
+	close $x;
+	close $y;
+	waitpid($_, 0) for @pids;' "$here" "$bdir" "$work" "$tmo" "$nic" &
+ppid=$!
+mon=$work/a.mon
+
+# Stop guest a's CPUs when asked (a server host that goes silent).
+monitor() {	# monitor COMMAND
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or exit 1;
+		print $s "$ARGV[1]\n"; select(undef, undef, undef, 0.3);
+		close $s' "$mon" "$1"
+}
+while kill -0 $ppid 2>/dev/null; do
+	if [ -f "$work/shared/stop-a" ]; then
+		secs=$(cat "$work/shared/stop-a")
+		rm -f "$work/shared/stop-a"
+		# said first: the guest's clock starts no later than the stop
+		echo "stopping" >"$work/shared/a-stopped"
+		monitor stop
+		sleep "${secs:-5}"
+		monitor cont
+		echo "# host: guest a stopped for ${secs:-5} s" >>"$work/host.log"
+	fi
+	sleep 0.2
+done
+wait $ppid
+cat "$work/host.log" 2>/dev/null
+awk '
+	/^(not )?ok [0-9]+/ {
+		ok = ($0 !~ /^not /)
+		sub(/^(not )?ok [0-9]+ ?/, "")
+		n++
+		if (!ok) bad++
+		printf "%s %d %s\n", ok ? "ok" : "not ok", n, $0
+		next
+	}
+	{ print }
+	END { exit bad > 0 }' "$work/a.tap" "$work/b.tap"

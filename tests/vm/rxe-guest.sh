@@ -1,0 +1,92 @@
+#!/bin/sh
+# Runs inside one of the two guests of run-rxe-tests.sh: bring up the
+# virtio NIC on the wire with its address, a Soft-RoCE device on it, mount
+# the shared directory, then play the role.  Prints TAP.
+#
+#   a  the server host: rxe_server until the client makes it die, then the
+#      kvs_get servers (if built), one per protocol
+#   b  the client host: the verbs litmus tests against a, then kvs_get
+#
+# usage: rxe-guest.sh a|b BUILD_DIR
+set -u
+role=${1:?usage: $0 a|b BUILD_DIR}
+bdir=${2:?usage: $0 a|b BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+port=7471
+n=0
+tap() {	# tap STATUS TEXT
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $role: $2"; else echo "not ok $n - $role: $2"; fi
+}
+
+case $role in
+a) me=10.77.0.1 peer=10.77.0.2 ;;
+b) me=10.77.0.2 peer=10.77.0.1 ;;
+*) echo "not ok 1 - unknown role $role"; exit 1 ;;
+esac
+
+for m in virtio_net e1000 ib_uverbs rdma_ucm rdma_rxe; do
+	modprobe "$m" || { tap 1 "modprobe $m"; exit 1; }
+done
+ifc=""
+for d in /sys/class/net/*; do
+	[ -e "$d/device" ] && ifc=$(basename "$d") && break
+done
+[ -n "$ifc" ] || { tap 1 "no network interface"; exit 1; }
+ip link set lo up
+ip addr add "$me/24" dev "$ifc" && ip link set "$ifc" up &&
+	rdma link add rxe0 type rxe netdev "$ifc"
+rc=$?
+i=0
+while [ $rc -eq 0 ] && ! rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE'; do
+	i=$((i + 1))
+	[ $i -gt 100 ] && rc=1 && break
+	sleep 0.1
+done
+tap $rc "rxe0 on $ifc ($me) is ACTIVE"
+[ $rc -eq 0 ] || exit 1
+echo "# $(rdma link show rxe0/1)"
+for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so \
+	/dev/infiniband/uverbs0 /dev/infiniband/rdma_cm; do
+	[ -e "$f" ] || echo "# missing: $f"
+done
+i=0
+until busybox ping -c 1 -W 1 "$peer" >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -gt 30 ] && break
+done
+[ $i -le 30 ]
+tap $? "the wire: $peer answers ping"
+shared=/run/shared
+mkdir -p $shared
+mount -t 9p -o trans=virtio,version=9p2000.L,cache=none omsshared $shared
+tap $? "shared directory mounted"
+
+# Wait (bounded) for a file the other guest or the host writes.
+wait_file() {	# wait_file PATH SECONDS
+	i=0
+	while [ ! -e "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
+if [ "$role" = a ]; then
+	timeout -k 5 200 "$bdir/verbs-tests/rxe_server" $port 180 >/run/server.log 2>&1
+	rc=$?
+	sed 's/^/# server: /' /run/server.log
+	# 137: it killed itself when the last litmus test asked (SIGKILL)
+	[ $rc -eq 137 ]
+	tap $? "rxe_server served the litmus client until it was told to die (status $rc)"
+	[ -x "$bdir/bench/kvs_get" ] && . "$here/rxe-kvs.sh" && kvs_server
+	touch $shared/a-done
+else
+	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 180 \
+		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
+		grep --line-buffered -v '^TAP version\|^1\.\.'
+	[ -x "$bdir/bench/kvs_get" ] && . "$here/rxe-kvs.sh" && kvs_client
+	touch $shared/b-done
+	wait_file $shared/a-done 120
+fi
+exit 0
