@@ -46,10 +46,16 @@ done
 tap $rc "rxe0 on $ifc ($me) is ACTIVE"
 [ $rc -eq 0 ] || exit 1
 echo "# $(rdma link show rxe0/1)"
-for f in /etc/libibverbs.d/rxe.driver /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so \
-	/dev/infiniband/uverbs0 /dev/infiniband/rdma_cm; do
-	[ -e "$f" ] || echo "# missing: $f"
+# What verbs needs, seen through the overlay of the host root: the rxe
+# provider and its driver file, librdmacm, the device nodes.
+missing=""
+for f in /etc/libibverbs.d/rxe.driver /dev/infiniband/uverbs0 /dev/infiniband/rdma_cm; do
+	[ -e "$f" ] || missing="$missing $f"
 done
+ls /usr/lib/*/libibverbs/librxe-rdmav*.so >/dev/null 2>&1 || missing="$missing librxe"
+ls /usr/lib/*/librdmacm.so.1 >/dev/null 2>&1 || missing="$missing librdmacm"
+[ -z "$missing" ]
+tap $? "verbs user space present (rxe provider, librdmacm, /dev/infiniband)${missing:+; missing:$missing}"
 i=0
 until busybox ping -c 1 -W 1 "$peer" >/dev/null 2>&1; do
 	i=$((i + 1))
@@ -79,13 +85,15 @@ if [ "$role" = a ]; then
 	# 137: it killed itself when the last litmus test asked (SIGKILL)
 	[ $rc -eq 137 ]
 	tap $? "rxe_server served the litmus client until it was told to die (status $rc)"
-	[ -x "$bdir/bench/kvs_get" ] && . "$here/rxe-kvs.sh" && kvs_server
+	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
+		. "$here/rxe-kvs.sh" && kvs_server
 	touch $shared/a-done
 else
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 180 \
 		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
-	[ -x "$bdir/bench/kvs_get" ] && . "$here/rxe-kvs.sh" && kvs_client
+	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
+		. "$here/rxe-kvs.sh" && kvs_client
 	touch $shared/b-done
 	wait_file $shared/a-done 120
 fi

@@ -1,0 +1,97 @@
+# bench/kvs_get across the two guests (sourced by rxe-guest.sh, which
+# defines tap, wait_file, bdir, shared, me and peer).  Guest a runs one server
+# with every protocol's table and a writer thread; guest b runs a short
+# client per protocol and checks its JSON, then runs one more client while
+# the host stops guest a's CPUs: the client must exit non-zero, saying
+# why, within 5 s of the stop.
+kvs_port=18515
+kvs_protos="single validation farm pessimistic broken"
+
+kvs_server() {
+	# --bind: the pessimistic writer connects to its own listener through
+	# the NIC (rxe is on the wire's interface, not on loopback)
+	"$bdir/bench/kvs_get" --server --bind "$me" --port $kvs_port --proto all \
+		--size 64 --items 256 --writers 1 >/run/kvs-server.log 2>&1 &
+	kpid=$!
+	wait_file "$shared/kvs-done" 200
+	done_rc=$?
+	kill -0 $kpid 2>/dev/null
+	alive=$?
+	kill -TERM $kpid 2>/dev/null
+	wait $kpid
+	rc=$?
+	sed 's/^/# kvs server: /' /run/kvs-server.log | tail -n 20
+	[ $done_rc -eq 0 ] && [ $alive -eq 0 ]
+	tap $? "kvs_get --server served every protocol until the client was done (exit $rc on SIGTERM)"
+}
+
+# One JSON field of a one-line object: json_num LINE KEY
+json_num() {
+	printf '%s\n' "$1" | sed -n "s/.*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^,\"}]*\).*/\1/p"
+}
+
+kvs_client() {
+	k=$bdir/bench/kvs_get
+	# the server may still be starting: retry (bounded)
+	i=0
+	while ! "$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
+		--threads 1 --qps 1 --batch 4 --duration 0.2 --json >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 60 ] && break
+		sleep 1
+	done
+	for p in $kvs_protos; do
+		out=$("$k" --client "$peer" --port $kvs_port --proto $p --size 64 --items 256 \
+			--threads 1 --qps 2 --batch 8 --duration 1 --json 2>/run/kvs-$p.err)
+		rc=$?
+		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
+		echo "# kvs $p: $line"
+		sed "s/^/# kvs $p stderr: /" /run/kvs-$p.err | tail -n 5
+		ok=1
+		[ $rc -eq 0 ] && [ -n "$line" ] || ok=0
+		for key in proto size mops gbps p50_us p99_us torn; do
+			[ -n "$(json_num "$line" $key)" ] || ok=0
+		done
+		[ "$(json_num "$line" proto)" = "$p" ] || ok=0
+		[ "$(json_num "$line" size)" = 64 ] || ok=0
+		mops=$(json_num "$line" mops)
+		torn=$(json_num "$line" torn)
+		gets=$(json_num "$line" gets)
+		# TCG: a few hundred gets/s, so mops may print as 0.000
+		[ "${gets:-0}" -gt 0 ] 2>/dev/null || ok=0
+		if [ "$p" = broken ]; then
+			tap $((1 - ok)) "kvs_get --client --proto broken over rxe: JSON parsed ($gets gets, $torn torn, logged only)"
+		else
+			[ "$torn" = 0 ] || ok=0
+			tap $((1 - ok)) "kvs_get --client --proto $p over rxe: JSON parsed, $gets gets ($mops M/s), torn $torn == 0"
+		fi
+	done
+
+	# The server host stops answering mid-run.
+	"$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
+		--threads 1 --qps 1 --batch 8 --duration 60 >/run/kvs-stop.out \
+		2>/run/kvs-stop.err &
+	cpid=$!
+	sleep 3
+	kill -0 $cpid 2>/dev/null
+	running=$?
+	rm -f "$shared/a-stopped"
+	echo 10 >"$shared/stop-a"
+	wait_file "$shared/a-stopped" 10
+	t0=$(date +%s.%N)
+	i=0
+	while kill -0 $cpid 2>/dev/null && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait $cpid 2>/dev/null
+	rc=$?
+	kill -0 $cpid 2>/dev/null && { kill -KILL $cpid; rc=255; }
+	t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	msg=$(grep -v '^\[\|progress' /run/kvs-stop.err | tail -n 1)
+	echo "# kvs with the server host stopped: exit $rc after $t s: $msg"
+	[ $running -eq 0 ] && [ $rc -ne 0 ] && [ $rc -ne 255 ] && [ -n "$msg" ] &&
+		awk -v t="$t" 'BEGIN { exit !(t < 5) }'
+	tap $? "kvs_get --client: server host stopped mid-run -> exit $rc within 5 s ($t s) with a message"
+	touch "$shared/kvs-done"
+}
