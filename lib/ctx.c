@@ -317,7 +317,7 @@ OMS_EXPORT int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats)
 }
 
 /* A completion of ordered op @seq on @chan: advance the cumulative ack. */
-static void ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq)
+void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq)
 {
 	uint64_t *bits = ctx->ackbits + (size_t)chan * ACK_WORDS;
 	uint64_t p = ctx->ackprefix[chan];
@@ -352,7 +352,7 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 		oms_so_flush_done(&ctx->so, (uint16_t)op->wr.dest, op->token,
 				  wc->status < 0 ? wc->status : 0);
 	else if (op->seq != UINT64_MAX)
-		ack_seq(ctx, op->wr.dest, op->seq);
+		oms_ctx_ack_seq(ctx, op->wr.dest, op->seq);
 	op->in_use = 0;
 	ctx->free[ctx->nfree++] = wc->slot;
 }

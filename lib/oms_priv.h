@@ -85,6 +85,7 @@ struct oms_listener {
 /* lib/ctx.c */
 uint64_t oms_now_ns(void);
 int oms_ctx_progress(struct oms_ctx *ctx);
+void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
 

@@ -34,14 +34,17 @@ static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 
 	oms_oc_advance(&ctx->oc, OMS_OC_ISSUED, 1);
 	if (err) {
-		/* The ring is sized to the slots: cannot happen; never hang. */
+		/* Refused by the backend: the op fails as if completed with
+		 * @err.  Its sequence number is acked like any completion, so
+		 * the channel's cumulative ack passes it (acking all issued
+		 * would declare later stores visible; acking none would stall
+		 * the channel and hang quiet). */
 		struct oms_wc wc = { .slot = op->wr.slot, .status = err };
 
 		oms_oc_advance(&ctx->oc, OMS_OC_PROCESSING, 1);
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, err);
 		if (op->seq != UINT64_MAX)
-			oms_so_ack(&ctx->so, (uint16_t)op->wr.dest,
-				   ctx->so.chan[op->wr.dest].issued, err);
+			oms_ctx_ack_seq(ctx, op->wr.dest, op->seq);
 		op->in_use = 0;
 		ctx->free[ctx->nfree++] = wc.slot;
 		return;
