@@ -129,6 +129,9 @@ struct oms_tx_window {
 	void (*fini)(struct oms_tx_window *w);
 };
 
+int tx_window_map_fd(int fd, size_t len, int prot, int kind,
+		     struct oms_tx_window **out);
+
 /* ---- queues ---- */
 struct oms_tx_queue;
 typedef void (*tx_write_fn)(struct oms_tx_queue *q, const uint8_t *src,

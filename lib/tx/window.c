@@ -54,9 +54,7 @@ OMS_TX_EXPORT int oms_tx_window_file(const char *path, size_t len,
 				     struct oms_tx_window **out)
 {
 	int oflags, prot, fd, err;
-	struct oms_tx_window *w;
 	struct stat stt;
-	void *p;
 
 	if (!path || !out || (flags & ~(OMS_TX_FILE_CREATE | OMS_TX_FILE_RDONLY)) ||
 	    len % TX_PAGE ||
@@ -83,32 +81,45 @@ OMS_TX_EXPORT int oms_tx_window_file(const char *path, size_t len,
 		err = -EINVAL;
 		goto err_fd;
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		err = -ENOMEM;
-		goto err_fd;
-	}
 	prot = PROT_READ | ((flags & OMS_TX_FILE_RDONLY) ? 0 : PROT_WRITE);
+	err = tx_window_map_fd(fd, len, prot, OMS_TX_WIN_FILE, out);
+	if (!err)
+		(*out)->rdonly = !!(flags & OMS_TX_FILE_RDONLY);
+	return err;
+
+err_fd:
+	close(fd);
+	return err;
+}
+
+/* Map @len bytes of @fd shared as a window of @kind; @fd is the window's
+ * now (closed with it, or at once on failure). */
+int tx_window_map_fd(int fd, size_t len, int prot, int kind,
+		     struct oms_tx_window **out)
+{
+	struct oms_tx_window *w = calloc(1, sizeof(*w));
+	void *p;
+	int err;
+
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
 	p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
-		goto err_w;
+		free(w);
+		close(fd);
+		return err;
 	}
 	w->base = p;
 	w->len = len;
 	w->map_len = len;
-	w->kind = OMS_TX_WIN_FILE;
+	w->kind = kind;
 	w->fd = fd;
-	w->rdonly = !!(flags & OMS_TX_FILE_RDONLY);
 	w->fini = tx_window_unmap;
 	*out = w;
 	return 0;
-
-err_w:
-	free(w);
-err_fd:
-	close(fd);
-	return err;
 }
 
 OMS_TX_EXPORT void oms_tx_window_close(struct oms_tx_window *w)

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,20 +14,11 @@
 #include "oms_uapi.h"
 #include "tx/tx_priv.h"
 
-static void tx_kmod_fini(struct oms_tx_window *w)
-{
-	if (w->map_len)
-		munmap(w->base, w->map_len);
-	close(w->fd);
-}
-
 OMS_TX_EXPORT int oms_tx_window_kmod(const char *dev,
 				     struct oms_tx_window **out)
 {
-	struct oms_tx_window *w;
 	struct oms_info info;
 	int fd, err;
-	void *p;
 
 	if (!out)
 		return -EINVAL;
@@ -48,28 +38,9 @@ OMS_TX_EXPORT int oms_tx_window_kmod(const char *dev,
 		err = -EINVAL;
 		goto err_fd;
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		err = -ENOMEM;
-		goto err_fd;
-	}
-	p = mmap(NULL, (size_t)info.length, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 fd, 0);
-	if (p == MAP_FAILED) {
-		err = -errno;
-		goto err_w;
-	}
-	w->base = p;
-	w->len = (size_t)info.length;
-	w->map_len = w->len;
-	w->kind = OMS_TX_WIN_KMOD;
-	w->fd = fd;
-	w->fini = tx_kmod_fini;
-	*out = w;
-	return 0;
+	return tx_window_map_fd(fd, (size_t)info.length,
+				PROT_READ | PROT_WRITE, OMS_TX_WIN_KMOD, out);
 
-err_w:
-	free(w);
 err_fd:
 	close(fd);
 	return err;
