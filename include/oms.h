@@ -31,20 +31,32 @@ extern "C" {
 #endif
 
 /*
- * Store classes (seed 000 [0057], [0061]).
+ * Store classes (seed 000 [0057], [0061]; seed 004 MMIO-Release).  The
+ * whole contract, with every pair of operations, is docs/ordering.md; in
+ * short, for one context in program order:
  *
- * OMS_STORE_UNORDERED  outside the ordered view: nothing orders it and
- *                      nothing waits for it.
- * OMS_STORE_WEAK       part of the ordered view; not ordered against other
- *                      weak stores (except to the same address), cheap.
- * OMS_STORE_STRONG     visible only after every earlier weak and strong
- *                      store of the context, to any destination; the caller
- *                      never blocks for it.
+ * - per address (same bytes, same destination) every operation, whatever
+ *   its class or flags, is performed in program order (coherence);
+ * - OMS_STORE_UNORDERED  outside the ordered view: no store class or fence
+ *                      orders it and nothing waits for it (only the same
+ *                      bytes and an earlier acquire get order it);
+ * - OMS_STORE_WEAK       part of the ordered view; not ordered against other
+ *                      weak stores to other bytes; cheap;
+ * - OMS_STORE_STRONG     performed only after every earlier ordered
+ *                      operation (weak, strong and release puts, gets,
+ *                      atomics) of the context, to any destination; the
+ *                      caller never blocks for it;
+ * - OMS_STORE_RELEASE    performed only after every earlier put, get and
+ *                      atomic of the context to the same destination,
+ *                      enforced at the destination (no round trip at the
+ *                      source): seed 004's MMIO-Release.  Not cumulative
+ *                      across destinations (that is STRONG).
  */
 enum oms_store_class {
 	OMS_STORE_UNORDERED = 0,
 	OMS_STORE_WEAK = 1,
 	OMS_STORE_STRONG = 2,
+	OMS_STORE_RELEASE = 3,
 };
 
 /* Read ordering (seed 004): flags of oms_get(). */
@@ -208,6 +220,10 @@ struct oms_stats {
 	uint64_t completed, failed;
 	uint64_t key_drops;		/* device-wide wrong-key drops (seed 003) */
 	uint64_t outstanding;		/* ops not yet complete */
+	uint64_t cancelled;		/* ops not performed because an
+					 * earlier one they follow failed */
+	uint64_t stale_acks;		/* stale or duplicate acknowledgements
+					 * ignored */
 };
 
 struct oms_ctx;
@@ -273,28 +289,33 @@ int oms_mr_read(struct oms_mr *mr, uint64_t off, void *dst, size_t len);
 
 /*
  * Put @len bytes from @buf to @dst at @off with store class @cls (seed
- * 000).  Non-blocking: @buf must stay unchanged until oms_fence_local()
- * or oms_quiet() returns.  A STRONG store becomes visible only after every
- * earlier WEAK and STRONG store of the context to any destination; it
- * never blocks the caller (it is held and released by later calls).
- * WEAK stores are unordered among themselves except to the same bytes.
- * UNORDERED stores are ordered against nothing.
+ * 000, enum oms_store_class).  Non-blocking: @buf must stay unchanged
+ * until oms_fence_local() or oms_quiet() returns.  A STRONG store is
+ * performed only after every earlier ordered operation of the context to
+ * any destination; it never blocks the caller (it is held and released by
+ * later calls).  A RELEASE store waits, at its destination, for the
+ * context's earlier operations to that destination.  WEAK stores are
+ * unordered among themselves except to the same bytes.
  * Errors: -EINVAL (NULL, len 0, bad class, dest out of range), -ERANGE
  * (off+len beyond dst->len), -EMSGSIZE (len > max_op_len), -EAGAIN
  * (NONBLOCK and queue full), -ENODEV/-ETIMEDOUT (device gone).  Remote
- * failures (wrong key, bad address) are reported by oms_quiet().
+ * failures (wrong key, bad address) are reported by oms_quiet(); a store
+ * ordered after a failed operation is not performed (-ECANCELED, see
+ * oms_ctx_resume()).
  */
 int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst, uint64_t off,
 	    const void *buf, size_t len, enum oms_store_class cls);
 
 /*
  * Get @len bytes of @src at @off into @buf.  Non-blocking: @buf is valid
- * after oms_quiet().  Ordered after the puts that precede an oms_fence()
- * to its destination; not otherwise ordered against puts (on a DEST_SEQ
- * destination: after every earlier ordered operation to it).  @flags:
- * OMS_READ_RELAXED or OMS_READ_ACQUIRE (seed 004: lines in address order,
- * later reads of the context not performed before it), optionally
- * | OMS_READ_RESP_ORDERED (seed 002).  Errors as oms_put().
+ * after oms_quiet().  An ordered operation: it sees every earlier put and
+ * atomic of the context to the same bytes and none of the later ones;
+ * it is ordered after the operations that precede an oms_fence() of its
+ * destination (on a DEST_SEQ destination: after every earlier ordered
+ * operation to it), and a later STRONG store waits for it.  @flags:
+ * OMS_READ_RELAXED or OMS_READ_ACQUIRE (seed 004: no later operation of
+ * the context is performed before it), optionally | OMS_READ_RESP_ORDERED
+ * (seed 002).  Errors as oms_put().
  */
 int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
 	    uint64_t off, size_t len, unsigned int flags);
@@ -304,7 +325,9 @@ int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
  * aligned).  Non-blocking: *@old is valid after oms_quiet() (@old may be
  * NULL).  Ordered like a WEAK store (seed 000): a later STRONG store or a
  * fence waits for it; it waits for earlier fences of its destination
- * (seed 001 AMOs).  Errors as oms_put(), and -EINVAL for a misaligned @off.
+ * (seed 001 AMOs); a later acquire get or RELEASE store to its destination
+ * is performed after it (a lock taken by CAS guards the reads after it).
+ * Errors as oms_put(), and -EINVAL for a misaligned @off.
  */
 int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
 		    uint64_t off, uint64_t add, uint64_t *old);
@@ -345,6 +368,19 @@ int oms_fence_local(struct oms_ctx *ctx);
  * nothing hangs).
  */
 int oms_quiet(struct oms_ctx *ctx);
+
+/*
+ * Resume after a failure (docs/ordering.md, "Failures").  When an
+ * operation fails, every later operation ordered after it (a strong store,
+ * an operation behind a fence of its destination or behind a failed
+ * acquire, a release store to its destination, every later operation of
+ * an in-order channel that carried it) is not performed and completes with
+ * -ECANCELED, until this call.  It waits until nothing is outstanding,
+ * forgets the failure and restarts the channels the device stopped.
+ * Returns 0, -EINVAL, or the device's death (-ENODEV/-ETIMEDOUT).  On
+ * verbs a connection whose QP went to error stays unusable: connect again.
+ */
+int oms_ctx_resume(struct oms_ctx *ctx);
 
 /*
  * Drive progress without blocking: release held stores, reap completions.

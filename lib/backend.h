@@ -2,11 +2,35 @@
 /*
  * The backend operations table.  A backend carries operations from a
  * context to destination memory and reports completions; it does not
- * order stores (the context layer does that with the engine), but it must
- * honour the per-operation semantics the engine relies on: a completion
- * means visible at the destination, reads honour OMS_WR_F_ACQUIRE at the
- * destination (seed 004), and a key or range error completes the
- * operation with a negative status without touching memory.
+ * order stores across operations (the context layer does that with the
+ * engine), but it must honour the per-destination contract the engine
+ * relies on (docs/ordering.md, "How each backend enforces each rule"):
+ *
+ * - Same bytes: among the operations posted to one destination, a write
+ *   (put, atomic) is performed after an earlier overlapping write, and a
+ *   get reads after an earlier overlapping write (RC's order on one QP).
+ *   A write after an overlapping read is ordered only with
+ *   OMS_WR_F_FENCE (RC needs IBV_SEND_FENCE for it too).
+ * - OMS_WR_F_FENCE: the operation is performed only after every
+ *   operation posted before it to the same destination has been performed
+ *   (reads have read, writes and atomics are in memory).  If one of them
+ *   failed, the fenced operation is not performed and completes with
+ *   -ECANCELED.
+ * - OMS_WR_F_ACQUIRE (get): its lines are read in address order and every
+ *   get posted after it to the same destination reads after it (seed 004).
+ * - OMS_WR_F_SEQ: the destination performs the sequence-numbered
+ *   operations of the context in sequence order (its reorder buffer); a
+ *   get among them has read before any later member is performed.
+ * - In-order channels (ops->posted, and OMS_WR_F_SEQ streams) stop at the
+ *   first failure: every operation posted later to that destination,
+ *   flushes included, completes with an error (-ECANCELED) unperformed,
+ *   until an OMS_WR_RESET to it completes (a QP in error does the same;
+ *   verbs cannot reset and answers -ENOTCONN).
+ * - A completion with status 0 means performed.  On an acknowledged
+ *   channel that is visibility; on an in-order (posted) channel only a
+ *   flush's completion proves that earlier writes are visible (seed 000
+ *   [0096]).  A key or range error completes the operation with a
+ *   negative status without touching memory.
  *
  * Backends: lib/emu/ (the emulated device) and lib/verbs/ (RC QPs over
  * librdmacm and libibverbs).
@@ -27,7 +51,9 @@ enum oms_wr_op {
 	OMS_WR_FADD = 3,
 	OMS_WR_CAS = 4,
 	OMS_WR_FLUSH = 5,	/* completes after every earlier op executed */
-	OMS_WR_NOP = 6,
+	OMS_WR_NOP = 6,		/* with OMS_WR_F_SEQ: fills @seq, does nothing */
+	OMS_WR_RESET = 7,	/* restart the context's stopped channel to
+				 * @dest (after oms_ctx_resume()) */
 };
 
 #define OMS_WR_F_ACQUIRE	(1u << 0)	/* get: ordered read */
@@ -38,6 +64,8 @@ enum oms_wr_op {
 						 * queue's ops to @dest in seq
 						 * order (seed 004 5.2); flush:
 						 * @seq is the count to cover */
+#define OMS_WR_F_FENCE		(1u << 4)	/* performed after every earlier
+						 * op to @dest (see above) */
 
 /* One work request: 64 bytes, the emulated device's ring entry. */
 struct oms_wr {
