@@ -78,8 +78,15 @@ TEST_F(so, submit_bad_store)
 	st.chan = 2;
 	ASSERT_EQ(-EINVAL, oms_so_submit(&self->so, &st, &seq));
 	st.chan = 0;
-	st.cls = 3;
+	st.cls = 4;
 	ASSERT_EQ(-EINVAL, oms_so_submit(&self->so, &st, &seq));
+	st.cls = OMS_STORE_STRONG;
+	st.op = OMS_SO_OP_GET;		/* gets are weak or unordered */
+	ASSERT_EQ(-EINVAL, oms_so_submit(&self->so, &st, &seq));
+	st.op = OMS_SO_OP_PUT;
+	st.acquire = 1;			/* acquire is for gets */
+	ASSERT_EQ(-EINVAL, oms_so_submit(&self->so, &st, &seq));
+	st.acquire = 0;
 	st.cls = OMS_STORE_WEAK;
 	st.len = 0;
 	ASSERT_EQ(-EINVAL, oms_so_submit(&self->so, &st, &seq));

@@ -154,6 +154,10 @@ static void submit(struct t_fabric *f)
 	uint64_t seq;
 	int r;
 
+	/* The whole program is in: quiet wants every posted channel
+	 * flushed (a completion there is not visibility). */
+	if (f->pc == f->nops && !f->bypass)
+		oms_so_drain(&f->so);
 	if (op->kind == T_OP_FENCE) {
 		if (!f->bypass && (r = oms_so_fence(&f->so, op->scope)))
 			f->err = r;
@@ -198,8 +202,9 @@ static void deliver(struct t_fabric *f, uint16_t c, uint32_t idx)
 		f->prefix[c]++;
 	if (f->bypass || f->prefix[c] == old)
 		return;
-	if (f->cfg[c].kind == OMS_CHAN_ACKED || f->posted_acks)
-		f->acks[c][f->nacks[c]++] = f->prefix[c];
+	/* Every channel acknowledges what it executed; on a posted one
+	 * that is not visibility (only a flush is). */
+	f->acks[c][f->nacks[c]++] = f->prefix[c];
 }
 
 /* Two writes to one address on one channel stay in order (the channel's
@@ -306,18 +311,8 @@ int t_fab_drained(const struct t_fabric *f)
 void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src)
 {
 	struct oms_so keep = dst->so;
-	const struct oms_so *s = &src->so;
 
 	memcpy(dst, src, sizeof(*dst));
-	dst->so = *s;
-	dst->so.chan = keep.chan;
-	dst->so.held = keep.held;
-	dst->so.snap = keep.snap;
-	dst->so.dest_fences = keep.dest_fences;
-	memcpy(dst->so.chan, s->chan, s->nchan * sizeof(*s->chan));
-	memcpy(dst->so.held, s->held, s->max_held * sizeof(*s->held));
-	memcpy(dst->so.snap, s->snap,
-	       (size_t)s->max_held * s->nchan * sizeof(*s->snap));
-	memcpy(dst->so.dest_fences, s->dest_fences,
-	       s->ndest * sizeof(*s->dest_fences));
+	dst->so = keep;
+	oms_so_copy(&dst->so, &src->so);
 }

@@ -359,7 +359,12 @@ TEST(litmus_L22_errors_never_hang_a_fence)
 	ASSERT_EQ(-EINVAL, oms_oc_fail(&oc, OMS_OC_NSTAGES, -EIO));
 	ASSERT_EQ(0, oms_oc_outstanding(&oc));
 
-	/* orderer: a failed store still releases the strong store behind it */
+	/*
+	 * orderer: a failed store never hangs the strong store behind it,
+	 * and never lets it be performed either (L37): it comes back as a
+	 * CANCEL, quiescence follows, the error is reported once, and after
+	 * a resume a strong store goes again.
+	 */
 	ASSERT_EQ(0, oms_so_init(&so, 2, two_dest, 2, 8));
 	ASSERT_EQ(OMS_SO_ISSUE, oms_so_submit(&so, &st, &seq));
 	st.cls = OMS_STORE_STRONG;
@@ -367,10 +372,23 @@ TEST(litmus_L22_errors_never_hang_a_fence)
 	ASSERT_EQ(OMS_SO_HELD, oms_so_submit(&so, &st, &seq));
 	ASSERT_EQ(0, oms_so_ack(&so, 0, 1, -EIO));
 	ASSERT_EQ(1, oms_so_progress(&so, act, 4));
-	ASSERT_EQ(0, oms_so_ack(&so, 1, 1, 0));
+	ASSERT_EQ(OMS_SO_ACT_CANCEL, act[0].type);
+	ASSERT_EQ(OMS_SO_NONE, act[0].seq);
 	ASSERT_TRUE(oms_so_quiescent(&so));
+	/* a stale copy of the failing ack records nothing */
+	ASSERT_EQ(0, oms_so_ack(&so, 0, 1, -EPERM));
+	ASSERT_EQ(1, so.ctr.stale_acks);
 	ASSERT_EQ(-EIO, oms_so_take_error(&so));
 	ASSERT_EQ(0, oms_so_take_error(&so));
+	/* still failed: a new strong store is cancelled too */
+	ASSERT_EQ(OMS_SO_HELD, oms_so_submit(&so, &st, &seq));
+	ASSERT_EQ(1, oms_so_progress(&so, act, 4));
+	ASSERT_EQ(OMS_SO_ACT_CANCEL, act[0].type);
+	ASSERT_EQ(0, oms_so_resume(&so));
+	ASSERT_EQ(OMS_SO_ISSUE, oms_so_submit(&so, &st, &seq));
+	ASSERT_EQ(0, oms_so_ack(&so, 1, 1, 0));
+	ASSERT_TRUE(oms_so_quiescent(&so));
+	ASSERT_EQ(2, so.ctr.cancelled);
 	oms_so_destroy(&so);
 }
 

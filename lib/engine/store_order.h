@@ -2,8 +2,11 @@
 /*
  * Store orderer: the weak/strong ordered store state machine of seed 000
  * (NVIDIA, "ordered store operations", [0056]-[0108]) with NVSHMEM-style
- * per-destination fences (seed 001).  Pure: no I/O, no threads, no clock,
- * no allocation after oms_so_init().
+ * per-destination fences (seed 001), grown to whole programs: gets,
+ * atomics, release stores and acquire gets ordered against stores, and
+ * failures that cancel what is ordered after them (docs/ordering.md is
+ * the contract).  Pure: no I/O, no threads, no clock, no allocation after
+ * oms_so_init().
  *
  * Model
  * -----
@@ -18,15 +21,48 @@
  *             acknowledged when visible.  Acks are cumulative counts per
  *             channel, like RC completions: ack(chan, n) says the first n
  *             ordered stores issued on chan are visible.
+ *   SEQ     - POSTED, and the destination applies the channel's ordered
+ *             operations in sequence-number order (a reorder buffer, seed
+ *             004 5.2).  Sequence numbers are given at submission, in
+ *             program order, even to an operation the orderer holds, so a
+ *             later operation to the destination never overtakes a held
+ *             one there (L36).  Unordered stores carry none and pass the
+ *             stream.
+ *
+ * On POSTED and SEQ channels an ack means "executed", not "visible to
+ * another path": only a flush makes stores visible ([0096]).  The orderer
+ * keeps both counts per channel: completed (acks) and visible (acks on
+ * ACKED channels, flush responses on posted ones).
+ *
+ * Operations (struct oms_so_store.op): puts (every class), gets and
+ * atomics.  Gets and atomics are ordered operations of the weak kind: they
+ * wait for fences and for held operations on the same bytes, and later
+ * strong stores wait for them.  oms_so_submit_op() also says when the
+ * transport must fence an operation at the destination (OMS_SO_A_FENCE:
+ * performed after every earlier operation of the channel): a write after
+ * an in-flight read or atomic of the same bytes (RC orders a WRITE after a
+ * READ only with a fence), a release store, a write after an in-flight
+ * acquire of its channel, an acquire after an in-flight atomic, a strong
+ * store that takes the posted fast path while a read is in flight on it.
+ *
+ * An acquire get orders every later operation: on its own channel the
+ * destination does it (fence, or its load-store queue for later reads);
+ * on other channels the orderer holds them behind an acquire barrier
+ * until the acquire completed.
  *
  * Store classes (enum oms_store_class in oms.h):
- *   UNORDERED - issued at once, not counted, nothing ever waits for it (L06).
+ *   UNORDERED - issued at once, not counted, nothing ever waits for it (L06);
+ *               held only behind an acquire barrier or a held op on the
+ *               same bytes.
  *   WEAK      - issued at once (never waits for another weak store, L05),
  *               counted, part of the ordered view.
- *   STRONG    - visible only after every earlier ordered store, to every
+ *   STRONG    - visible only after every earlier ordered op, to every
  *               destination (cumulative, L02).  Never blocks the caller: if
  *               it cannot go now it is held and released later by
  *               oms_so_progress() (L08).
+ *   RELEASE   - issued with OMS_SO_A_FENCE: its destination performs it
+ *               after every earlier op of the channel; held only while an
+ *               earlier op to its destination is held.
  *
  * A strong store on channel c is ready when, for every channel x, every
  * ordered store issued on x before it is visible - except that stores on c
@@ -37,13 +73,21 @@
  * The hold queue also carries fences: oms_so_fence(dest) makes later ordered
  * stores to dest wait until earlier ones to dest are visible (seed 001
  * fence; L14), oms_so_fence(OMS_SO_ALL) does so for every destination (L17).
- * A weak store is held only when it must follow a queued fence of its
- * destination or overlaps a held store's bytes (same-address order, L07).
+ * A weak op is held only when it must follow a queued fence of its
+ * destination, an acquire barrier, or a held op on the same bytes
+ * (same-address order, L07).
  *
- * Same-address order within one channel is the channel's duty (a QP or a
- * posted path keeps it); across channels the orderer enforces it only
- * against held stores - issue a strong store or a fence between two writes
- * to one address on different channels.
+ * Same-address order within one channel is the channel's duty for a write
+ * or read after a write (a QP or a posted path keeps it); a write after a
+ * read needs OMS_SO_A_FENCE, which the orderer asks for.  Across channels
+ * the orderer enforces it only against held ops - issue a strong store or
+ * a fence between two writes to one address on different channels.
+ *
+ * Failures (L22, L37): oms_so_fail() and error acks record the lowest
+ * failed sequence per channel.  A failed op is never visible; a held entry
+ * whose wait covers it (a strong store, a fence and what it holds, an
+ * acquire barrier and what it holds) comes back as a CANCEL, and a later
+ * one does too, until oms_so_resume().
  *
  * Counters (L13): pending_issue is seed 000's translation counter (ordered
  * stores accepted but not yet issued), pending_ack its acknowledgement
@@ -60,10 +104,13 @@
 #define OMS_SO_MAX_CHANNELS	64
 #define OMS_SO_MAX_HELD		65536
 #define OMS_SO_ALL		0xffffu	/* fence scope: every destination */
+#define OMS_SO_READS		32	/* in-flight reads tracked per channel */
+#define OMS_SO_NONE		UINT64_MAX
 
 enum oms_chan_kind {
 	OMS_CHAN_POSTED = 0,
 	OMS_CHAN_ACKED = 1,
+	OMS_CHAN_SEQ = 2,
 };
 
 struct oms_so_chan_cfg {
@@ -71,12 +118,21 @@ struct oms_so_chan_cfg {
 	uint8_t kind;		/* enum oms_chan_kind */
 };
 
+enum oms_so_op {
+	OMS_SO_OP_PUT = 0,
+	OMS_SO_OP_GET = 1,
+	OMS_SO_OP_ATOMIC = 2,
+};
+
 struct oms_so_store {
 	uint64_t cookie;	/* caller's handle, returned when released */
 	uint64_t addr;		/* destination address, for same-address order */
 	uint32_t len;		/* bytes; 0 is refused */
 	uint16_t chan;
-	uint8_t cls;		/* enum oms_store_class */
+	uint8_t cls;		/* enum oms_store_class; gets and atomics:
+				 * WEAK (UNORDERED when ordering is off) */
+	uint8_t op;		/* enum oms_so_op */
+	uint8_t acquire;	/* get: OMS_READ_ACQUIRE */
 };
 
 /* Verdicts of oms_so_submit(). */
@@ -87,33 +143,63 @@ enum {
 
 /* Actions returned by oms_so_progress(). */
 enum oms_so_act_type {
-	OMS_SO_ACT_ISSUE = 1,	/* transmit store @cookie on @chan, seq @seq */
-	OMS_SO_ACT_FLUSH = 2,	/* send a flush read on @chan; answer with
+	OMS_SO_ACT_ISSUE = 1,	/* transmit op @cookie on @chan, seq @seq */
+	OMS_SO_ACT_FLUSH = 2,	/* send a flush read on @chan covering the
+				 * first @seq ops; answer with
 				 * oms_so_flush_done(chan, seq) */
+	OMS_SO_ACT_CANCEL = 3,	/* op @cookie is not performed: it follows a
+				 * failed one; complete it with -ECANCELED.
+				 * @seq != OMS_SO_NONE: a SEQ channel gave it
+				 * that number, fill it (a no-op) so the
+				 * stream goes on */
 };
+
+#define OMS_SO_A_FENCE	(1u << 0)	/* ISSUE: fence it at the destination */
 
 struct oms_so_action {
 	uint64_t cookie;
 	uint64_t seq;
 	uint16_t chan;
 	uint8_t type;
+	uint8_t flags;		/* OMS_SO_A_* */
+};
+
+struct oms_so_read {
+	uint64_t seq, addr;
+	uint32_t len;
+	uint8_t atomic, acquire;
 };
 
 struct oms_so_chan {
-	uint64_t issued;	/* ordered stores issued on the channel */
+	uint64_t issued;	/* ordered ops given a sequence on the channel */
+	uint64_t completed;	/* of which acknowledged (executed) */
 	uint64_t visible;	/* of which known visible (ack or flush) */
-	uint64_t flush_token;	/* issued count covered by the flush in flight */
-	uint64_t fifo_released;	/* issued count after the last release from
+	uint64_t first_fail;	/* lowest failed sequence since the last
+				 * resume, OMS_SO_NONE if none */
+	uint64_t flush_token;	/* count covered by the flush in flight */
+	uint64_t fifo_released;	/* sequence after the last release from
 				 * the hold queue on this channel */
+	uint64_t acq_need;	/* sequence + 1 of the last acquire issued */
+	uint64_t acq_fail;	/* lowest failed acquire, OMS_SO_NONE */
+	uint64_t atomic_need;	/* ... of the last atomic */
+	uint64_t read_need;	/* ... of the last get or atomic */
+	uint64_t reads_lost;	/* reads dropped from the ring: any write
+				 * overlaps until completed reaches this */
+	struct oms_so_read reads[OMS_SO_READS];	/* in-flight reads, ring */
+	uint32_t rhead, rcount;
+	uint32_t unordered;	/* SEQ: unordered stores in flight */
 	uint16_t dest;
 	uint8_t kind;
 	uint8_t flush_inflight;
 };
 
-/* One held entry: a store, or a fence marker (cls == OMS_SO_FENCE_ENTRY). */
+/* One held entry: an op, a fence marker or an acquire barrier. */
 struct oms_so_held {
 	struct oms_so_store st;
-	uint16_t dest;		/* store's destination, or fence scope */
+	uint64_t seq;		/* SEQ channel: number given at submission */
+	uint16_t dest;		/* op's destination, or fence scope */
+	uint8_t doomed;		/* follows a failure: cancel, not issue */
+	uint8_t armed;		/* acquire barrier: snapshot taken */
 };
 
 struct oms_so_counters {
@@ -121,22 +207,41 @@ struct oms_so_counters {
 	uint64_t pending_ack;	/* seed 000 acknowledgement counter */
 	uint64_t issue_inc, issue_dec, ack_inc, ack_dec;
 	uint64_t unordered, weak, strong, fences;
-	uint64_t held;		/* stores that went through the hold queue */
+	uint64_t release, gets, atomics;
+	uint64_t held;		/* ops that went through the hold queue */
 	uint64_t fast_path;	/* strong stores that needed no wait thanks to
 				 * the posted channel they used */
 	uint64_t flushes;
-	uint64_t stale_acks;	/* cumulative acks below what was known */
+	uint64_t stale_acks;	/* acks or failures at or below what was
+				 * known (stale or duplicate): ignored */
 	uint64_t errors;	/* acks or flushes completed with an error */
+	uint64_t cancelled;	/* ops cancelled because they follow a
+				 * failure */
+	uint64_t fenced;	/* ops issued with OMS_SO_A_FENCE */
+	uint64_t barriers;	/* acquire barriers queued */
 };
 
 struct oms_so {
 	struct oms_so_chan *chan;
 	struct oms_so_held *held;	/* ring of max_held entries */
 	uint64_t *snap;			/* max_held * nchan issue snapshots */
+	uint64_t *flush_need;		/* [nchan] scratch */
+	uint64_t *dest_mask;		/* [ndest] channels of each dest */
 	uint32_t *dest_fences;		/* queued fence markers per dest */
+	uint32_t *dest_held;		/* held ops per dest */
+	uint32_t *dest_held_acq;	/* held acquire gets per dest */
 	uint32_t nchan, ndest, max_held;
 	uint32_t head, count;
 	uint32_t all_fences;		/* queued OMS_SO_ALL fence markers */
+	uint32_t acq_barriers;		/* queued acquire barriers */
+	uint32_t held_acq;		/* held acquire gets */
+	uint64_t acq_mask;		/* channels with an acquire in flight
+					 * (or failed) */
+	uint64_t doomed_dests;		/* a fence of these dests followed a
+					 * failure: later ops to them too */
+	int doomed_all;			/* the same for every destination */
+	int any_fail;			/* a failure is recorded */
+	int draining;			/* quiet: flush every posted channel */
 	int first_error;
 	struct oms_so_counters ctr;
 };
@@ -152,17 +257,23 @@ int oms_so_init(struct oms_so *so, uint32_t nchan,
 void oms_so_destroy(struct oms_so *so);
 
 /*
- * Submit one store.  Returns OMS_SO_ISSUE (transmit now; for ordered
- * stores *seq receives its channel sequence number, UINT64_MAX for
- * unordered ones), OMS_SO_HELD (the orderer keeps it), -EINVAL (bad
- * channel, class or length; nothing changes) or -EAGAIN (hold queue full;
- * call oms_so_progress() and retry; nothing changes).
+ * Submit one operation.  Returns OMS_SO_ISSUE (transmit now: @out->seq is
+ * its channel sequence, OMS_SO_NONE for unordered ones, @out->flags says
+ * whether to fence it), OMS_SO_HELD (the orderer keeps it; on a SEQ
+ * channel @out->seq is the number it was given), -EINVAL (bad channel,
+ * class, op or length; nothing changes) or -EAGAIN (hold queue full; call
+ * oms_so_progress() and retry; nothing changes).
  */
+int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
+		     struct oms_so_action *out);
+
+/* oms_so_submit_op() for callers that only want the sequence number
+ * (stores without release: no fence is ever asked for them). */
 int oms_so_submit(struct oms_so *so, const struct oms_so_store *st,
 		  uint64_t *seq);
 
 /*
- * Order later ordered stores to @dest (or every destination, OMS_SO_ALL)
+ * Order later ordered ops to @dest (or every destination, OMS_SO_ALL)
  * after the earlier ones.  Costs nothing when nothing is pending (L18).
  * Returns 0, -EINVAL (bad dest), -EAGAIN (hold queue full).
  */
@@ -176,28 +287,70 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 		    unsigned int max);
 
 /*
- * The first @count ordered stores issued on @chan are visible.  @status is
- * 0 or a negative errno the transport reported; an error still counts as
- * completion (nothing hangs) and is kept for oms_so_take_error().  A count
- * below what is known is stale and ignored (counted).  Returns 0 or
- * -EINVAL (bad channel, count beyond what was issued; nothing changes).
+ * The first @count ordered ops issued on @chan completed.  @status is 0 or
+ * a negative errno: something among the newly completed ones failed (its
+ * sequence is not known: the orderer assumes the lowest).  A count at or
+ * below what is known is stale or a duplicate: counted, nothing else
+ * changes (no error is recorded).  Returns 0 or -EINVAL (bad channel,
+ * positive status, count beyond what was issued; nothing changes).
  */
 int oms_so_ack(struct oms_so *so, uint16_t chan, uint64_t count, int status);
 
 /*
- * The flush requested on @chan with token @token answered.  Returns 0 or
+ * Op @seq of @chan failed with @status (< 0): it is never visible, and
+ * what is ordered after it is cancelled until oms_so_resume().  Call it
+ * before the ack that covers @seq.  A @seq already acknowledged is stale:
+ * counted, nothing changes.  Returns 0 or -EINVAL.
+ */
+int oms_so_fail(struct oms_so *so, uint16_t chan, uint64_t seq, int status);
+
+/*
+ * The flush requested on @chan with token @token answered.  With an error
+ * something it covered failed: nothing becomes visible.  Returns 0 or
  * -EINVAL (no such flush in flight; nothing changes).
  */
 int oms_so_flush_done(struct oms_so *so, uint16_t chan, uint64_t token,
 		      int status);
 
-/* Nothing held, nothing unacknowledged, no flush in flight. */
+/* An unordered store on SEQ channel @chan completed. */
+void oms_so_unordered_done(struct oms_so *so, uint16_t chan);
+
+/*
+ * Quiet wants everything visible: from now until quiescence, progress
+ * flushes every posted channel that has unflushed stores.
+ */
+void oms_so_drain(struct oms_so *so);
+
+/*
+ * The device is gone (@status < 0): every issued op counts as completed
+ * with that error, every held op will come back from progress as a
+ * CANCEL, no flush is awaited.
+ */
+void oms_so_abort(struct oms_so *so, int status);
+
+/*
+ * Forget the failures (oms_ctx_resume()).  Only when nothing is held or in
+ * flight: -EBUSY otherwise, nothing changes.  Returns 0.
+ */
+int oms_so_resume(struct oms_so *so);
+
+/* Deep copy of @src into @dst, set up by oms_so_init() with the same
+ * sizes (explorers fork states with it).  -EINVAL if the sizes differ. */
+int oms_so_copy(struct oms_so *dst, const struct oms_so *src);
+
+/* Nothing held, nothing unacknowledged, no flush in flight; every op on a
+ * posted channel flushed, or a failure recorded there. */
 int oms_so_quiescent(const struct oms_so *so);
 
-/* True if every ordered store to @dest (or OMS_SO_ALL) is visible. */
+/* True if every ordered op to @dest (or OMS_SO_ALL) is visible and none
+ * failed. */
 int oms_so_dest_visible(const struct oms_so *so, uint16_t dest);
 
-/* First error reported by an ack or flush since the last call, or 0. */
+/* Is a failure recorded (not yet resumed)? */
+int oms_so_failed(const struct oms_so *so);
+
+/* First error reported by an ack, failure or flush since the last call,
+ * or 0.  A real error wins over -ECANCELED. */
 int oms_so_take_error(struct oms_so *so);
 
 #endif
