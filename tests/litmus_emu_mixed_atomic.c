@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Litmus L38 on the emulated device with chaos on: atomics are ordered
+ * operations (docs/ordering.md rules S1 and A2).
+ *   FAA(C@D1); SO(F@D2): forbidden: F visible before the add is performed
+ *       (acknowledged channels and OMS_CTX_F_DEST_SEQ).
+ *   CAS(L@D1, 0 -> 1) takes a lock; acq get(X@D1): the get is performed
+ *       after the CAS.  The host writes the data X = 1 at the moment the
+ *       lock is taken (atomically with the CAS, as a writer that owns the
+ *       data under that lock would find it); forbidden: the get returns 0
+ *       (it read before the lock was held).  Six modes: acknowledged and
+ *       DEST_SEQ, each with the read order RC_OPT, RC and NIC.
+ * Observers: the emulated device's observer hook (lib/emu/emu.h, as in
+ * litmus_emu_stores.c), called under the device lock when a put or an
+ * atomic is performed: a visibility stamp per word (one clock for both
+ * destinations) and the host write of X (which squashes speculative reads
+ * of X as oms_mr_write does).
+ * t_trials(1 000 000) instances per test (100 000 under ASan) split over
+ * its modes; every CAS must find the lock free (old value 0) and every
+ * add must return 0.  Controls: OMS_CTX_F_NO_ORDERING.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "helpers.h"
+#include "oms.h"
+#include "emu/emu.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define DEFAULT_TRIALS	100000ul
+#else
+#define DEFAULT_TRIALS	1000000ul
+#endif
+#define CONTROL_MAX	400000ul
+#define BATCH		512u	/* program instances per quiet */
+#define SLOTS		4u	/* words per instance and destination */
+#define NINI		16	/* initiator contexts */
+
+enum { C = 0, F = 1, L = 2, X = 3 };
+
+/*
+ * Targets D1 (node 1) and D2 (node 2); instance i owns words i * SLOTS ..
+ * at each.  stamp[d][w]: when word w at d was last performed.  When an
+ * atomic on L is performed at D1, the host writes X = 1 there.
+ */
+struct at_lab {
+	struct oms_ctx *ini[NINI], *tgt[3];
+	struct oms_mr *mr[3];
+	struct oms_rmr r[3];
+	uint64_t *mem[3], *stamp[3];
+	int ridx[EMU_MAX_REGIONS];
+	uint64_t clock, one;
+	uint64_t got[BATCH], old[BATCH];
+};
+
+static void at_observe(void *arg, uint32_t q, const struct oms_wr *wr)
+{
+	struct at_lab *l = arg;
+	int d = l->ridx[wr->region];
+
+	(void)q;
+	if (d < 0 || wr->op == OMS_WR_GET)
+		return;
+	l->clock++;
+	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++) {
+		l->stamp[d][w] = l->clock;
+		if (d != 1 || w % SLOTS != L || wr->op != OMS_WR_CAS)
+			continue;
+		l->mem[1][w - L + X] = 1;
+		emu_invalidate(emu_dev_current(), wr->region,
+			       (w - L + X) * 8, 8);
+	}
+}
+
+static int at_open(struct at_lab *l, uint32_t flags, uint32_t order,
+		   uint64_t seed)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	size_t words = (size_t)BATCH * SLOTS;
+	int err = 0;
+
+	memset(l, 0, sizeof(*l));
+	memset(l->ridx, -1, sizeof(l->ridx));
+	memset(l->got, 0xff, sizeof(l->got));
+	memset(l->old, 0xff, sizeof(l->old));
+	l->one = 1;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
+		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_READ_ORDER;
+	a.chaos_seed = seed;
+	a.read_order = order;
+	a.rlsq_entries = 256;
+	a.flags = flags;
+	for (int k = 0; k < NINI && !err; k++)
+		err = oms_ctx_create(&a, &l->ini[k]);
+	a.flags = 0;
+	for (uint32_t d = 1; d < 3 && !err; d++) {
+		a.node = d;
+		l->mem[d] = calloc(words, 8);
+		l->stamp[d] = calloc(words, 8);
+		err = l->mem[d] && l->stamp[d] ?
+		      oms_ctx_create(&a, &l->tgt[d]) : -1;
+		if (!err)
+			err = oms_mr_reg(l->tgt[d], l->mem[d], words * 8,
+					 OMS_ACCESS_ALL, &l->mr[d]);
+		if (!err)
+			err = oms_mr_remote(l->mr[d], &l->r[d]);
+		if (!err)
+			l->ridx[l->r[d].region] = (int)d;
+	}
+	if (!err)
+		emu_dev_set_observer(emu_dev_current(), at_observe, l);
+	return err;
+}
+
+static void at_close(struct at_lab *l)
+{
+	if (emu_dev_current())
+		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	for (int k = 0; k < NINI; k++)
+		if (l->ini[k])
+			oms_ctx_destroy(l->ini[k]);
+	for (int d = 1; d < 3; d++) {
+		if (l->tgt[d])
+			oms_ctx_destroy(l->tgt[d]);
+		free(l->mem[d]);
+		free(l->stamp[d]);
+	}
+}
+
+static uint64_t off_of(uint32_t i, uint32_t w)
+{
+	return ((uint64_t)i * SLOTS + w) * 8;
+}
+
+/* One instance on word set @i; returns nonzero on an API error. */
+typedef int (*at_prog)(struct at_lab *l, struct oms_ctx *c, uint32_t i);
+/* 1: forbidden outcome, 2: wrong atomic result (an error), 0: fine. */
+typedef int (*at_bad)(const struct at_lab *l, uint32_t i);
+
+struct res {
+	unsigned long trials, hits, errors;
+};
+
+static struct res at_run(struct at_lab *l, uint32_t flags, uint32_t order,
+			 uint64_t seed, at_prog prog, at_bad bad,
+			 unsigned long trials, int stop_on_hit)
+{
+	struct res r = { 0 };
+
+	if (at_open(l, flags, order, seed)) {
+		r.errors++;
+		goto out;
+	}
+	while (r.trials < trials && !(stop_on_hit && r.hits)) {
+		for (uint32_t i = 0; i < BATCH; i++)
+			r.errors += prog(l, l->ini[i % NINI], i) != 0;
+		for (int k = 0; k < NINI; k++)
+			r.errors += oms_quiet(l->ini[k]) != 0;
+		for (uint32_t i = 0; i < BATCH; i++) {
+			int b = bad(l, i);
+
+			r.hits += b == 1;
+			r.errors += b == 2;
+		}
+		r.trials += BATCH;
+		for (int d = 1; d < 3; d++) {
+			memset(l->mem[d], 0, (size_t)BATCH * SLOTS * 8);
+			memset(l->stamp[d], 0, (size_t)BATCH * SLOTS * 8);
+		}
+		memset(l->got, 0xff, sizeof(l->got));
+		memset(l->old, 0xff, sizeof(l->old));
+	}
+out:
+	at_close(l);
+	return r;
+}
+
+#define AT_CHECK(name, flags, order, prog, bad, nmodes, seed_dflt)	\
+	do {								\
+		uint64_t seed = t_seed(seed_dflt);			\
+		struct res o = at_run(self->l, flags, order, seed, prog, \
+				      bad, t_trials(DEFAULT_TRIALS) / (nmodes), \
+				      0);				\
+		TH_LOG("%s: ordered: %lu instances, %lu forbidden, %lu " \
+		       "errors (chaos seed %#llx)", name, o.trials,	\
+		       o.hits, o.errors, (unsigned long long)seed);	\
+		EXPECT_EQ(0, o.errors);					\
+		EXPECT_EQ(0, o.hits);					\
+		o = at_run(self->l, (flags) | OMS_CTX_F_NO_ORDERING,	\
+			   order, seed, prog, bad, CONTROL_MAX, 1);	\
+		TH_LOG("%s: control (ordering off): forbidden seen %lu " \
+		       "times in %lu instances", name, o.hits, o.trials); \
+		EXPECT_EQ(0, o.errors);					\
+		EXPECT_GT(o.hits, 0);					\
+	} while (0)
+
+/* ---- FAA(C@D1); SO(F@D2) -------------------------------------------- */
+
+static int faa_strong(struct at_lab *l, struct oms_ctx *c, uint32_t i)
+{
+	return oms_atomic_fadd(c, &l->r[1], off_of(i, C), 1, &l->old[i]) |
+	       oms_put(c, &l->r[2], off_of(i, F), &l->one, 8,
+		       OMS_STORE_STRONG);
+}
+
+static int faa_strong_bad(const struct at_lab *l, uint32_t i)
+{
+	uint64_t sc = l->stamp[1][i * SLOTS + C];
+	uint64_t sf = l->stamp[2][i * SLOTS + F];
+
+	if (l->old[i] != 0)
+		return 2;
+	return !sc || sf < sc;
+}
+
+FIXTURE(chan) {
+	struct at_lab *l;
+};
+
+FIXTURE_VARIANT(chan) {
+	uint32_t flags;
+};
+
+FIXTURE_VARIANT_ADD(chan, acked) { .flags = 0 };
+FIXTURE_VARIANT_ADD(chan, seq) { .flags = OMS_CTX_F_DEST_SEQ };
+
+FIXTURE_SETUP(chan)
+{
+	self->l = calloc(1, sizeof(*self->l));
+	ASSERT_NE(NULL, self->l);
+}
+
+FIXTURE_TEARDOWN(chan)
+{
+	free(self->l);
+}
+
+TEST_F(chan, litmus_L38_faa_then_strong_on_emu)
+{
+	AT_CHECK("L38 FAA(C@D1); SO(F@D2)", variant->flags, OMS_ORDER_RC_OPT,
+		 faa_strong, faa_strong_bad, 2, 0x3801);
+}
+
+/* ---- CAS(L@D1) lock; acq get(X@D1) ---------------------------------- */
+
+static int cas_acquire(struct at_lab *l, struct oms_ctx *c, uint32_t i)
+{
+	return oms_atomic_cas(c, &l->r[1], off_of(i, L), 0, 1, &l->old[i]) |
+	       oms_get(c, &l->got[i], &l->r[1], off_of(i, X), 8,
+		       OMS_READ_ACQUIRE);
+}
+
+static int cas_acquire_bad(const struct at_lab *l, uint32_t i)
+{
+	if (l->old[i] != 0)
+		return 2;
+	return l->got[i] == 0;
+}
+
+FIXTURE(mode) {
+	struct at_lab *l;
+};
+
+FIXTURE_VARIANT(mode) {
+	uint32_t flags, order;
+};
+
+FIXTURE_VARIANT_ADD(mode, acked_rc_opt) { .order = OMS_ORDER_RC_OPT };
+FIXTURE_VARIANT_ADD(mode, acked_rc) { .order = OMS_ORDER_RC };
+FIXTURE_VARIANT_ADD(mode, acked_nic) { .order = OMS_ORDER_NIC };
+FIXTURE_VARIANT_ADD(mode, seq_rc_opt) {
+	.flags = OMS_CTX_F_DEST_SEQ, .order = OMS_ORDER_RC_OPT };
+FIXTURE_VARIANT_ADD(mode, seq_rc) {
+	.flags = OMS_CTX_F_DEST_SEQ, .order = OMS_ORDER_RC };
+FIXTURE_VARIANT_ADD(mode, seq_nic) {
+	.flags = OMS_CTX_F_DEST_SEQ, .order = OMS_ORDER_NIC };
+
+FIXTURE_SETUP(mode)
+{
+	self->l = calloc(1, sizeof(*self->l));
+	ASSERT_NE(NULL, self->l);
+}
+
+FIXTURE_TEARDOWN(mode)
+{
+	free(self->l);
+}
+
+TEST_F(mode, litmus_L38_cas_lock_then_acquire_get_on_emu)
+{
+	AT_CHECK("L38 CAS(L@D1); acq get(X@D1)", variant->flags,
+		 variant->order, cas_acquire, cas_acquire_bad, 6, 0x3802);
+}
+
+TEST_HARNESS_MAIN
