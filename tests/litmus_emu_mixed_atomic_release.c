@@ -1,28 +1,39 @@
 // SPDX-License-Identifier: MIT
 /*
- * Litmus L39 on the emulated device: a release put is performed at its
- * destination only after every earlier put (unordered included), get and
- * atomic of the context to that destination (docs/ordering.md rule R1),
- * enforced there, with no round trip at the source.
- *   Order (chaos on): W(C@D2); U(A@D1); W(B@D1) or FAA(B@D1); get(Z@D1);
- *       REL(F@D1).  Forbidden: F visible before A or B, or the get
- *       reading after F was visible.  C at D2 is not ordered (a release
- *       is not cumulative): how often it lands after F is logged.
- *       Six modes: acknowledged and OMS_CTX_F_DEST_SEQ, each with the
- *       read order RC_OPT, RC, NIC; t_trials(1 000 000) instances split
- *       over them (100 000 under ASan); control OMS_CTX_F_NO_ORDERING.
- *   Issue cost (latency model, chaos off): the mean time of the
+ * Litmus L38 and L39 on the emulated device: operations a destination
+ * must perform after the context's earlier ones.
+ *   L38 atomics are ordered operations (docs/ordering.md S1, A2), chaos on:
+ *       FAA(C@D1); SO(F@D2): forbidden: F visible before the add
+ *       (acknowledged channels and OMS_CTX_F_DEST_SEQ).
+ *       CAS(L@D1, 0 -> 1) takes a lock; acq get(X@D1): the get is
+ *       performed after the CAS.  The host writes the data X = 1 at the
+ *       moment the lock is taken (atomically with the CAS, as a writer
+ *       that owns the data under that lock would find it); forbidden: the
+ *       get returns 0 (it read before the lock was held).
+ *   L39 release at the destination (R1), chaos on: W(C@D2); U(A@D1);
+ *       W(B@D1) or FAA(B@D1); get(Z@D1); REL(R@D1).  Forbidden: R visible
+ *       before A or B, or the get reading after R was visible.  C at D2 is
+ *       not ordered (a release is not cumulative): how often it lands
+ *       after R is logged.
+ *   L39 issue cost (latency model, chaos off): the mean time of the
  *       oms_put(RELEASE) call and of a quiet after W; REL compared with
  *       W; W, at a small and a 100x larger I/O bus latency: the call stays
  *       as cheap (< 3x) and W; REL takes no extra round trip (< 1.5x of
  *       W; W).  A sanity check, not a benchmark.
  *   Bad input: a store class past OMS_STORE_RELEASE is -EINVAL and
  *       changes nothing.
+ * Modes where reads are involved (FIXTURE_VARIANT "mode"): acknowledged
+ * and DEST_SEQ, each with the read order RC_OPT, RC and NIC; otherwise
+ * ("chan") acknowledged and DEST_SEQ.
  * Observers: the emulated device's observer hook (lib/emu/emu.h, as in
  * litmus_emu_stores.c), called under the device lock when a put or an
- * atomic is performed: a visibility stamp per word, and a host that
- * writes Z = 1 the moment F is visible (squashing speculative reads of Z
- * as oms_mr_write does): the get returns 1 exactly when it read after F.
+ * atomic is performed: a visibility stamp per word (one clock for both
+ * destinations), and a host that writes X = 1 when a CAS on L is
+ * performed and Z = 1 when R is visible (squashing speculative reads as
+ * oms_mr_write does).
+ * Each forbidden outcome: t_trials(1 000 000) instances per test split
+ * over its modes (100 000 under ASan); every CAS must find the lock free
+ * and every add must return 0.  Controls: OMS_CTX_F_NO_ORDERING.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,17 +52,18 @@
 #endif
 #define CONTROL_MAX	400000ul
 #define BATCH		512u	/* program instances per quiet */
-#define SLOTS		4u	/* words per instance and destination */
+#define SLOTS		8u	/* words per instance and destination */
 #define NINI		16	/* initiator contexts */
 
-enum { A = 0, B = 1, Z = 2, F = 3, C = 0 };	/* C is at D2 */
+/* L38: C, L, X at D1, F at D2.  L39: A, B, Z, R at D1, C at D2. */
+enum { C = 0, F = 1, L = 2, X = 3, A = 4, B = 5, Z = 6, R = 7 };
 
 /*
  * Targets D1 (node 1) and D2 (node 2); instance i owns words i * SLOTS ..
- * at each.  stamp[d][w]: when word w at d was last performed.  When F is
- * performed at D1, the host writes Z = 1 there.
+ * at each.  stamp[d][w]: when word w at d was last performed.  When a CAS
+ * on L is performed at D1, the host writes X = 1 there; when R is, Z = 1.
  */
-struct rel_lab {
+struct at_lab {
 	struct oms_ctx *ini[NINI], *tgt[3];
 	struct oms_mr *mr[3];
 	struct oms_rmr r[3];
@@ -61,9 +73,9 @@ struct rel_lab {
 	uint64_t got[BATCH], old[BATCH];
 };
 
-static void rel_observe(void *arg, uint32_t q, const struct oms_wr *wr)
+static void at_observe(void *arg, uint32_t q, const struct oms_wr *wr)
 {
-	struct rel_lab *l = arg;
+	struct at_lab *l = arg;
 	int d = l->ridx[wr->region];
 
 	(void)q;
@@ -71,16 +83,21 @@ static void rel_observe(void *arg, uint32_t q, const struct oms_wr *wr)
 		return;
 	l->clock++;
 	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++) {
+		uint64_t to = w - w % SLOTS;
+
 		l->stamp[d][w] = l->clock;
-		if (d != 1 || w % SLOTS != F)
+		if (d == 1 && w % SLOTS == L && wr->op == OMS_WR_CAS)
+			to += X;
+		else if (d == 1 && w % SLOTS == R)
+			to += Z;
+		else
 			continue;
-		l->mem[1][w - F + Z] = 1;
-		emu_invalidate(emu_dev_current(), wr->region,
-			       (w - F + Z) * 8, 8);
+		l->mem[1][to] = 1;
+		emu_invalidate(emu_dev_current(), wr->region, to * 8, 8);
 	}
 }
 
-static int rel_open(struct rel_lab *l, uint32_t flags, uint32_t order,
+static int at_open(struct at_lab *l, uint32_t flags, uint32_t order,
 		   uint64_t seed)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
@@ -116,11 +133,11 @@ static int rel_open(struct rel_lab *l, uint32_t flags, uint32_t order,
 			l->ridx[l->r[d].region] = (int)d;
 	}
 	if (!err)
-		emu_dev_set_observer(emu_dev_current(), rel_observe, l);
+		emu_dev_set_observer(emu_dev_current(), at_observe, l);
 	return err;
 }
 
-static void rel_close(struct rel_lab *l)
+static void at_close(struct at_lab *l)
 {
 	if (emu_dev_current())
 		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
@@ -141,21 +158,21 @@ static uint64_t off_of(uint32_t i, uint32_t w)
 }
 
 /* One instance on word set @i; returns nonzero on an API error. */
-typedef int (*rel_prog_fn)(struct rel_lab *l, struct oms_ctx *c, uint32_t i);
+typedef int (*at_prog)(struct at_lab *l, struct oms_ctx *c, uint32_t i);
 /* 1: forbidden outcome, 2: wrong atomic result (an error), 0: fine. */
-typedef int (*rel_bad_fn)(const struct rel_lab *l, uint32_t i);
+typedef int (*at_bad)(const struct at_lab *l, uint32_t i);
 
 struct res {
 	unsigned long trials, hits, errors;
 };
 
-static struct res rel_run(struct rel_lab *l, uint32_t flags, uint32_t order,
-			 uint64_t seed, rel_prog_fn prog, rel_bad_fn bad,
+static struct res at_run(struct at_lab *l, uint32_t flags, uint32_t order,
+			 uint64_t seed, at_prog prog, at_bad bad,
 			 unsigned long trials, int stop_on_hit)
 {
 	struct res r = { 0 };
 
-	if (rel_open(l, flags, order, seed)) {
+	if (at_open(l, flags, order, seed)) {
 		r.errors++;
 		goto out;
 	}
@@ -179,14 +196,14 @@ static struct res rel_run(struct rel_lab *l, uint32_t flags, uint32_t order,
 		memset(l->old, 0xff, sizeof(l->old));
 	}
 out:
-	rel_close(l);
+	at_close(l);
 	return r;
 }
 
-#define REL_CHECK(name, flags, order, prog, bad, nmodes, seed_dflt)	\
+#define AT_CHECK(name, flags, order, prog, bad, nmodes, seed_dflt)	\
 	do {								\
 		uint64_t seed = t_seed(seed_dflt);			\
-		struct res o = rel_run(self->l, flags, order, seed, prog, \
+		struct res o = at_run(self->l, flags, order, seed, prog, \
 				      bad, t_trials(DEFAULT_TRIALS) / (nmodes), \
 				      0);				\
 		TH_LOG("%s: ordered: %lu instances, %lu forbidden, %lu " \
@@ -194,7 +211,7 @@ out:
 		       o.hits, o.errors, (unsigned long long)seed);	\
 		EXPECT_EQ(0, o.errors);					\
 		EXPECT_EQ(0, o.hits);					\
-		o = rel_run(self->l, (flags) | OMS_CTX_F_NO_ORDERING,	\
+		o = at_run(self->l, (flags) | OMS_CTX_F_NO_ORDERING,	\
 			   order, seed, prog, bad, CONTROL_MAX, 1);	\
 		TH_LOG("%s: control (ordering off): forbidden seen %lu " \
 		       "times in %lu instances", name, o.hits, o.trials); \
@@ -202,39 +219,71 @@ out:
 		EXPECT_GT(o.hits, 0);					\
 	} while (0)
 
-/* ---- order: W(C@D2); U(A@D1); W/FAA(B@D1); get(Z@D1); REL(F@D1) ---- */
+/* ---- FAA(C@D1); SO(F@D2) -------------------------------------------- */
 
-static unsigned long c_after_f;	/* allowed: C@D2 performed after F */
-
-static int rel_prog(struct rel_lab *l, struct oms_ctx *c, uint32_t i)
+static int faa_strong(struct at_lab *l, struct oms_ctx *c, uint32_t i)
 {
-	int e = 0;
-
-	e |= oms_put(c, &l->r[2], off_of(i, C), &l->one, 8, OMS_STORE_WEAK);
-	e |= oms_put(c, &l->r[1], off_of(i, A), &l->one, 8,
-		     OMS_STORE_UNORDERED);
-	if (i % 2)
-		e |= oms_atomic_fadd(c, &l->r[1], off_of(i, B), 1, NULL);
-	else
-		e |= oms_put(c, &l->r[1], off_of(i, B), &l->one, 8,
-			     OMS_STORE_WEAK);
-	e |= oms_get(c, &l->got[i], &l->r[1], off_of(i, Z), 8,
-		     OMS_READ_RELAXED);
-	e |= oms_put(c, &l->r[1], off_of(i, F), &l->one, 8,
-		     OMS_STORE_RELEASE);
-	return e;
+	return oms_atomic_fadd(c, &l->r[1], off_of(i, C), 1, &l->old[i]) |
+	       oms_put(c, &l->r[2], off_of(i, F), &l->one, 8,
+		       OMS_STORE_STRONG);
 }
 
-static int rel_bad(const struct rel_lab *l, uint32_t i)
+static int faa_strong_bad(const struct at_lab *l, uint32_t i)
 {
-	const uint64_t *s = l->stamp[1] + (size_t)i * SLOTS;
+	uint64_t sc = l->stamp[1][i * SLOTS + C];
+	uint64_t sf = l->stamp[2][i * SLOTS + F];
 
-	c_after_f += s[F] && l->stamp[2][i * SLOTS + C] > s[F];
-	return !s[F] || s[F] < s[A] || s[F] < s[B] || l->got[i] != 0;
+	if (l->old[i] != 0)
+		return 2;
+	return !sc || sf < sc;
+}
+
+FIXTURE(chan) {
+	struct at_lab *l;
+};
+
+FIXTURE_VARIANT(chan) {
+	uint32_t flags;
+};
+
+FIXTURE_VARIANT_ADD(chan, acked) { .flags = 0 };
+FIXTURE_VARIANT_ADD(chan, seq) { .flags = OMS_CTX_F_DEST_SEQ };
+
+FIXTURE_SETUP(chan)
+{
+	self->l = calloc(1, sizeof(*self->l));
+	ASSERT_NE(NULL, self->l);
+}
+
+FIXTURE_TEARDOWN(chan)
+{
+	free(self->l);
+}
+
+TEST_F(chan, litmus_L38_faa_then_strong_on_emu)
+{
+	AT_CHECK("L38 FAA(C@D1); SO(F@D2)", variant->flags, OMS_ORDER_RC_OPT,
+		 faa_strong, faa_strong_bad, 2, 0x3801);
+}
+
+/* ---- CAS(L@D1) lock; acq get(X@D1) ---------------------------------- */
+
+static int cas_acquire(struct at_lab *l, struct oms_ctx *c, uint32_t i)
+{
+	return oms_atomic_cas(c, &l->r[1], off_of(i, L), 0, 1, &l->old[i]) |
+	       oms_get(c, &l->got[i], &l->r[1], off_of(i, X), 8,
+		       OMS_READ_ACQUIRE);
+}
+
+static int cas_acquire_bad(const struct at_lab *l, uint32_t i)
+{
+	if (l->old[i] != 0)
+		return 2;
+	return l->got[i] == 0;
 }
 
 FIXTURE(mode) {
-	struct rel_lab *l;
+	struct at_lab *l;
 };
 
 FIXTURE_VARIANT(mode) {
@@ -262,14 +311,52 @@ FIXTURE_TEARDOWN(mode)
 	free(self->l);
 }
 
+TEST_F(mode, litmus_L38_cas_lock_then_acquire_get_on_emu)
+{
+	AT_CHECK("L38 CAS(L@D1); acq get(X@D1)", variant->flags,
+		 variant->order, cas_acquire, cas_acquire_bad, 6, 0x3802);
+}
+
+
+/* ---- L39: W(C@D2); U(A@D1); W/FAA(B@D1); get(Z@D1); REL(R@D1) ---- */
+
+static unsigned long c_after_r;	/* allowed: C@D2 performed after R */
+
+static int rel_prog(struct at_lab *l, struct oms_ctx *c, uint32_t i)
+{
+	int e = 0;
+
+	e |= oms_put(c, &l->r[2], off_of(i, C), &l->one, 8, OMS_STORE_WEAK);
+	e |= oms_put(c, &l->r[1], off_of(i, A), &l->one, 8,
+		     OMS_STORE_UNORDERED);
+	if (i % 2)
+		e |= oms_atomic_fadd(c, &l->r[1], off_of(i, B), 1, NULL);
+	else
+		e |= oms_put(c, &l->r[1], off_of(i, B), &l->one, 8,
+			     OMS_STORE_WEAK);
+	e |= oms_get(c, &l->got[i], &l->r[1], off_of(i, Z), 8,
+		     OMS_READ_RELAXED);
+	e |= oms_put(c, &l->r[1], off_of(i, R), &l->one, 8,
+		     OMS_STORE_RELEASE);
+	return e;
+}
+
+static int rel_bad(const struct at_lab *l, uint32_t i)
+{
+	const uint64_t *s = l->stamp[1] + (size_t)i * SLOTS;
+
+	c_after_r += s[R] && l->stamp[2][i * SLOTS + C] > s[R];
+	return !s[R] || s[R] < s[A] || s[R] < s[B] || l->got[i] != 0;
+}
+
 TEST_F(mode, litmus_L39_release_after_earlier_ops_on_emu)
 {
-	c_after_f = 0;
-	REL_CHECK("L39 U,W/FAA,get then REL to D1", variant->flags,
+	c_after_r = 0;
+	AT_CHECK("L39 U,W/FAA,get then REL to D1", variant->flags,
 		  variant->order, rel_prog, rel_bad, 6, 0x3901);
-	TH_LOG("L39: C@D2 (not ordered by a release to D1) landed after F "
+	TH_LOG("L39: C@D2 (not ordered by a release to D1) landed after R "
 	       "%lu times in the ordered and control runs (allowed)",
-	       c_after_f);
+	       c_after_r);
 }
 
 /* ---- issue cost ---------------------------------------------------- */
@@ -341,25 +428,6 @@ out:
 		oms_ctx_destroy(tgt);
 	free(mem);
 	return c;
-}
-
-FIXTURE(chan) {
-	int unused;
-};
-
-FIXTURE_VARIANT(chan) {
-	uint32_t flags;
-};
-
-FIXTURE_VARIANT_ADD(chan, acked) { .flags = 0 };
-FIXTURE_VARIANT_ADD(chan, seq) { .flags = OMS_CTX_F_DEST_SEQ };
-
-FIXTURE_SETUP(chan)
-{
-}
-
-FIXTURE_TEARDOWN(chan)
-{
 }
 
 TEST_F(chan, litmus_L39_release_issue_cost_on_emu)
