@@ -352,6 +352,13 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 	}
 	op = &ctx->op[wc->slot];
 	status = op->cancelled ? -ECANCELED : (wc->status < 0 ? wc->status : 0);
+	/* The destination cancelled it (it followed a failure there, e.g.
+	 * a stopped sequenced stream): as not performed as one the orderer
+	 * cancelled.  The context's own flushes and resets are not ops of
+	 * the caller and are not counted. */
+	if (!op->cancelled && wc->status == -ECANCELED &&
+	    op->type != OMS_OPT_FLUSH && op->type != OMS_OPT_RESET)
+		ctx->st.cancelled++;
 	if (status) {
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, status);
 	} else {
