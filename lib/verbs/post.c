@@ -15,8 +15,9 @@
  *          IBV_SEND_FENCE, and the next read or atomic on the QP is fenced
  *          too: acquire ordered at the source;
  *   fadd, cas  the atomics, into the slot's registered 8-byte result;
- *   flush  an 8-byte RDMA READ (0 bytes if the region is not readable):
- *          its response follows every earlier write of the QP;
+ *   flush  an 8-byte RDMA READ of the listener's flush word (wire.h):
+ *          it touches memory, so its response follows every earlier
+ *          WRITE of the QP into memory; a 0-byte READ would not have to;
  *   nop    a 0-byte RDMA WRITE.
  *
  * Signaling: a WR is signaled when its completion carries a result (the
@@ -102,6 +103,9 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 		op->raddr = c->raddr + wr->off;
 		break;
 	case OMS_WR_FLUSH:
+		op->raddr = c->flush_addr;
+		op->rkey = c->flush_rkey;
+		break;
 	case OMS_WR_NOP:
 		op->raddr = c->raddr;
 		op->rkey = c->rkey;
@@ -238,9 +242,7 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 		break;
 	case OMS_WR_FLUSH:
 		w->opcode = IBV_WR_RDMA_READ;
-		sge->length = (c->raccess & OMS_ACCESS_REMOTE_READ) &&
-			      c->rlen >= 8 ? 8 : 0;
-		w->num_sge = sge->length ? 1 : 0;
+		sge->length = 8;
 		sig = 1;
 		break;
 	default:	/* nop */

@@ -10,8 +10,8 @@
  *  - each oms_connect() is one RC QP, one destination (rmr.dest) and one
  *    in-order channel: the context layer's store orderer runs them as
  *    POSTED channels, so a strong store on the same QP goes at once and
- *    one on another QP waits for a flush, an 8-byte RDMA READ (dev.c,
- *    conn.c, listen.c);
+ *    one on another QP waits for a flush, an 8-byte RDMA READ of the
+ *    listener's flush word (dev.c, conn.c, listen.c);
  *  - post() queues an operation on its connection, ring() turns what is
  *    queued into work requests with one ibv_post_send per QP (post.c),
  *    poll() reaps the CQ; one signaled completion completes every earlier
@@ -98,6 +98,9 @@ struct vb_conn {
 	/* the remote region (rmr.region indexes the same table) */
 	uint64_t raddr, rlen;
 	uint32_t rkey, raccess;
+	/* the listener's flush word: what a flush READs */
+	uint64_t flush_addr;
+	uint32_t flush_rkey;
 };
 
 struct vb_lmr {			/* a local region (oms_mr_reg) */
