@@ -12,8 +12,9 @@
  *   get    RDMA READ, into a registered region, the bounce buffer (copied
  *          out at completion) or a registration of its own; an acquire
  *          get is one READ per 64-byte line in address order, each with
- *          IBV_SEND_FENCE, and the next read or atomic on the QP is fenced
+ *          IBV_SEND_FENCE, and the next WR on the QP (any kind) is fenced
  *          too: acquire ordered at the source;
+ *   OMS_WR_F_FENCE  IBV_SEND_FENCE on the operation's first WR;
  *   fadd, cas  the atomics, into the slot's registered 8-byte result;
  *   flush  an 8-byte RDMA READ of the listener's flush word (wire.h):
  *          it touches memory, so its response follows every earlier
@@ -91,6 +92,7 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 
 	op->nwr = 1;
 	op->rkey = wr->key;
+	op->fence_first = (wr->flags & OMS_WR_F_FENCE) != 0;
 	switch (wr->op) {
 	case OMS_WR_PUT:
 	case OMS_WR_GET:
@@ -199,6 +201,19 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 	w->num_sge = 1;
 	w->wr.rdma.remote_addr = op->raddr;
 	w->wr.rdma.rkey = op->rkey;
+	/*
+	 * IBV_SEND_FENCE holds a WR until every earlier READ and atomic of
+	 * the QP has completed, and the send queue behind it: what the
+	 * context layer asks with OMS_WR_F_FENCE (a write after a read of
+	 * the same bytes, a release, a write after an acquire), and what an
+	 * acquire get asks of whatever comes next on its QP (A1: RC lets a
+	 * WRITE or a READ overtake an earlier READ's data otherwise).
+	 */
+	if (!k && (op->fence_first || c->acq_fence))
+		w->send_flags |= IBV_SEND_FENCE;
+	if (k + 1 == op->nwr)
+		c->acq_fence = wr->op == OMS_WR_GET &&
+			       (wr->flags & OMS_WR_F_ACQUIRE);
 	switch (wr->op) {
 	case OMS_WR_PUT:
 		w->opcode = IBV_WR_RDMA_WRITE;
@@ -218,11 +233,9 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 			w->wr.rdma.remote_addr = s;
 			sge->addr += s - op->raddr;
 			sge->length = (uint32_t)(e - s);
-			w->send_flags |= IBV_SEND_FENCE;
-		} else if (c->acq_fence) {
+			/* each line after the ones before it */
 			w->send_flags |= IBV_SEND_FENCE;
 		}
-		c->acq_fence = (wr->flags & OMS_WR_F_ACQUIRE) != 0;
 		sig = k + 1 == op->nwr;
 		break;
 	case OMS_WR_FADD:
@@ -235,9 +248,6 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 		w->wr.atomic.compare_add = wr->a1;
 		w->wr.atomic.swap = wr->a2;
 		sge->length = 8;
-		if (c->acq_fence)
-			w->send_flags |= IBV_SEND_FENCE;
-		c->acq_fence = 0;
 		sig = 1;
 		break;
 	case OMS_WR_FLUSH:

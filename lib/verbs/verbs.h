@@ -18,8 +18,9 @@
  *    unsignaled request of its QP, and one struct oms_wc is made per
  *    operation (poll.c);
  *  - acquire gets are ordered at the source: one RDMA READ per 64-byte
- *    line in address order, each with IBV_SEND_FENCE, and the next read
- *    after an acquire fenced too;
+ *    line in address order, each with IBV_SEND_FENCE, and the next WR
+ *    after an acquire fenced too; OMS_WR_F_FENCE is IBV_SEND_FENCE on an
+ *    operation's first WR;
  *  - a QP in error fails every operation it still holds, and every later
  *    one, with an errno; nothing waits for a peer that is gone.
  *
@@ -89,7 +90,7 @@ struct vb_conn {
 	uint64_t done_seq;	/* WRs below this are complete */
 	uint32_t sig_inflight;	/* signaled WRs posted, not reaped */
 	uint32_t unsig_run;	/* unsignaled WRs since the last signaled */
-	int acq_fence;		/* the next read must wait for earlier ones */
+	int acq_fence;		/* an acquire was the last: fence the next WR */
 	int err;		/* first error: the QP is unusable */
 	int disconnected;	/* the peer said goodbye */
 	/* the operations on it, oldest first: a ring of slots */
