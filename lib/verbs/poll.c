@@ -5,9 +5,13 @@
  * that QP that was posted unsignaled.  Each operation whose last WR is
  * covered gets one struct oms_wc (a get's bounce buffer copied out first,
  * an atomic's old value attached).  An error completion fails its
- * operation with an errno and puts the connection in error: everything
- * still queued on it fails at once, later posts are refused, and the
- * completions the QP flushes are ignored.  When the last signaled WR of a
+ * operation with an errno and puts the connection in error: RC performs
+ * nothing of the QP after the failed WR (the responder NAKs and drops the
+ * rest), so everything still queued on it completes with -ECANCELED at
+ * once, the completions the QP flushes are ignored, and later posts fail
+ * (post.c).  A flush error seen first (the QP went to error for a reason
+ * not reported) is -ECONNRESET, a failure of its own.  When the last
+ * signaled WR of a
  * QP completes with unsignaled ones after it, a signaled 0-byte write is
  * posted to cover them, so every operation is reported.
  */
@@ -63,11 +67,16 @@ void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
 	wc_push(vc, &wc);
 }
 
-/* Every WR of @c up to @seq is complete; the one at @seq with @status. */
-static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
-			  int status)
+/*
+ * Every WR of @c up to @seq is complete; the one at @seq with @status.
+ * Returns whether an operation took @status (not so when the WR at @seq
+ * was a covering write, post_cover()).
+ */
+static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
+			 int status)
 {
 	uint32_t qd = vc->ctx->qdepth;
+	int took = 0;
 
 	while (c->head != c->tail) {
 		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
@@ -75,8 +84,10 @@ static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 
 		if (!op->posted || op->first_seq > seq)
 			break;
-		if (status && !op->status && (!all || seq <= op->last_seq))
+		if (status && !op->status && (!all || seq <= op->last_seq)) {
 			op->status = status;
+			took = 1;
+		}
 		if (!all || op->last_seq > seq)
 			break;
 		vb_op_finish(vc, op, op->status);
@@ -86,9 +97,16 @@ static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
 		c->done_seq = seq + 1;
 	}
+	return took;
 }
 
-void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+/*
+ * Put @c in error with @err (its QP too: nothing more leaves it) and
+ * complete every operation it still holds with its own status, else
+ * @rest.  @c->told records that an operation reported the failure itself,
+ * so that later ones may be mere cancellations (post.c).
+ */
+static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 {
 	uint32_t qd = vc->ctx->qdepth;
 
@@ -102,11 +120,19 @@ void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
 	}
 	while (c->head != c->tail) {
 		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
+		int st = op->status ? op->status : rest;
 
-		vb_op_finish(vc, op, op->status ? op->status : err);
+		if (st != -ECANCELED)
+			c->told = 1;
+		vb_op_finish(vc, op, st);
 		c->head++;
 	}
 	c->feed = c->tail;
+}
+
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	conn_stop(vc, c, err, err);
 }
 
 /* A signaled 0-byte write: its completion covers the WRs before it. */
@@ -149,8 +175,15 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	if (w->status != IBV_WC_SUCCESS) {
 		int err = vb_wc_status(w->status);
 
-		complete_upto(vc, c, seq, err);
-		vb_conn_fail(vc, c, -ECONNRESET);	/* the rest: flushed */
+		/* the failed op (finished here, or below if some of its WRs
+		 * were never posted) reports err; what RC drops after it is
+		 * cancelled: never performed */
+		if (complete_upto(vc, c, seq, err)) {
+			c->told = 1;
+			conn_stop(vc, c, err, -ECANCELED);
+		} else {
+			conn_stop(vc, c, err, err);
+		}
 		return;
 	}
 	if (c->sig_inflight)

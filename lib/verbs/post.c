@@ -151,6 +151,42 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 }
 
 /*
+ * OMS_WR_RESET: restart the channel to @dest after oms_ctx_resume().  A
+ * requester cannot reset an RC QP alone (the responder's QP is in error
+ * too and the PSNs are lost), so a connection in error stays so and the
+ * reset answers -ENOTCONN: oms_connect() again.  After it, the next
+ * operation to that destination reports -ENOTCONN itself instead of being
+ * cancelled behind a failure already reported.  A healthy connection has
+ * nothing to restart: 0.
+ */
+static int reset(struct vb_ctx *vc, uint32_t dest)
+{
+	struct vb_conn *c;
+
+	vb_conn_events(vc);	/* a disconnect not yet seen */
+	if (vc->dead)
+		return vc->dead;
+	if (dest >= VB_MAX_CONN || !vc->conn[dest].used)
+		return -ENOTCONN;
+	c = &vc->conn[dest];
+	if (!c->err && !c->disconnected)
+		return 0;
+	c->told = 0;
+	return -ENOTCONN;
+}
+
+/* The status of an operation to a connection in error: -ENOTCONN until
+ * one reported the failure, -ECANCELED for those behind (in-order channel:
+ * nothing after a failure is performed, backend.h). */
+static int conn_err(struct vb_conn *c)
+{
+	int err = c->told ? -ECANCELED : -ENOTCONN;
+
+	c->told = 1;
+	return err;
+}
+
+/*
  * Queue @wr on its connection.  An operation the connection cannot carry
  * (none there, in error, a stale or out-of-range descriptor) is not
  * refused here: it completes at once with the error, through poll(), so
@@ -168,12 +204,16 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 	op = &vc->op[wr->slot];
 	memset(op, 0, sizeof(*op));
 	op->wr = *wr;
+	if (wr->op == OMS_WR_RESET) {
+		vb_op_finish(vc, op, reset(vc, wr->dest));
+		return 0;
+	}
 	if (vc->dead)
 		err = vc->dead;
 	else if (wr->dest >= VB_MAX_CONN || !vc->conn[wr->dest].used)
 		err = -ENOTCONN;
 	else if (vc->conn[wr->dest].err)
-		err = -ENOTCONN;	/* the QP failed earlier */
+		err = conn_err(&vc->conn[wr->dest]);
 	else
 		c = &vc->conn[wr->dest];
 	if (!err)
