@@ -154,10 +154,10 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
  * OMS_WR_RESET: restart the channel to @dest after oms_ctx_resume().  A
  * requester cannot reset an RC QP alone (the responder's QP is in error
  * too and the PSNs are lost), so a connection in error stays so and the
- * reset answers -ENOTCONN: oms_connect() again.  After it, the next
- * operation to that destination reports -ENOTCONN itself instead of being
- * cancelled behind a failure already reported.  A healthy connection has
- * nothing to restart: 0.
+ * reset answers -ENOTCONN: oms_connect() again.  After it every operation
+ * to that destination fails on its own with -ENOTCONN (none is behind an
+ * unresumed failure any more).  A healthy connection has nothing to
+ * restart: 0.
  */
 static int reset(struct vb_ctx *vc, uint32_t dest)
 {
@@ -171,16 +171,20 @@ static int reset(struct vb_ctx *vc, uint32_t dest)
 	c = &vc->conn[dest];
 	if (!c->err && !c->disconnected)
 		return 0;
-	c->told = 0;
+	c->reset = 1;
 	return -ENOTCONN;
 }
 
-/* The status of an operation to a connection in error: -ENOTCONN until
- * one reported the failure, -ECANCELED for those behind (in-order channel:
- * nothing after a failure is performed, backend.h). */
+/*
+ * The status of an operation to a connection in error.  Until the
+ * context resumes (a RESET), an in-order channel cancels what follows its
+ * failure (backend.h): -ECANCELED, once an operation has reported the
+ * failure itself; -ENOTCONN for the first when none has (the peer left
+ * while the QP was idle), so that a failure is never silent.
+ */
 static int conn_err(struct vb_conn *c)
 {
-	int err = c->told ? -ECANCELED : -ENOTCONN;
+	int err = c->told && !c->reset ? -ECANCELED : -ENOTCONN;
 
 	c->told = 1;
 	return err;

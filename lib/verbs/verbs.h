@@ -92,9 +92,10 @@ struct vb_conn {
 	uint32_t unsig_run;	/* unsignaled WRs since the last signaled */
 	int acq_fence;		/* an acquire was the last: fence the next WR */
 	int err;		/* first error: the QP is unusable */
-	int told;		/* an op completed with a failure of the QP
-				 * since it failed or was last reset: later
-				 * ones are cancelled (-ECANCELED) */
+	int told;		/* an op completed with the QP's failure:
+				 * later ones are cancelled (-ECANCELED) */
+	int reset;		/* OMS_WR_RESET came after the failure:
+				 * later ones fail (-ENOTCONN) */
 	int disconnected;	/* the peer said goodbye */
 	/* the operations on it, oldest first: a ring of slots */
 	uint32_t *fifo;
