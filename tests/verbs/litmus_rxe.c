@@ -41,6 +41,7 @@
  * test skips (this program is meant for the guest).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -99,9 +100,14 @@ static struct oms_ctx *make_ctx(uint32_t flags)
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *ctx = NULL;
 
-	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_FLAGS;
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_FLAGS |
+		      OMS_CTX_ATTR_TIMEOUT;
 	a.backend = OMS_BACKEND_VERBS;
 	a.flags = flags;
+	/* Two TCG guests on a shared host can both stand still for seconds:
+	 * these tests are about order, not the context's watchdog (a peer
+	 * that dies is found by its disconnect or RC's retry timer). */
+	a.timeout_ms = 20000;
 	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
 }
 
@@ -211,24 +217,36 @@ static int exp_begin(struct __test_metadata *_metadata,
 	return exp_begin_mode(_metadata, self, flag, data, n, RX_MODE_MP, 0);
 }
 
-/* Finish it: the observer's counts of flag changes and forbidden ones. */
+/* Finish it: the observer's counts of flag changes and forbidden ones.
+ * A failure says which step and when, on a "#" line of its own. */
 static int exp_end(FIXTURE_DATA(rxe) *self, uint64_t *seen, uint64_t *bad)
 {
-	uint64_t done = 0, end = now_ms() + 20000;
+	uint64_t done = 0, t0 = now_ms(), end = t0 + 20000;
+	const char *step = "quiet";
 	int err = oms_quiet(self->ctx);
 
-	if (!err)
+	if (!err) {
+		step = "finish";
 		err = put64(self->ctx, &self->r[0], RX_FINISH, &self->epoch);
+	}
 	if (!err)
 		err = oms_quiet(self->ctx);
+	step = "done";
 	while (!err && done != self->epoch && now_ms() < end)
 		err = get64(self->ctx, &self->r[0], RX_RES_DONE, &done);
-	if (!err && done != self->epoch)
+	if (!err && done != self->epoch) {
+		step = "observer";
 		err = -ETIMEDOUT;
-	if (!err)
+	}
+	if (!err) {
+		step = "results";
 		err = get64(self->ctx, &self->r[0], RX_RES_SEEN, seen);
+	}
 	if (!err)
 		err = get64(self->ctx, &self->r[0], RX_RES_BAD, bad);
+	if (err)
+		printf("# exp_end: %s: %d (%s) after %llu ms\n", step, err,
+		       strerror(-err), (unsigned long long)(now_ms() - t0));
 	return err;
 }
 
