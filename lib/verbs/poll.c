@@ -11,9 +11,8 @@
  * once, the completions the QP flushes are ignored, and later posts fail
  * (post.c).  A flush error seen first (the QP went to error for a reason
  * not reported) is -ECONNRESET, a failure of its own.  When the last
- * signaled WR of a
- * QP completes with unsignaled ones after it, a signaled 0-byte write is
- * posted to cover them, so every operation is reported.
+ * signaled WR of a QP completes with unsignaled ones after it, a signaled
+ * 0-byte write is posted to cover them, so every operation is reported.
  */
 #include <errno.h>
 #include <string.h>
