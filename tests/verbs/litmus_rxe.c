@@ -1000,17 +1000,22 @@ TEST_F(rxe, wrong_key_eacces_nothing_written)
 	uint64_t mark = 0x1111, evil = 0xbad, v = 0;
 	struct oms_rmr bad = self->r[2];
 	struct oms_stats st = { .size = sizeof(st) };
+	struct oms_stats st0 = { .size = sizeof(st0) };
 
 	ASSERT_EQ(0, put64(self->ctx, &self->r[0], off, &mark));
 	ASSERT_EQ(0, put64(self->ctx, &self->r[0], off + 8, &v));
 	ASSERT_EQ(0, oms_quiet(self->ctx));
 	bad.key ^= 0x80;
+	ASSERT_EQ(0, oms_ctx_stats(self->ctx, &st0));
 	ASSERT_EQ(0, oms_put(self->ctx, &bad, off, &evil, 8, OMS_STORE_WEAK));
 	ASSERT_EQ(0, oms_put(self->ctx, &bad, off + 8, &evil, 8,
 			     OMS_STORE_WEAK));
 	EXPECT_EQ(-EACCES, oms_quiet(self->ctx));
 	ASSERT_EQ(0, oms_ctx_stats(self->ctx, &st));
-	EXPECT_EQ(2, st.failed);
+	/* both failed, and so did quiet's flush of that QP (the context
+	 * counts its own flushes too): nothing completed OK */
+	EXPECT_GE(st.failed - st0.failed, 2);
+	EXPECT_EQ(st0.completed, st.completed);
 	/* the QP of the wrong key is dead; the others are not */
 	ASSERT_EQ(0, get64(self->ctx, &self->r[0], off, &v));
 	EXPECT_EQ(mark, v);
@@ -1082,8 +1087,10 @@ TEST_F(rxe, peer_gone_every_pending_op_fails)
 	       strerror(-err), (unsigned long long)(now_ms() - t0));
 	EXPECT_NE(0, err);
 	EXPECT_LT(now_ms() - t0, 5000);
+	/* every op accounted for (and quiet's own flushes) */
 	ASSERT_EQ(0, oms_ctx_stats(self->ctx, &st));
-	EXPECT_EQ(n, (st.completed - st0.completed) + (st.failed - st0.failed));
+	EXPECT_LE(n, (st.completed - st0.completed) + (st.failed - st0.failed));
+	EXPECT_EQ(0, st.outstanding);
 	usleep(500000);
 	/* resume: the connections stay dead (a RESET cannot restart a QP),
 	 * and all of these must fail with -ENOTCONN */
@@ -1105,7 +1112,7 @@ TEST_F(rxe, peer_gone_every_pending_op_fails)
 	EXPECT_LT(now_ms() - t0, 5000);
 	ASSERT_EQ(0, oms_ctx_stats(self->ctx, &st));
 	EXPECT_EQ(0, st.completed - st0.completed);
-	EXPECT_EQ(n, st.failed - st0.failed);
+	EXPECT_LE(n, st.failed - st0.failed);
 	EXPECT_EQ(0, st.outstanding);
 }
 
