@@ -12,7 +12,9 @@
  * (post.c).  A flush error seen first (the QP went to error for a reason
  * not reported) is -ECONNRESET, a failure of its own.  When the last
  * signaled WR of a QP completes with unsignaled ones after it, a signaled
- * 0-byte write is posted to cover them, so every operation is reported.
+ * 0-byte write is posted to cover them, so every operation is reported;
+ * the same write rings the doorbell of a QP that stood still too long
+ * (kick_if_still: Soft-RoCE can lose the wakeup of a fenced WR).
  */
 #include <errno.h>
 #include <string.h>
@@ -158,6 +160,35 @@ static void post_cover(struct vb_ctx *vc, struct vb_conn *c)
 	c->unsig_run = 0;
 }
 
+/*
+ * A QP with WRs on it that has not moved for VB_KICK_NS gets a signaled
+ * 0-byte WRITE: on Soft-RoCE the doorbell is what runs the requester, and
+ * rxe can lose the wakeup of a fenced WR (the requester finds a READ
+ * outstanding, the completer finishes it before the requester has said it
+ * waits, and nothing runs the requester again): the WR would wait for
+ * ever.  On a NIC that does not lose it the WRITE costs nothing: it
+ * touches no memory (IB C9-88) and follows everything on the QP.
+ */
+static void kick_if_still(struct vb_ctx *vc, struct vb_conn *c)
+{
+	uint64_t now;
+
+	if (c->err || !c->qp || !c->sq_used) {
+		c->still_since = 0;
+		return;
+	}
+	now = oms_now_ns();
+	if (!c->still_since) {
+		c->still_since = now;
+		return;
+	}
+	/* leave the entry vb_feed() keeps for a covering WRITE */
+	if (now - c->still_since < VB_KICK_NS || c->sq_used + 2 >= c->sq_depth)
+		return;
+	post_cover(vc, c);
+	c->still_since = now;
+}
+
 static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 {
 	uint32_t ci = VB_WRID_CONN(w->wr_id);
@@ -187,6 +218,7 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	}
 	if (c->sig_inflight)
 		c->sig_inflight--;
+	c->still_since = 0;
 	complete_upto(vc, c, seq, 0);
 	if (!c->sig_inflight && c->next_seq > c->done_seq)
 		post_cover(vc, c);
@@ -215,10 +247,13 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 
 		if (!c->used)
 			continue;
-		if (vc->dead)
+		if (vc->dead) {
 			vb_conn_fail(vc, c, vc->dead);
-		else if (c->feed != c->tail)
+			continue;
+		}
+		if (c->feed != c->tail)
 			vb_feed(vc, c);
+		kick_if_still(vc, c);
 	}
 	while (got < max && vc->wc_head != vc->wc_tail)
 		wc[got++] = vc->wc[vc->wc_head++ % ctx->qdepth];

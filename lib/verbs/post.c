@@ -325,6 +325,7 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 	}
 	c->next_seq += (uint64_t)n;
 	c->sq_used += (uint32_t)n;
+	c->still_since = 0;
 	vc->progress += (uint64_t)n;
 	for (int i = 0; i < n; i++) {
 		if (w[i].send_flags & IBV_SEND_SIGNALED)

@@ -48,6 +48,9 @@
 #define VB_ACK_TIMEOUT	15		/* 4.096 us << 15 = 134 ms */
 #define VB_RETRY_CNT	7		/* ~1 s to declare a peer dead */
 #define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
+#define VB_KICK_NS	(200ull * 1000000)	/* a QP that stood still this
+						 * long with WRs on it gets a
+						 * doorbell (poll.c) */
 
 /* How an operation's local bytes reach the device. */
 enum vb_local {
@@ -90,6 +93,7 @@ struct vb_conn {
 	uint64_t done_seq;	/* WRs below this are complete */
 	uint32_t sig_inflight;	/* signaled WRs posted, not reaped */
 	uint32_t unsig_run;	/* unsignaled WRs since the last signaled */
+	uint64_t still_since;	/* ns: WRs on it and nothing moved since */
 	int acq_fence;		/* an acquire was the last: fence the next WR */
 	int err;		/* first error: the QP is unusable */
 	int told;		/* an op completed with the QP's failure:
