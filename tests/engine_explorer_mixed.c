@@ -152,111 +152,6 @@ static void describe(const struct t_mx *f, const struct t_event *ev,
 	}
 }
 
-/*
- * Engine findings: violations of the contract that this explorer found in
- * lib/engine/store_order.c (with the device of lib/backend.h) and that are
- * reported, not fixed here.  Each is recognised precisely (verdict, rule,
- * fates of the two ops) so that anything else is still a failure; each is
- * counted and printed with its smallest program and a schedule.
- */
-struct known {
-	const char *id, *what;
-	int (*match)(const struct t_mx *f, const struct om_result *r);
-};
-
-static int is_rule(const struct om_result *r, int verdict, const char *rule)
-{
-	return r->verdict == verdict && r->rule && !strcmp(r->rule, rule);
-}
-
-static int k_acq_fail_same_dest(const struct t_mx *f,
-				const struct om_result *r)
-{
-	const struct om_op *a = &f->prog.op[r->a], *b = &f->prog.op[r->b];
-
-	return is_rule(r, OM_V_ORDER, "A1") &&
-	       f->tr.fate[r->a] != OM_PERFORMED && a->dest == b->dest;
-}
-
-static int k_atomic_fail_acquire(const struct t_mx *f,
-				 const struct om_result *r)
-{
-	return is_rule(r, OM_V_ORDER, "A2") &&
-	       f->tr.fate[r->a] != OM_PERFORMED;
-}
-
-static int k_after_cancelled(const struct t_mx *f, const struct om_result *r)
-{
-	return (is_rule(r, OM_V_ORDER, "R1") || is_rule(r, OM_V_ORDER, "D1")) &&
-	       f->tr.fate[r->a] == OM_CANCELLED;
-}
-
-/* Stuck: a fenced op on a SEQ channel waits for an op posted before it
- * that carries a later sequence number, which waits for it. */
-static int k_seq_fence_deadlock(const struct t_mx *f,
-				const struct om_result *r)
-{
-	if (r->verdict != OM_V_QUIET)
-		return 0;
-	for (uint32_t c = 0; c < f->nch; c++) {
-		const struct t_mx_chan *ch = &f->ch[c];
-
-		if (f->kind[c] != OMS_CHAN_SEQ)
-			continue;
-		for (uint32_t k = 0; k < ch->qn; k++)
-			for (uint32_t j = 0; j < k; j++)
-				if ((ch->q[k].flags & OMS_SO_A_FENCE) &&
-				    ch->q[j].seq != T_MX_NOSEQ &&
-				    ch->q[k].seq != T_MX_NOSEQ &&
-				    ch->q[j].seq > ch->q[k].seq)
-					return 1;
-	}
-	return 0;
-}
-
-/* Cancelled for nothing, but an op later in program order to the same
- * destination was not performed (the orderer fenced the earlier op behind
- * it). */
-static int k_fenced_behind_later(const struct t_mx *f,
-				 const struct om_result *r)
-{
-	if (r->verdict != OM_V_EXCESS)
-		return 0;
-	for (uint32_t a = r->b + 1; a < f->prog.n; a++)
-		if (om_is_mem(&f->prog.op[a]) &&
-		    f->prog.op[a].dest == f->prog.op[r->b].dest &&
-		    f->tr.fate[a] != OM_PERFORMED)
-			return 1;
-	return 0;
-}
-
-static const struct known known[] = {
-	{ "K1", "A1 at the acquire's own destination after it failed (or "
-		"was refused): an op "
-		"issued while the acquire was in flight without a fence (a "
-		"get: the RLSQ orders it but nothing cancels it), or released "
-		"from the hold queue after the acquire completed with an error "
-		"(no fence any more, not doomed), is performed",
-	  k_acq_fail_same_dest },
-	{ "K2", "A2: an acquire submitted after an atomic to its destination "
-		"completed with an error (or was cancelled) is issued without "
-		"a fence and not doomed: performed", k_atomic_fail_acquire },
-	{ "K3", "R1/D1: an op the orderer cancelled (it followed a failure) "
-		"does not stop a later release to its destination (R1), nor "
-		"later ops of its DEST_SEQ stream (the NOP fills the gap, D1)",
-	  k_after_cancelled },
-	{ "K4", "deadlock: on a SEQ channel a held strong put is issued with "
-		"OMS_SO_A_FENCE (posted fast path, read in flight) after a "
-		"get with a later sequence number was posted: the fence waits "
-		"for the get, the reorder buffer makes the get wait for it",
-	  k_seq_fence_deadlock },
-	{ "K5", "over-cancelling: a held op released from the hold queue is "
-		"fenced behind reads, acquires or atomics issued after it in "
-		"program order (fence_flags() looks at what is in flight on "
-		"the channel), so their failure cancels it",
-	  k_fenced_behind_later },
-};
-#define NKNOWN (sizeof(known) / sizeof(known[0]))
 
 static void record(struct explorer *e, const struct t_mx *f,
 		   const char *key, const char *what, int depth)
@@ -292,12 +187,13 @@ static void violation(struct explorer *e, const struct t_mx *f,
 {
 	char key[48];
 
-	for (uint32_t i = 0; r && i < NKNOWN && !e->mut; i++)
-		if (known[i].match(f, r)) {
-			e->known++;
-			record(e, f, known[i].id, what, depth);
-			return;
-		}
+	const struct t_mx_known *k = r ? t_mx_classify(f, r) : NULL;
+
+	if (k) {
+		e->known++;
+		record(e, f, k->id, what, depth);
+		return;
+	}
 	if (r && r->verdict)
 		snprintf(key, sizeof(key), "%s%s%s", om_verdict_name(r->verdict),
 			 r->rule ? " " : "", r->rule ? r->rule : "");
@@ -388,8 +284,9 @@ static int done(const struct explorer *e)
  * orders nothing).
  */
 struct alphabet {
-	uint32_t shape_mask;	/* shapes used */
-	int fences;		/* fences used */
+	uint32_t shape_mask;	/* shapes used (bit = index in shapes[]) */
+	uint32_t fence_mask;	/* 1: fence(0), 2: fence(1), 4: global */
+	uint32_t addrs;		/* addresses per destination: 1 or 2 */
 };
 
 #define NSYM	(NSHAPES * 4 + 3)
@@ -398,7 +295,7 @@ static int decode(struct om_op *o, unsigned int sym, const struct alphabet *a)
 {
 	memset(o, 0, sizeof(*o));
 	if (sym >= NSHAPES * 4) {
-		if (!a->fences)
+		if (!(a->fence_mask & (1u << (sym - NSHAPES * 4))))
 			return 0;
 		o->kind = sym - NSHAPES * 4 == 2 ? OM_FENCE_ALL : OM_FENCE;
 		o->dest = (uint8_t)((sym - NSHAPES * 4) & 1);
@@ -411,7 +308,7 @@ static int decode(struct om_op *o, unsigned int sym, const struct alphabet *a)
 	o->acquire = shapes[sym / 4].acquire;
 	o->dest = (uint8_t)((sym >> 1) & 1);
 	o->addr = (uint8_t)(sym & 1);
-	return 1;
+	return o->addr < a->addrs;
 }
 
 static int canonical(const struct om_prog *p, int symmetric)
@@ -492,15 +389,58 @@ static void explorer_free(struct explorer *e)
 	free(e);
 }
 
-/* The tiers explored (the header's coverage table). */
-static void explore_all(struct explorer *e, unsigned int max_len)
-{
-	const struct alphabet full = { (1u << NSHAPES) - 1, 1 };
+/* Shapes by name, for alphabets. */
+#define SH(i)	(1u << (i))
+#define SH_U	SH(0)
+#define SH_W	SH(1)
+#define SH_S	SH(2)
+#define SH_REL	SH(3)
+#define SH_G	SH(4)
+#define SH_ACQ	SH(5)
+#define SH_FAA	SH(6)
+#define SH_CAS	SH(7)
 
-	for (unsigned int l = 0; l < NLAYOUTS && !done(e); l++)
-		for (unsigned int len = 1; len <= max_len && !done(e);
-		     len++)
-			explore(e, layouts[l], len, &full);
+/* The tiers explored (the header's coverage table). */
+struct tier {
+	unsigned int len;
+	struct alphabet a;
+	const char *name;
+};
+
+static const struct tier tiers[] = {
+	{ 1, { SH(NSHAPES) - 1, 7, 2 }, "1 op, everything" },
+	{ 2, { SH(NSHAPES) - 1, 7, 2 }, "2 ops, everything" },
+	{ 3, { SH(NSHAPES) - 1, 7, 2 }, "3 ops, everything" },
+	{ 4, { SH_W | SH_S | SH_ACQ | SH_FAA, 4, 1 },
+	  "4 ops: W S ACQ FAA, fence_global, one address per destination" },
+	{ 4, { SH_U | SH_W | SH_S, 3, 1 },
+	  "4 ops: U W S, fence(0) fence(1), one address per destination" },
+};
+
+/* OMS_MIXED_LONG=1: also these (minutes). */
+static const struct tier long_tiers[] = {
+	{ 4, { SH_U | SH_W | SH_S | SH_ACQ, 7, 2 },
+	  "4 ops: U W S ACQ, every fence, two addresses" },
+	{ 4, { SH_W | SH_S | SH_REL | SH_G | SH_ACQ | SH_FAA, 4, 1 },
+	  "4 ops: W S REL G ACQ FAA, fence_global, one address" },
+};
+
+static void explore_tiers(struct explorer *e, const struct tier *t,
+			  unsigned int n)
+{
+	for (unsigned int i = 0; i < n && !done(e); i++)
+		for (unsigned int l = 0; l < NLAYOUTS && !done(e); l++)
+			explore(e, layouts[l], t[i].len, &t[i].a);
+}
+
+static void explore_all(struct explorer *e)
+{
+	const char *l = getenv("OMS_MIXED_LONG");
+
+	explore_tiers(e, tiers, sizeof(tiers) / sizeof(tiers[0]));
+	if (l && *l && *l != '0')
+		explore_tiers(e, long_tiers,
+			      sizeof(long_tiers) / sizeof(long_tiers[0]));
 }
 
 FIXTURE(mixed) {
@@ -520,7 +460,7 @@ TEST_F_TIMEOUT(mixed, explore_programs, 600)
 	struct explorer *e = explorer_new(T_MX_MUT_NONE);
 	clock_t t0 = clock();
 
-	explore_all(e, (unsigned int)t_trials(3));
+	explore_all(e);
 	ksft_print_msg("mixed explorer: %llu programs, %llu states, %llu terminal states, %llu violations (%llu runs, %.1f s)\n",
 		       (unsigned long long)e->programs,
 		       (unsigned long long)e->states,
@@ -531,9 +471,9 @@ TEST_F_TIMEOUT(mixed, explore_programs, 600)
 	for (uint32_t i = 0; i < e->nkinds; i++) {
 		const char *what = "NEW";
 
-		for (uint32_t k = 0; k < NKNOWN; k++)
-			if (!strcmp(known[k].id, e->kinds_seen[i].key))
-				what = known[k].what;
+		for (uint32_t k = 0; k < t_mx_nknown; k++)
+			if (!strcmp(t_mx_known[k].id, e->kinds_seen[i].key))
+				what = t_mx_known[k].what;
 		ksft_print_msg("%s %s: %llu terminal states; %s\n",
 			       e->kinds_seen[i].key, what,
 			       (unsigned long long)e->kinds_seen[i].runs,
@@ -544,6 +484,46 @@ TEST_F_TIMEOUT(mixed, explore_programs, 600)
 	fflush(stdout);
 	ASSERT_EQ(0, e->violations) TH_LOG("%s", e->why);
 	explorer_free(e);
+}
+
+/* Each mutation breaks one duty of the device (or tells the orderer a
+ * wrong channel kind); the explorer must find a violation the known
+ * engine findings do not explain. */
+static const struct {
+	uint32_t mut;
+	const char *name;
+} mutations[] = {
+	{ T_MX_MUT_NO_FENCE, "device ignores OMS_SO_A_FENCE" },
+	{ T_MX_MUT_CANCEL_ISSUES, "CANCEL delivered as an ISSUE" },
+	{ T_MX_MUT_POSTED_ACKED, "posted ack taken as visibility" },
+	{ T_MX_MUT_GET_EARLY_ACK, "get acked before it read (acquire barrier opens early)" },
+	{ T_MX_MUT_SEQ_ARRIVAL, "SEQ channel ignores sequence numbers" },
+	{ T_MX_MUT_POSTED_REORDER, "posted channel lands puts out of order" },
+};
+
+TEST_F_TIMEOUT(mixed, mutations_are_caught, 600)
+{
+	unsigned int caught = 0;
+
+	for (unsigned int i = 0; i < sizeof(mutations) / sizeof(mutations[0]);
+	     i++) {
+		struct explorer *e = explorer_new(mutations[i].mut);
+
+		e->first_only = 1;
+		explore_tiers(e, tiers, sizeof(tiers) / sizeof(tiers[0]));
+		ksft_print_msg("mutation %u (%s): %s after %llu programs%s%s\n",
+			       mutations[i].mut, mutations[i].name,
+			       e->violations ? "caught" : "NOT caught",
+			       (unsigned long long)e->programs,
+			       e->violations ? ": " : "",
+			       e->violations ? e->why : "");
+		caught += !!e->violations;
+		explorer_free(e);
+	}
+	ksft_print_msg("mutations caught: %u of %zu\n", caught,
+		       sizeof(mutations) / sizeof(mutations[0]));
+	fflush(stdout);
+	ASSERT_EQ(sizeof(mutations) / sizeof(mutations[0]), caught);
 }
 
 TEST_HARNESS_MAIN

@@ -266,3 +266,17 @@ void t_mx_copy(struct t_mx *dst, const struct t_mx *src);
 int t_mx_finish(struct t_mx *f);
 /* A digest of everything that decides the future and the verdict. */
 uint64_t t_mx_digest(const struct t_mx *f);
+
+/* Engine findings the mixed explorer reported (lib/ is not changed by the
+ * tests): each recognises its violations precisely. */
+struct t_mx_known {
+	const char *id, *what;
+	int (*match)(const struct t_mx *f, const struct om_result *r);
+};
+
+extern const struct t_mx_known t_mx_known[];
+extern const unsigned int t_mx_nknown;
+/* The known finding that explains @r (a verdict of om_check() on @f's
+ * trace), or NULL. */
+const struct t_mx_known *t_mx_classify(const struct t_mx *f,
+				       const struct om_result *r);
