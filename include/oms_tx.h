@@ -35,8 +35,28 @@
  *              bits 0-15 sequence number (per thread, wraps), 16-27 thread
  *              id, 28 SOM (first chunk of a message), 29 EOM (last), 30 C,
  *              31 V (1), 32-37 payload bytes in this chunk (1..56), 38-39
- *              zero, 40-63 check.  Metadata: 8 bytes per 64-byte chunk
- *              (12.5% of the bytes written).
+ *              op (enum oms_tx_op, the same in every chunk of a message),
+ *              40-63 check.  Metadata: 8 bytes per 64-byte chunk (12.5% of
+ *              the bytes written).
+ *   store      (op 1) a sequenced message whose payload is the 8-byte
+ *              device address, then the bytes to write there (at least 1).
+ *              The NIC writes them into its device memory when the reorder
+ *              buffer releases the message: in program order.
+ *   load       (op 2) one chunk, SOM and EOM, 16 payload bytes: 0-7 device
+ *              address, 8-11 length (1..OMS_TX_LD_MAX), 12-15 tag.  It has a
+ *              sequence number like a store: the reorder buffer performs it
+ *              after every earlier store and load of the thread and before
+ *              every later one.
+ *   relaxed    (op 3) a load request as above without a place in program
+ *   load       order: the sequence field is ignored and no number is used
+ *              up; the NIC performs it when it arrives (a plain MMIO read
+ *              over an unordered path), so it may miss earlier stores.
+ *   response   the NIC answers a load in the thread's response area (host
+ *              memory the device writes, oms_tx_nic_set_resp), slot tag %
+ *              slots, OMS_TX_RESP_SLOT bytes: a 64-byte line whose first 8
+ *              bytes are the done word (bits 0-31 tag, 32-47 length, 48-55
+ *              status: 0 or a positive errno, 63 done; written last), then
+ *              the bytes read.
  *   check      a 24/32-bit code over the header fields and, with
  *              OMS_TX_Q_PAYLOAD_CHECK (bit C), over the payload.
  *
@@ -62,11 +82,23 @@ extern "C" {
 #define OMS_TX_SEQ_PAYLOAD	56u	/* payload bytes per sequenced chunk */
 #define OMS_TX_MAX_MSG		16384u	/* max bytes written per message */
 #define OMS_TX_MAX_THREADS	4096u	/* thread ids carried: 12 bits */
+#define OMS_TX_LD_MAX		256u	/* bytes one load reads at most */
+#define OMS_TX_RESP_SLOT	(64u + OMS_TX_LD_MAX)	/* response slot */
+#define OMS_TX_RESP_MAX_SLOTS	64u	/* loads outstanding per queue */
+#define OMS_TX_LD_TIMEOUT_MS	1000u	/* a load's wait gives up after */
 
 enum oms_tx_class {
 	OMS_TX_WEAK = 0,
 	OMS_TX_STRONG = 1,
 	OMS_TX_SEQUENCED = 2,
+};
+
+/* What a sequenced message asks of the destination (header bits 38-39). */
+enum oms_tx_op {
+	OMS_TX_OP_MSG = 0,		/* a packet: delivered */
+	OMS_TX_OP_STORE = 1,		/* write device memory */
+	OMS_TX_OP_LOAD = 2,		/* read it, in program order */
+	OMS_TX_OP_LOAD_RELAXED = 3,	/* read it on arrival */
 };
 
 /* Chunk formats, for the emulated NIC. */
@@ -228,6 +260,8 @@ struct oms_tx_stats {
 	uint64_t payload_bytes;	/* payload bytes carried */
 	uint64_t fences;	/* store fences issued */
 	uint64_t eagain;	/* sends refused for lack of credit */
+	uint64_t stores;	/* oms_tx_store() messages (also in msgs) */
+	uint64_t loads;		/* load requests sent (acquires included) */
 };
 
 int oms_tx_stats(const struct oms_tx_queue *q, struct oms_tx_stats *st);
@@ -243,6 +277,91 @@ size_t oms_tx_payload_max(unsigned cls, size_t wire);
 size_t oms_tx_wire_bytes(unsigned cls, size_t len);
 
 /* ------------------------------------------------------------------ */
+/* Device memory through a sequenced queue: stores, loads, acquire     */
+/* (seed 004 section 4.2: MMIO-Store, MMIO-Load, MMIO-Acquire; L40)    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Where the device answers this queue's loads: @len bytes at @area (64-byte
+ * aligned), a power of two of OMS_TX_RESP_SLOT slots, at most
+ * OMS_TX_RESP_MAX_SLOTS.  The NIC must be given the same area for the
+ * queue's thread (oms_tx_nic_set_resp).  Zeroes it.  Sequenced queues only;
+ * not while loads are outstanding.
+ * Errors: -EINVAL (NULL, alignment, size), -EOPNOTSUPP (not sequenced),
+ * -EBUSY (loads outstanding).
+ */
+int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area, size_t len);
+
+/*
+ * MMIO-Store: write @len bytes to device address @addr, as one sequenced
+ * message (op store).  No fence: the destination's reorder buffer applies
+ * it after every earlier store and load of the queue and before every
+ * later one.  Visible to the device once published (oms_tx_flush, or any
+ * load, which publishes).
+ * Errors: -EINVAL (NULL, @len 0 or above oms_tx_payload_max() - 8, @addr +
+ * @len overflows), -EOPNOTSUPP (not a sequenced queue), -EAGAIN (no
+ * credit).  Nothing is written on error.  An address outside the device's
+ * memory is the device's to refuse: it drops the store and counts it
+ * (oms_tx_nic_stats bad_addr).
+ */
+int oms_tx_store(struct oms_tx_queue *q, uint64_t addr, const void *buf,
+		 size_t len);
+
+/* oms_tx_load_post() / oms_tx_load() flags */
+#define OMS_TX_LD_RELAXED	(1u << 0)	/* no sequence number: performed
+						 * when it arrives; may miss
+						 * earlier stores (the control) */
+#define OMS_TX_LD_FLAGS		OMS_TX_LD_RELAXED
+
+/*
+ * MMIO-Load, first half: send a load request for @len bytes at device
+ * address @addr and publish it (one oms_tx_flush: the request must reach
+ * the device; the stores before it go with it).  Returns a tag (>= 0) for
+ * oms_tx_load_wait().  Orders: the request after every earlier store and
+ * load of the queue, at the destination (its reorder buffer), so the value
+ * read includes them (read-your-writes).  Nothing on the host waits: later
+ * host operations may be observed by the device before the read is
+ * performed (use oms_tx_acquire for that).
+ * Errors: -EINVAL (NULL, @len 0 or above OMS_TX_LD_MAX, flags, @addr +
+ * @len overflows), -EOPNOTSUPP (not sequenced), -ENXIO (no response area),
+ * -EBUSY (every response slot has a load outstanding), -EAGAIN (no
+ * credit).  Nothing is written on error.
+ */
+int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr, size_t len,
+		     unsigned flags);
+
+/*
+ * MMIO-Load, second half: wait for the answer to @tag and copy its @len
+ * bytes (the length posted) to @buf.  The bytes are read after the done
+ * word (oms_tx_from_device).
+ * Errors: -EINVAL (NULL, @len not the length posted), -ENOENT (@tag not
+ * outstanding), -ETIMEDOUT (no answer within OMS_TX_LD_TIMEOUT_MS; the tag
+ * stays outstanding, wait again), the device's refusal: -EFAULT (outside
+ * its memory), -EIO (it answered with another status).  @buf is written
+ * only on success.
+ */
+int oms_tx_load_wait(struct oms_tx_queue *q, int tag, void *buf, size_t len);
+
+/* oms_tx_load_post() then oms_tx_load_wait(); the same errors. */
+int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf, size_t len,
+		unsigned flags);
+
+/*
+ * MMIO-Acquire: a sequenced load whose completion happens before every
+ * later memory operation of the thread.  It returns only after the answer
+ * arrived, then issues oms_tx_rd_acquire (lib/tx/barrier.h), so no later
+ * load or store of the thread - to ordinary memory the device can read, to
+ * the window, to anything - is observed by the device before the acquire's
+ * read was performed.  At the destination it is ordered like any
+ * sequenced load (after earlier stores: it reads them).  It does not order
+ * earlier host operations (that is a release).
+ * Errors: as oms_tx_load_post() (flags are not taken) and
+ * oms_tx_load_wait(); on -ETIMEDOUT the tag stays outstanding.
+ */
+int oms_tx_acquire(struct oms_tx_queue *q, uint64_t addr, void *buf,
+		   size_t len);
+
+/* ------------------------------------------------------------------ */
 /* Emulated NIC: the consumer                                         */
 /* ------------------------------------------------------------------ */
 
@@ -251,6 +370,14 @@ struct oms_tx_nic;
 /* Called for every message delivered whole and in the NIC's order. */
 typedef void (*oms_tx_deliver_fn)(void *arg, unsigned thread,
 				  const void *msg, size_t len);
+
+/*
+ * Called on the NIC's thread when it performs a store (@data: the bytes
+ * written) or a load (@data: the bytes read, before the answer is
+ * written), in the order it performs them.  @op: enum oms_tx_op.
+ */
+typedef void (*oms_tx_perform_fn)(void *arg, unsigned thread, unsigned op,
+				  uint64_t addr, const void *data, size_t len);
 
 struct oms_tx_nic_attr {
 	uint32_t format;	/* enum oms_tx_format */
@@ -263,6 +390,10 @@ struct oms_tx_nic_attr {
 	oms_tx_deliver_fn deliver;	/* may be NULL */
 	void *arg;
 	const char *pcap_path;	/* NULL: no capture */
+	uint64_t mem_len;	/* seq: device memory bytes for stores and
+				 * loads, a multiple of 64 up to 64 MiB; 0 =
+				 * none (loads answered -EFAULT) */
+	oms_tx_perform_fn perform;	/* may be NULL; its arg is @arg */
 	uint64_t reserved[2];	/* must be zero */
 };
 
@@ -277,25 +408,44 @@ struct oms_tx_nic_stats {
 	uint64_t msgs;		/* messages delivered */
 	uint64_t payload_bytes;	/* payload delivered */
 	uint64_t pcap_errors;	/* capture writes that failed */
+	uint64_t stores;	/* stores applied to device memory */
+	uint64_t loads;		/* loads answered (relaxed included) */
+	uint64_t bad_addr;	/* stores dropped, loads refused: outside
+				 * device memory */
+	uint64_t unanswered;	/* loads dropped: no response area for the
+				 * thread, or a malformed request */
 };
 
 /*
  * Create an emulated NIC.  Errors: -EINVAL (format, nthreads, window,
- * plain geometry, reserved), -ENOMEM, the errno of opening the pcap.
+ * plain geometry, mem_len (or mem_len on a plain NIC), reserved), -ENOMEM,
+ * the errno of opening the pcap.
  */
 int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
 		      struct oms_tx_nic **out);
 void oms_tx_nic_destroy(struct oms_tx_nic *nic);
 
 /*
+ * Sequenced NICs: where the device writes its answers to @thread's loads
+ * (the area given to that thread's queue, oms_tx_queue_set_resp; same
+ * rules).  NULL/0 removes it.  Call it before chunks of that thread flow.
+ * Errors: -EINVAL (thread, alignment, size), -EOPNOTSUPP (plain format).
+ */
+int oms_tx_nic_set_resp(struct oms_tx_nic *nic, unsigned thread, void *area,
+			size_t len);
+
+/*
  * One chunk arrives (a posted write of 64 bytes), in arrival order.
  * @stream: the queue region it was written to (plain; ignored for the
  * sequenced format, whose chunks name their thread); @offset: its byte
  * offset in that region (plain; ignored for sequenced).
- * Returns 0 (kept; any message it completes is delivered before the call
- * returns), or the reason it was dropped and counted: -EBADMSG
+ * Returns 0 (kept; any message it completes is delivered, and any store
+ * or load the reorder buffer releases is performed, before the call
+ * returns; a relaxed load is performed at once), or the reason it was
+ * dropped and counted: -EBADMSG
  * (corrupted), -EEXIST (duplicate), -ESTALE (already released), -ERANGE
- * (beyond the reorder window), -EPROTO (framing).  -EINVAL: bad argument,
+ * (beyond the reorder window), -EPROTO (framing; a store or load request
+ * that cannot be parsed or answered).  -EINVAL: bad argument,
  * nothing counted.
  */
 int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream, uint64_t offset,

@@ -239,8 +239,8 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		cc[i] = (struct oms_so_chan_cfg){
 			.dest = (uint16_t)i,
 			/* in-order at the destination: a posted channel */
-			.kind = (a.dest_seq_mask & (1u << i)) || be->posted ?
-				OMS_CHAN_POSTED : OMS_CHAN_ACKED,
+			.kind = (a.dest_seq_mask & (1u << i)) ? OMS_CHAN_SEQ :
+				be->posted ? OMS_CHAN_POSTED : OMS_CHAN_ACKED,
 		};
 	if (!ctx->op || !ctx->free || !ctx->ackbits ||
 	    oms_so_init(&ctx->so, OMS_MAX_NODES, cc, OMS_MAX_NODES,
@@ -310,6 +310,7 @@ OMS_EXPORT int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats)
 	s.completed = ctx->oc.completed;
 	s.failed = ctx->oc.failed;
 	s.outstanding = oms_oc_outstanding(&ctx->oc);
+	s.stale_acks = ctx->st.stale_acks + ctx->so.ctr.stale_acks;
 	s.key_drops = ctx->dead ? 0 : ctx->be->key_drops(ctx);
 	s.size = stats->size < sizeof(s) ? stats->size : (uint32_t)sizeof(s);
 	memcpy(stats, &s, s.size);
@@ -334,25 +335,48 @@ void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq)
 	}
 }
 
+/*
+ * One completion.  A failed ordered op is told to the orderer before its
+ * ack (it is never visible, and what follows it is cancelled); a cancelled
+ * op whose number a NOP filled reports -ECANCELED whatever the NOP said.
+ */
 static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 {
 	struct oms_op *op;
+	int status;
 
-	if (wc->slot >= ctx->qdepth || !ctx->op[wc->slot].in_use)
-		return;		/* stale: not ours any more */
+	if (wc->slot >= ctx->qdepth || !ctx->op[wc->slot].in_use ||
+	    !ctx->op[wc->slot].sent) {
+		ctx->st.stale_acks++;	/* not ours (any more) */
+		return;
+	}
 	op = &ctx->op[wc->slot];
-	if (wc->status < 0) {
-		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, wc->status);
+	status = op->cancelled ? -ECANCELED : (wc->status < 0 ? wc->status : 0);
+	/* The destination cancelled it (it followed a failure there, e.g.
+	 * a stopped sequenced stream): as not performed as one the orderer
+	 * cancelled.  The context's own flushes and resets are not ops of
+	 * the caller and are not counted. */
+	if (!op->cancelled && wc->status == -ECANCELED &&
+	    op->type != OMS_OPT_FLUSH && op->type != OMS_OPT_RESET)
+		ctx->st.cancelled++;
+	if (status) {
+		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, status);
 	} else {
 		oms_oc_advance(&ctx->oc, OMS_OC_AWAITING_ACK, 1);
 		if (op->result)
 			*op->result = wc->value;
 	}
-	if (op->type == OMS_OPT_FLUSH)
+	if (op->type == OMS_OPT_FLUSH) {
 		oms_so_flush_done(&ctx->so, (uint16_t)op->wr.dest, op->token,
-				  wc->status < 0 ? wc->status : 0);
-	else if (op->seq != UINT64_MAX)
+				  status);
+	} else if (op->seq != UINT64_MAX) {
+		if (status && !op->cancelled)
+			oms_so_fail(&ctx->so, (uint16_t)op->wr.dest, op->seq,
+				    status);
 		oms_ctx_ack_seq(ctx, op->wr.dest, op->seq);
+	}
+	if (op->unord_seq)
+		oms_so_unordered_done(&ctx->so, (uint16_t)op->wr.dest);
 	op->in_use = 0;
 	ctx->free[ctx->nfree++] = wc->slot;
 }
@@ -388,22 +412,11 @@ void oms_ctx_kill(struct oms_ctx *ctx, int err)
 	for (int s = 0; s < OMS_OC_NSTAGES; s++)
 		while (ctx->oc.stage[s])
 			oms_oc_fail(&ctx->oc, (enum oms_oc_stage)s, err);
-	for (;;) {
-		int n;
-
-		for (uint32_t c = 0; c < ctx->so.nchan; c++) {
-			struct oms_so_chan *ch = &ctx->so.chan[c];
-
-			if (ch->issued > ch->visible)
-				oms_so_ack(&ctx->so, (uint16_t)c, ch->issued, err);
-			if (ch->flush_inflight)
-				oms_so_flush_done(&ctx->so, (uint16_t)c,
-						  ch->flush_token, err);
-		}
-		n = oms_so_progress(&ctx->so, act, 32);
-		if (n <= 0 && oms_so_quiescent(&ctx->so))
-			break;
-	}
+	/* The engine's abort: everything issued failed, everything held
+	 * comes back as a cancel, nothing is sent any more. */
+	oms_so_abort(&ctx->so, err);
+	while (oms_so_progress(&ctx->so, act, 32) > 0)
+		;
 	for (uint32_t i = 0; i < ctx->qdepth; i++)
 		ctx->op[i].in_use = 0;
 	for (uint32_t i = 0; i < ctx->qdepth; i++)

@@ -29,6 +29,7 @@ enum oms_op_type {
 	OMS_OPT_GET = 2,
 	OMS_OPT_ATOMIC = 3,
 	OMS_OPT_FLUSH = 4,	/* the orderer's flush of a posted channel */
+	OMS_OPT_RESET = 5,	/* oms_ctx_resume(): restart a channel */
 };
 
 #define OMS_SEQ_QDEPTH	256u	/* DEST_SEQ: the reorder buffer window */
@@ -42,7 +43,10 @@ struct oms_op {
 	uint8_t type;
 	uint8_t in_use;
 	uint8_t sent;		/* handed to the backend */
-	uint8_t pad;
+	uint8_t cancelled;	/* a NOP fills its sequence number: it is
+				 * reported as -ECANCELED */
+	uint8_t unord_seq;	/* unordered op on a SEQ channel: the engine
+				 * counts it until it completes */
 };
 
 struct oms_ctx {
@@ -94,5 +98,6 @@ int oms_mr_listened(const struct oms_mr *mr);
 
 /* lib/ops.c */
 int oms_ctx_release(struct oms_ctx *ctx);
+int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 
 #endif

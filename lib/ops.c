@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * The ordered operations: put with a store class, get (relaxed/acquire),
- * atomics, fences, local fence and quiet.  Every operation takes a slot,
- * goes through the store orderer (which either lets it go at once or holds
- * it, seed 000) and then to the backend; held ones are released by
- * oms_ctx_release(), called from every entry point, so a strong store
- * never blocks its caller.  Gets and atomics enter the orderer as weak
- * entries: they wait for fences of their destination and for held stores
- * to the same bytes, and later strong stores wait for them.
+ * atomics, fences, local fence, quiet and resume.  Every operation takes a
+ * slot, goes through the store orderer (which either lets it go at once,
+ * maybe with a fence for the destination to honour, or holds it, seed 000)
+ * and then to the backend; held ones are released by oms_ctx_release(),
+ * called from every entry point, so a strong store never blocks its
+ * caller.  Gets and atomics are ordered operations of the weak kind: they
+ * wait for fences of their destination, acquire barriers and held ops on
+ * the same bytes, and later strong stores wait for them.  An op the
+ * orderer cancels (it follows a failure) completes with -ECANCELED
+ * without reaching memory.  docs/ordering.md is the contract.
  */
 #include <errno.h>
 #include <sched.h>
@@ -21,7 +24,7 @@ static int ctx_ordered(const struct oms_ctx *ctx)
 	return !(ctx->attr.flags & OMS_CTX_F_NO_ORDERING);
 }
 
-static void send_op(struct oms_ctx *ctx, struct oms_op *op)
+static void send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags)
 {
 	int err;
 
@@ -30,6 +33,11 @@ static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 		op->wr.flags |= OMS_WR_F_SEQ;
 		op->wr.seq = (uint32_t)op->seq;
 	}
+	if (so_flags & OMS_SO_A_FENCE)
+		op->wr.flags |= OMS_WR_F_FENCE;
+	if (op->seq == UINT64_MAX && op->type == OMS_OPT_PUT &&
+	    ctx->so.chan[op->wr.dest].kind == OMS_CHAN_SEQ)
+		op->unord_seq = 1;
 	err = ctx->be->post(ctx, &op->wr);
 
 	oms_oc_advance(&ctx->oc, OMS_OC_ISSUED, 1);
@@ -43,8 +51,12 @@ static void send_op(struct oms_ctx *ctx, struct oms_op *op)
 
 		oms_oc_advance(&ctx->oc, OMS_OC_PROCESSING, 1);
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, err);
-		if (op->seq != UINT64_MAX)
+		if (op->seq != UINT64_MAX) {
+			oms_so_fail(&ctx->so, (uint16_t)op->wr.dest, op->seq, err);
 			oms_ctx_ack_seq(ctx, op->wr.dest, op->seq);
+		}
+		if (op->unord_seq)
+			oms_so_unordered_done(&ctx->so, (uint16_t)op->wr.dest);
 		op->in_use = 0;
 		ctx->free[ctx->nfree++] = wc.slot;
 		return;
@@ -78,7 +90,30 @@ static void send_flush(struct oms_ctx *ctx, uint16_t chan, uint64_t token)
 	op->wr.dest = chan;
 	op->wr.seq = (uint32_t)token;
 	oms_oc_issue(&ctx->oc, 1);
-	send_op(ctx, op);
+	send_op(ctx, op, 0);
+}
+
+/*
+ * The orderer cancelled @op: it follows a failed op and must not reach
+ * memory.  With a sequence number of a SEQ channel, a NOP fills that
+ * number so the destination's stream goes on; the op completes (as
+ * -ECANCELED) with the NOP.  Otherwise it completes now.
+ */
+static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
+{
+	ctx->st.cancelled++;
+	if (seq != UINT64_MAX && !ctx->dead) {
+		op->seq = seq;
+		op->cancelled = 1;
+		op->wr.op = OMS_WR_NOP;
+		op->wr.flags = 0;
+		op->wr.len = 0;
+		send_op(ctx, op, 0);
+		return;
+	}
+	oms_oc_fail(&ctx->oc, OMS_OC_ISSUED, -ECANCELED);
+	op->in_use = 0;
+	ctx->free[ctx->nfree++] = op->wr.slot;
 }
 
 /* Issue what the orderer releases, then ring the doorbell by count. */
@@ -90,11 +125,13 @@ int oms_ctx_release(struct oms_ctx *ctx)
 	do {
 		n = oms_so_progress(&ctx->so, act, 32);
 		for (int i = 0; i < n; i++) {
-			if (act[i].type == OMS_SO_ACT_ISSUE) {
-				struct oms_op *op = &ctx->op[act[i].cookie];
+			struct oms_op *op = &ctx->op[act[i].cookie];
 
+			if (act[i].type == OMS_SO_ACT_ISSUE) {
 				op->seq = act[i].seq;
-				send_op(ctx, op);
+				send_op(ctx, op, act[i].flags);
+			} else if (act[i].type == OMS_SO_ACT_CANCEL) {
+				cancel_op(ctx, op, act[i].seq);
 			} else {
 				send_flush(ctx, act[i].chan, act[i].seq);
 			}
@@ -174,32 +211,38 @@ static int op_alloc(struct oms_ctx *ctx, struct oms_op **out)
 	return 0;
 }
 
-/* Hand @op to the orderer (class @cls) or straight to the backend. */
+/* Hand @op to the orderer (class @cls), which sends it or holds it. */
 static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 {
+	static const uint8_t kind[] = {
+		[OMS_OPT_PUT] = OMS_SO_OP_PUT,
+		[OMS_OPT_GET] = OMS_SO_OP_GET,
+		[OMS_OPT_ATOMIC] = OMS_SO_OP_ATOMIC,
+	};
 	struct oms_so_store st = {
 		.cookie = op->wr.slot,
 		.addr = ((uint64_t)op->wr.region << 40) | op->wr.off,
 		.len = (uint32_t)op->wr.len,
 		.chan = (uint16_t)op->wr.dest,
 		.cls = (uint8_t)cls,
+		.op = kind[op->type],
+		.acquire = !!(op->wr.flags & OMS_WR_F_ACQUIRE),
 	};
-	uint64_t seq = UINT64_MAX;
+	struct oms_so_action a;
 	int r;
 
 	oms_oc_issue(&ctx->oc, 1);
 	if (!ctx_ordered(ctx))
 		st.cls = OMS_STORE_UNORDERED;
-	while ((r = oms_so_submit(&ctx->so, &st, &seq)) == -EAGAIN) {
+	while ((r = oms_so_submit_op(&ctx->so, &st, &a)) == -EAGAIN) {
 		oms_ctx_progress(ctx);
 		if (oms_ctx_check_alive(ctx))
 			return 0;	/* killed: the op was failed */
 		sched_yield();
 	}
-	if (r == OMS_SO_ISSUE) {
-		op->seq = seq;
-		send_op(ctx, op);
-	}
+	op->seq = a.seq;	/* SEQ channel: numbered even when held */
+	if (r == OMS_SO_ISSUE)
+		send_op(ctx, op, a.flags);
 	oms_ctx_progress(ctx);
 	return 0;
 }
@@ -234,7 +277,7 @@ OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
 	struct oms_op *op;
 	int err = check_remote(ctx, dst, off, len);
 
-	if (!err && (!buf || (unsigned)cls > OMS_STORE_STRONG))
+	if (!err && (!buf || (unsigned)cls > OMS_STORE_RELEASE))
 		err = -EINVAL;
 	if (!err)
 		err = op_alloc(ctx, &op);
@@ -373,9 +416,18 @@ OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
 	return wait_for(ctx, local_done);
 }
 
+/* Quiet wants posted channels flushed: ask the orderer every time (a
+ * channel may get new stores while quiet waits for held ones). */
 static int quiet_done(struct oms_ctx *ctx)
 {
+	oms_so_drain(&ctx->so);
 	return oms_oc_quiet_done(&ctx->oc) && oms_so_quiescent(&ctx->so);
+}
+
+/* Wait until everything earlier is performed, failed or cancelled. */
+int oms_ctx_wait_quiet(struct oms_ctx *ctx)
+{
+	return ctx->dead ? 0 : wait_for(ctx, quiet_done);
 }
 
 OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
@@ -384,10 +436,58 @@ OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	err = ctx->dead ? 0 : wait_for(ctx, quiet_done);
+	err = oms_ctx_wait_quiet(ctx);
 	first = oms_oc_take_error(&ctx->oc);
 	oms_so_take_error(&ctx->so);
 	if (first)
 		return first;
 	return err ? err : ctx->dead;
+}
+
+/* The RESET of a channel the device may have stopped completed. */
+static int reset_done(struct oms_ctx *ctx)
+{
+	return oms_oc_quiet_done(&ctx->oc);
+}
+
+OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
+{
+	uint32_t failed = 0;
+	int err;
+
+	if (!ctx)
+		return -EINVAL;
+	err = oms_ctx_wait_quiet(ctx);
+	if (!err)
+		err = ctx->dead;
+	if (err)
+		return err;
+	for (uint32_t c = 0; c < ctx->so.nchan; c++)
+		if (ctx->so.chan[c].first_fail != OMS_SO_NONE)
+			failed |= 1u << c;
+	/* Restart the destinations' stopped channels.  A backend that
+	 * cannot (a QP in error) answers -ENOTCONN: that connection stays
+	 * unusable and says so on every later op. */
+	for (uint32_t c = 0; c < ctx->so.nchan; c++) {
+		struct oms_op *op;
+
+		if (!(failed & (1u << c)))
+			continue;
+		err = op_alloc(ctx, &op);
+		if (err)
+			return err;
+		op->type = OMS_OPT_RESET;	/* no sequence, no ack */
+		op->wr.op = OMS_WR_RESET;
+		op->wr.dest = c;
+		oms_oc_issue(&ctx->oc, 1);
+		send_op(ctx, op, 0);
+	}
+	oms_ctx_release(ctx);
+	err = wait_for(ctx, reset_done);
+	oms_oc_take_error(&ctx->oc);	/* the RESETs' own answers */
+	if (err)
+		return err;
+	err = oms_so_resume(&ctx->so);
+	oms_so_take_error(&ctx->so);
+	return err;
 }

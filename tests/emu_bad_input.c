@@ -83,14 +83,18 @@ TEST_F(dev, out_of_range_addresses)
 	ASSERT_EQ(0, oms_put(self->ini, &far, WORDS * 8, &v, 8,
 			     OMS_STORE_WEAK));
 	ASSERT_EQ(-EFAULT, oms_quiet(self->ini));
+	/* a strong store now would follow the failure: resume first */
+	ASSERT_EQ(0, oms_ctx_resume(self->ini));
 	ASSERT_EQ(0, oms_put(self->ini, &far, WORDS * 8 - 8, got, 16,
 			     OMS_STORE_STRONG));
 	ASSERT_EQ(-EFAULT, oms_quiet(self->ini));
+	ASSERT_EQ(0, oms_ctx_resume(self->ini));
 	ASSERT_EQ(0, oms_get(self->ini, got, &far, WORDS * 8, 8, 0));
 	ASSERT_EQ(-EFAULT, oms_quiet(self->ini));
 	ASSERT_EQ(0, oms_atomic_fadd(self->ini, &far, 4096, 1, &old));
 	ASSERT_EQ(-EFAULT, oms_quiet(self->ini));
 	ASSERT_TRUE(untouched(self->buf, GUARD + WORDS + GUARD));
+	ASSERT_EQ(0, oms_ctx_resume(self->ini));
 	ASSERT_TRUE(still_serves(self->ini, &self->r));
 	ASSERT_TRUE(untouched(self->buf, GUARD));
 	ASSERT_TRUE(untouched(self->buf + GUARD + WORDS, GUARD));
@@ -123,6 +127,7 @@ TEST_F(dev, wrong_keys_destinations_rights)
 	ASSERT_EQ(0, st.outstanding);
 	ASSERT_TRUE(untouched(self->buf, GUARD + WORDS + GUARD));
 	ASSERT_TRUE(untouched(self->robuf, 8));
+	ASSERT_EQ(0, oms_ctx_resume(self->ini));
 	ASSERT_TRUE(still_serves(self->ini, &self->r));
 }
 
@@ -212,7 +217,11 @@ TEST_F(dev, full_ring_and_bogus_doorbell)
 	/* A doorbell claiming more than the ring holds is refused. */
 	__atomic_store_n(&q->doorbell, 8 + 100, __ATOMIC_RELEASE);
 	emu_dev_freeze(d, 0);
-	usleep(20000);
+	/* Let the device look at the queue: two passes of its loop, however
+	 * loaded the machine is (a fixed sleep was not enough). */
+	for (uint64_t hb = __atomic_load_n(&d->heartbeat, __ATOMIC_ACQUIRE);
+	     __atomic_load_n(&d->heartbeat, __ATOMIC_ACQUIRE) < hb + 3;)
+		usleep(1000);
 	ASSERT_EQ(0, emu_q_poll(q, wc, 16, NULL));
 	ASSERT_GT(q->cons.refused, 0);
 	ASSERT_TRUE(untouched(self->buf, GUARD + WORDS + GUARD));

@@ -122,6 +122,38 @@ TEST(rlsq_rc_opt_speculates_and_delivers_in_order)
 	oms_rlsq_destroy(&q);
 }
 
+/*
+ * A read squashed while in flight stays "speculative" after the acquire
+ * that made it speculative resolves: the value it completes with is
+ * thrown away and read again, so a device must not count it as read for
+ * good (emu fences wait for gets on that; L34 with RC-opt once failed).
+ */
+TEST(rlsq_squashed_in_flight_is_not_final_after_resolve)
+{
+	struct oms_rlsq q;
+	struct oms_rlsq_action a[16];
+	uint32_t ax, ry;
+	int n;
+
+	ASSERT_EQ(0, oms_rlsq_init(&q, 16, 1, OMS_RLSQ_RC_OPT, NULL, 0));
+	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_ACQUIRE, X, 1, &ax));
+	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Y, 2, &ry));
+	ASSERT_EQ(2, drain(&q, a, 16));
+	ASSERT_EQ(1, oms_rlsq_speculative(&q, ry));
+	ASSERT_EQ(1, oms_rlsq_invalidate(&q, Y));	/* Y in flight */
+	ASSERT_EQ(0, oms_rlsq_complete(&q, ax, 11));	/* acquire resolves */
+	ASSERT_EQ(1, oms_rlsq_speculative(&q, ry));	/* still not final */
+	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 0xdead));	/* discarded */
+	n = drain(&q, a, 16);
+	ASSERT_TRUE(has(a, n, OMS_RLSQ_RETRY, ry));
+	ASSERT_EQ(0, oms_rlsq_speculative(&q, ry));	/* the retry is final */
+	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 22));
+	n = drain(&q, a, 16);
+	ASSERT_TRUE(has(a, n, OMS_RLSQ_DELIVER, ry));
+	ASSERT_EQ(0, oms_rlsq_live(&q));
+	oms_rlsq_destroy(&q);
+}
+
 TEST(rlsq_writes_in_order_release_waits)
 {
 	for (unsigned mode = 0; mode <= OMS_RLSQ_RC_OPT; mode++) {

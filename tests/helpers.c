@@ -131,7 +131,13 @@ static void poll_orderer(struct t_fabric *f)
 		return;
 	while ((n = oms_so_progress(&f->so, act, 8)) > 0) {
 		for (int k = 0; k < n; k++) {
-			if (act[k].type == OMS_SO_ACT_ISSUE) {
+			if (act[k].type == OMS_SO_ACT_ISSUE &&
+			    act[k].seq == OMS_SO_NONE) {
+				/* an unordered store held behind a held one
+				 * of the same bytes: now it goes its way */
+				f->issued[act[k].cookie] = 1;
+				f->uq[f->uqn++] = (uint8_t)act[k].cookie;
+			} else if (act[k].type == OMS_SO_ACT_ISSUE) {
 				enqueue(f, (uint32_t)act[k].cookie, act[k].seq);
 			} else {
 				f->flush_req[act[k].chan] = 1;

@@ -382,8 +382,10 @@ TEST(litmus_L21_key_check_on_emu)
 	tgt_close(&t);
 }
 
-/* L22: a failed operation completes with an error; quiet reports it and
- * returns; the next quiet is clean. */
+/* L22 (and L37): a failed operation completes with an error; what it
+ * orders (the fenced acquire, the strong store) is cancelled, never
+ * performed; quiet reports the failure itself and returns; the next quiet
+ * is clean; oms_ctx_resume() lets ordered traffic flow again. */
 TEST(litmus_L22_errors_never_hang_on_emu)
 {
 	struct oms_ctx *ini = mk(0, t_seed(0x1601));
@@ -404,8 +406,12 @@ TEST(litmus_L22_errors_never_hang_on_emu)
 		ASSERT_EQ(0, oms_put(ini, &t.r, 8, &v, 8, OMS_STORE_STRONG));
 		ASSERT_EQ(-EFAULT, oms_quiet(ini));
 		ASSERT_EQ(0, oms_quiet(ini));
+		ASSERT_EQ(0, oms_ctx_resume(ini));
 	}
 	ASSERT_EQ(7, rd(&t, 0));
+	ASSERT_EQ(0, rd(&t, 1));	/* follows the failed strong store */
+	ASSERT_EQ(0, oms_put(ini, &t.r, 8, &v, 8, OMS_STORE_STRONG));
+	ASSERT_EQ(0, oms_quiet(ini));
 	ASSERT_EQ(7, rd(&t, 1));
 	oms_ctx_destroy(ini);
 	tgt_close(&t);

@@ -327,6 +327,80 @@ TEST(plain_bad_header_dropped)
 	oms_tx_nic_destroy(nic);
 }
 
+/* ---- store and load requests (L40) ---- */
+
+/* A hand-built sequenced chunk of thread 0 with op @op. */
+static void op_chunk(uint8_t *c, unsigned op, uint16_t seq, int som, int eom,
+		     const void *pay, size_t n)
+{
+	tx_build_seq_chunk(c, TXH_V | ((uint64_t)op << TXS_OP_SHIFT), seq, som,
+			   eom, pay, n);
+}
+
+static void load_req(uint8_t *r, uint64_t addr, uint32_t len, uint32_t tag)
+{
+	memcpy(r, &addr, 8);
+	memcpy(r + 8, &len, 4);
+	memcpy(r + 12, &tag, 4);
+}
+
+TEST(seq_bad_store_and_load_requests_counted)
+{
+	struct oms_tx_nic_attr na = { .format = OMS_TX_FMT_SEQ, .nthreads = 1,
+				      .mem_len = 256 };
+	uint8_t c[64], req[16], pay[56] = { 0 };
+	uint8_t *area = aligned_alloc(64, OMS_TX_RESP_SLOT);
+	struct oms_tx_nic_stats st;
+	struct oms_tx_nic *nic;
+	uint16_t seq = 0;
+
+	ASSERT_NE(NULL, area);
+	memset(area, 0, OMS_TX_RESP_SLOT);
+	ASSERT_EQ(0, oms_tx_nic_create(&na, &nic));
+	/* a load with no response area: dropped, counted, nothing written */
+	load_req(req, 0, 8, 0);
+	op_chunk(c, OMS_TX_OP_LOAD, seq++, 1, 1, req, 16);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	op_chunk(c, OMS_TX_OP_LOAD_RELAXED, 0, 1, 1, req, 16);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	ASSERT_EQ(0, oms_tx_nic_set_resp(nic, 0, area, OMS_TX_RESP_SLOT));
+	/* a load of 0 bytes, a request of the wrong size */
+	load_req(req, 0, 0, 1);
+	op_chunk(c, OMS_TX_OP_LOAD, seq++, 1, 1, req, 16);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	load_req(req, 0, 8, 1);
+	op_chunk(c, OMS_TX_OP_LOAD, seq++, 1, 1, req, 12);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	/* a relaxed load that is not a whole one-chunk message */
+	op_chunk(c, OMS_TX_OP_LOAD_RELAXED, 0, 1, 0, pay, 56);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	/* a store of no bytes; a message whose op changes midway */
+	op_chunk(c, OMS_TX_OP_STORE, seq++, 1, 1, pay, 8);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	op_chunk(c, OMS_TX_OP_STORE, seq++, 1, 0, pay, 56);
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 0, c));
+	op_chunk(c, OMS_TX_OP_MSG, seq++, 0, 1, pay, 8);
+	ASSERT_EQ(-EPROTO, oms_tx_nic_rx(nic, 0, 0, c));
+	ASSERT_EQ(0, oms_tx_nic_stats(nic, &st));
+	ASSERT_EQ(4, st.unanswered);
+	ASSERT_EQ(3, st.malformed);
+	ASSERT_EQ(0, st.loads + st.stores + st.msgs + st.corrupted);
+	for (unsigned i = 0; i < OMS_TX_RESP_SLOT; i++)
+		ASSERT_EQ(0, area[i]);
+	/* and a good one is answered after all that */
+	memset(pay, 0x77, 16);
+	memcpy(pay, &(uint64_t){ 40 }, 8);
+	op_chunk(c, OMS_TX_OP_STORE, seq++, 1, 1, pay, 16);
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 0, c));
+	load_req(req, 40, 8, 5);
+	op_chunk(c, OMS_TX_OP_LOAD, seq++, 1, 1, req, 16);
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 0, c));
+	ASSERT_EQ((1ull << 63) | (8ull << 32) | 5, tx_load64(area));
+	ASSERT_EQ(0x7777777777777777ull, tx_load64(area + 64));
+	oms_tx_nic_destroy(nic);
+	free(area);
+}
+
 /* ---- capture ---- */
 
 TEST(pcap_holds_every_delivered_message)

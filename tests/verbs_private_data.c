@@ -22,6 +22,8 @@ static const struct oms_vw_region good = {
 	.access = OMS_ACCESS_ALL,
 	.line = 64,
 	.node = 1,
+	.flush_addr = 0x55d0deadbee8ull,
+	.flush_rkey = 0x4321,
 };
 
 /* Encode @r, let @edit change the bytes, decode @len of them. */
@@ -38,11 +40,21 @@ static int decode_edited(const struct oms_vw_region *r, size_t len,
 }
 
 static void bad_magic(uint8_t *b) { b[0] ^= 1; }
-static void bad_version(uint8_t *b) { b[4] = 2; }
+static void old_version(uint8_t *b) { b[4] = 1; }	/* no flush word */
+static void new_version(uint8_t *b) { b[4] = 3; }
 static void bad_length(uint8_t *b) { b[6] = 40; }
+static void v1_length(uint8_t *b) { b[6] = 48; }
 static void long_length(uint8_t *b) { b[6] = 64; }
 static void bad_flags(uint8_t *b) { b[11] = 0x80; }
-static void bad_reserved(uint8_t *b) { b[44] = 1; }
+
+/* A well-formed version-1 reply, as a listener before the flush word
+ * sent it: 48 bytes, reserved word 0. */
+static void as_v1(uint8_t *b)
+{
+	b[4] = 1;
+	b[6] = 48;
+	memset(b + 44, 0, 12);
+}
 
 TEST(region_round_trip)
 {
@@ -64,6 +76,11 @@ TEST(region_round_trip)
 	EXPECT_EQ(good.access, out.access);
 	EXPECT_EQ(good.line, out.line);
 	EXPECT_EQ(good.node, out.node);
+	EXPECT_EQ(good.flush_addr, out.flush_addr);
+	EXPECT_EQ(good.flush_rkey, out.flush_rkey);
+	EXPECT_EQ(0x21, b[44]);		/* flush rkey, little-endian */
+	EXPECT_EQ(0xe8, b[48]);		/* flush address */
+	EXPECT_EQ(0x55, b[53]);
 }
 
 TEST(region_padded_by_the_cm)
@@ -84,8 +101,8 @@ TEST(region_short_replies)
 		EXPECT_EQ(-EPROTO, decode_edited(&good, len, NULL, &out));
 	EXPECT_EQ(-EPROTO, oms_vw_region_decode(NULL, 0, &out));
 	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.addr);
-	EXPECT_EQ(-EINVAL, oms_vw_region_decode(NULL, 48, &out));
-	EXPECT_EQ(-EINVAL, decode_edited(&good, 48, NULL, NULL));
+	EXPECT_EQ(-EINVAL, oms_vw_region_decode(NULL, OMS_VW_REGION_LEN, &out));
+	EXPECT_EQ(-EINVAL, decode_edited(&good, OMS_VW_REGION_LEN, NULL, NULL));
 }
 
 TEST(region_bad_header)
@@ -94,41 +111,74 @@ TEST(region_bad_header)
 
 	memset(&out, 0x5a, sizeof(out));
 	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_magic, &out));
-	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_version, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, old_version, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, new_version, &out));
 	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_length, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, v1_length, &out));
 	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, long_length, &out));
 	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_flags, &out));
-	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, bad_reserved, &out));
+	/* a listener without a flush word: refused, never a 0-byte flush */
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 48, as_v1, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&good, 196, as_v1, &out));
 	EXPECT_EQ(0x5a5a5a5au, out.rkey);
 }
 
 TEST(region_bad_fields)
 {
+	const size_t L = OMS_VW_REGION_LEN;
 	struct oms_vw_region r, out;
 
 	memset(&out, 0x5a, sizeof(out));
 	r = good, r.len = 0;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.len = OMS_VW_MAX_REGION_LEN + 1;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.addr = UINT64_MAX - 100, r.len = 101;	/* wraps */
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.addr = UINT64_MAX - 100, r.len = 100;	/* ends at the top */
-	EXPECT_EQ(0, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(0, decode_edited(&r, L, NULL, &out));
 	memset(&out, 0x5a, sizeof(out));
 	r = good, r.access = 0;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.access = OMS_ACCESS_ALL + 1;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.line = 48;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.line = 4;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.line = 8192;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	r = good, r.node = OMS_MAX_NODES;
-	EXPECT_EQ(-EPROTO, decode_edited(&r, 48, NULL, &out));
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
 	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.len);
+}
+
+TEST(region_bad_flush_word)
+{
+	const size_t L = OMS_VW_REGION_LEN;
+	struct oms_vw_region r, out;
+
+	memset(&out, 0x5a, sizeof(out));
+	r = good, r.flush_addr = 0;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
+	for (int k = 1; k < 8; k++) {
+		r = good, r.flush_addr = good.flush_addr + (uint64_t)k;
+		EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
+	}
+	r = good, r.flush_addr = UINT64_MAX - 7;	/* + 8 wraps to 0 */
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
+	r = good, r.flush_addr = UINT64_MAX;
+	EXPECT_EQ(-EPROTO, decode_edited(&r, L, NULL, &out));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.flush_addr);
+	EXPECT_EQ(0x5a5a5a5au, out.flush_rkey);
+	/* the last word that fits, the first one, any rkey */
+	r = good, r.flush_addr = UINT64_MAX - 15;
+	EXPECT_EQ(0, decode_edited(&r, L, NULL, &out));
+	EXPECT_EQ(UINT64_MAX - 15, out.flush_addr);
+	r = good, r.flush_addr = 8, r.flush_rkey = 0;
+	EXPECT_EQ(0, decode_edited(&r, L, NULL, &out));
+	EXPECT_EQ(8, out.flush_addr);
+	EXPECT_EQ(0, out.flush_rkey);
 }
 
 TEST(hello)
@@ -160,14 +210,15 @@ TEST(region_random_bytes)
 	t_rng_init(&r, t_seed(0x5eedu));
 	for (unsigned long i = 0; i < trials; i++) {
 		struct oms_vw_region out;
-		uint8_t b[64];
-		size_t len = 40 + t_rng_below(&r, 24);
+		uint8_t b[80];
+		size_t len = 40 + t_rng_below(&r, 32);
 		int nflip = 1 + (int)t_rng_below(&r, 3);
 
 		oms_vw_region_encode(b, &good);
 		memset(b + OMS_VW_REGION_LEN, 0, sizeof(b) - OMS_VW_REGION_LEN);
 		for (int f = 0; f < nflip; f++)
-			b[t_rng_below(&r, 48)] ^= (uint8_t)(1u << t_rng_below(&r, 8));
+			b[t_rng_below(&r, OMS_VW_REGION_LEN)] ^=
+				(uint8_t)(1u << t_rng_below(&r, 8));
 		if (oms_vw_region_decode(b, len, &out))
 			continue;
 		accepted++;
@@ -181,6 +232,9 @@ TEST(region_random_bytes)
 		ASSERT_EQ(0, out.access & ~OMS_ACCESS_ALL);
 		ASSERT_EQ(0, out.line & (out.line - 1));
 		ASSERT_LT(out.node, OMS_MAX_NODES);
+		ASSERT_NE(0, out.flush_addr);
+		ASSERT_EQ(0, out.flush_addr % 8);
+		ASSERT_LE(out.flush_addr, UINT64_MAX - 8);
 	}
 	/* flips in addr/len/rkey are legal values: some must get through,
 	 * and most corruption must not */

@@ -49,7 +49,11 @@ static int emu_open(struct oms_ctx *ctx)
 		emu_dev_put(dev);
 		return -ENODEV;
 	}
-	err = emu_queue_open(dev, a->node, ctx->qdepth, &q);
+	/* The no-ordering baseline: the device keeps no same-address
+	 * order either, so its controls can show what ordering prevents. */
+	err = emu_queue_open_flags(dev, a->node, ctx->qdepth,
+				   a->flags & OMS_CTX_F_NO_ORDERING ?
+				   EMU_Q_UNORDERED : 0, &q);
 	if (err) {
 		emu_dev_put(dev);
 		return err;

@@ -57,6 +57,9 @@ static int dev_step(struct emu_dev *dev, int *pending)
 		if (!q)
 			continue;
 		work += emu_intake(dev, q);
+		/* Streams first: a head get is looked at before new gets
+		 * can reuse its slot. */
+		work += emu_seq_step(dev, q);
 		work += emu_exec_pool(dev, q);
 		/* Work waiting (chaos may pass it over): not idle. */
 		*pending += q->npool || q->nacks || q->get_head != q->get_tail;
@@ -200,6 +203,14 @@ struct emu_dev *emu_dev_current(void)
 int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **out)
 {
+	return emu_queue_open_flags(dev, node, size, 0, out);
+}
+
+/* @flags: EMU_Q_UNORDERED for a control queue that keeps no same-address
+ * order (the context's OMS_CTX_F_NO_ORDERING). */
+int emu_queue_open_flags(struct emu_dev *dev, uint32_t node, uint32_t size,
+			 uint32_t flags, struct emu_queue **out)
+{
 	struct emu_queue *q;
 	int err = -EBUSY;
 
@@ -211,12 +222,14 @@ int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 	q->sq = calloc(size, sizeof(*q->sq));
 	q->cq = calloc(size, sizeof(*q->cq));
 	q->acks = calloc(size, sizeof(*q->acks));
-	if (!q->sq || !q->cq || !q->acks) {
+	q->flush = calloc(size, sizeof(*q->flush));
+	if (!q->sq || !q->cq || !q->acks || !q->flush) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	q->size = size;
 	q->node = node;
+	q->flags = flags;
 	emu_seq_queue_init(q);
 	oms_db_init(&q->prod, size);
 	oms_db_init(&q->cons, size);
@@ -240,6 +253,7 @@ fail:
 	free(q->sq);
 	free(q->cq);
 	free(q->acks);
+	free(q->flush);
 	free(q);
 	return err;
 }
@@ -251,17 +265,13 @@ fail:
  */
 static void release_posted(struct emu_dev *dev, struct emu_queue *q)
 {
-	uint8_t parked[EMU_SEQ_WINDOW];
-
 	for (uint32_t i = 0; i < q->npool; i++)
 		if (q->pool[i].posted)
 			oms_hold_ack(&dev->hold[q->node], q->pool[i].wr.dest,
 				     q->pool[i].hold_id);
-	memset(parked, 1, sizeof(parked));
-	for (uint32_t i = 0; i < q->npark_free; i++)
-		parked[q->park_free[i]] = 0;
 	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
-		if (parked[i] && q->parked[i].posted)
+		if ((q->park_used[i / 64] & (1ull << (i % 64))) &&
+		    q->parked[i].posted)
 			oms_hold_ack(&dev->hold[q->node], q->parked[i].wr.dest,
 				     q->parked[i].hold_id);
 }
@@ -277,6 +287,7 @@ void emu_queue_close(struct emu_dev *dev, struct emu_queue *q)
 	free(q->sq);
 	free(q->cq);
 	free(q->acks);
+	free(q->flush);
 	free(q);
 }
 

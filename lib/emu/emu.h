@@ -14,11 +14,14 @@
  * The device enforces destination-side ordering with the engine: the
  * remote load-store queue (seed 004, NIC / RC / RC-opt) for reads, the
  * responder hold (seed 002) for class-2 responses, key checks with a drop
- * counter (seed 003).  In chaos mode it reorders whatever a fabric may:
- * puts and atomics execute in random order (never two overlapping ones of
- * a queue), the lines of a read execute in random order unless ordered,
- * completions are delayed and reordered.  An optional latency model
- * charges I/O bus, root complex and memory latency in model time.
+ * counter (seed 003), and the per-destination contract of lib/backend.h
+ * (same bytes in order, OMS_WR_F_FENCE, sequenced streams that stop at
+ * their first failure, OMS_WR_RESET).  In chaos mode it reorders whatever
+ * a fabric may: taken commands leave the pool in random order (never
+ * past an older one of the queue they must follow), the lines of a read
+ * execute in random order unless ordered, completions are delayed and
+ * reordered.  An optional latency model charges I/O bus, root complex and
+ * memory latency in model time.
  *
  * Internal: not exported, used by lib/emu/backend.c and by tests.
  */
@@ -43,7 +46,6 @@
 #define EMU_MAX_OP	(1u << 20)
 #define EMU_KEY_THRESHOLD 16	/* drops before -EKEYREJECTED */
 #define EMU_SEQ_WINDOW	256	/* reorder buffer window per stream */
-#define EMU_MAX_FLUSH	OMS_MAX_NODES
 
 struct emu_cfg {
 	uint64_t chaos_seed;	/* 0: execute in order, complete at once */
@@ -56,9 +58,10 @@ struct emu_cfg {
 	uint32_t hold_global;	/* seed-002 hold scope: all destinations */
 };
 
-struct emu_pend {		/* a taken put/atomic/flush */
+struct emu_pend {		/* a taken command not yet performed */
 	struct oms_wr wr;
 	uint64_t due;		/* model time it reaches the memory */
+	uint32_t idx;		/* intake index: the queue's program order */
 	uint32_t hold_id;	/* seed-002 posted-write id */
 	uint8_t posted;		/* registered with the hold tracker */
 };
@@ -70,11 +73,17 @@ struct emu_done {		/* a completion on its way back */
 
 struct emu_get {
 	struct oms_wr wr;
-	uint32_t nlines, submitted, delivered;
+	uint32_t idx;		/* intake index of the command */
+	/* executed: lines read for good (not speculative: never squashed
+	 * after); all executed = the get has read (fences wait for it). */
+	uint32_t nlines, submitted, executed, delivered;
 	int status;
 	uint64_t resp_due;
 	uint8_t active;
 };
+
+#define EMU_Q_UNORDERED	(1u << 0)	/* control: no same-address order */
+#define EMU_ANY_DEST	UINT32_MAX	/* emu_fence_ready(): every dest */
 
 struct emu_queue {
 	/* initiator side */
@@ -92,18 +101,34 @@ struct emu_queue {
 	uint32_t node;		/* initiator's node */
 	uint32_t id;		/* index: RLSQ thread */
 	uint32_t gen;		/* tells a reused id from its predecessor */
+	uint32_t flags;		/* EMU_Q_* */
 	/* device side */
 	struct oms_db_ring cons;
-	struct emu_pend pool[EMU_POOL];
+	struct emu_pend pool[EMU_POOL];	/* in intake order */
 	uint32_t npool;
 	struct emu_done *acks;	/* [size] */
 	uint32_t nacks;
 	struct emu_pend parked[EMU_SEQ_WINDOW];	/* waiting in the ROB */
 	uint16_t park_free[EMU_SEQ_WINDOW];
 	uint32_t npark_free;
-	struct emu_pend flush[EMU_MAX_FLUSH];	/* flushes not yet covered */
+	uint64_t park_used[EMU_SEQ_WINDOW / 64];	/* parked[] in use */
+	uint16_t npark_dest[OMS_MAX_NODES];	/* parked, per destination */
+	/* Sequenced streams, per destination: the member popped from the
+	 * ROB that is not done yet (a get that has not read, a fenced op
+	 * waiting for its fence); the ROB holds the later ones in order. */
+	int16_t seq_head[OMS_MAX_NODES];	/* parked slot, or -1 */
+	uint32_t seq_get[OMS_MAX_NODES];	/* head get's slot in gets[] */
+	uint32_t seq_wait;	/* dests with a head */
+	uint32_t seq_started;	/* dests whose head get went to the RLSQ */
+	uint32_t seq_stopped;	/* dests whose stream failed */
+	uint16_t seq_stop_at[OMS_MAX_NODES];	/* seq of the failed member */
+	/* Failures since the last OMS_WR_RESET, per destination: the
+	 * intake index of the first (fenced ops after it are cancelled). */
+	uint32_t failed;	/* dests with a failure */
+	uint32_t fail_idx[OMS_MAX_NODES];
+	struct emu_pend *flush;	/* [size]: SEQ flushes not yet covered */
 	uint32_t nflush;
-	uint32_t gets_pending;	/* sequenced gets not yet started */
+	uint32_t gets_pending;	/* taken gets not yet handed to the RLSQ */
 	struct emu_get gets[EMU_MAX_GETS];
 	uint32_t get_head, get_tail;	/* FIFO of reads (slots) */
 	uint32_t get_sub;		/* first read with lines to submit */
@@ -123,6 +148,7 @@ struct emu_line {		/* one line read in flight in the RLSQ */
 	uint16_t q, g;		/* queue, get slot */
 	uint32_t idx;		/* line index within the get */
 	uint8_t state;		/* 0 free, 1 executing, 2 done */
+	uint8_t counted;	/* in its get's executed count */
 	uint8_t data[EMU_LINE];
 };
 
@@ -174,6 +200,8 @@ void emu_dev_put(struct emu_dev *dev);
 struct emu_dev *emu_dev_current(void);
 int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **q);
+int emu_queue_open_flags(struct emu_dev *dev, uint32_t node, uint32_t size,
+			 uint32_t flags, struct emu_queue **q);
 void emu_queue_close(struct emu_dev *dev, struct emu_queue *q);
 void emu_dev_stop(struct emu_dev *dev);		/* abrupt: abandons work */
 void emu_dev_freeze(struct emu_dev *dev, int on);	/* hang, no heartbeat */
@@ -195,12 +223,23 @@ int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
 int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
 int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
-void emu_apply(struct emu_dev *dev, struct emu_queue *q,
-	       const struct emu_pend *p);
+int emu_apply(struct emu_dev *dev, struct emu_queue *q,
+	      const struct emu_pend *p);
 void emu_fail(struct emu_dev *dev, struct emu_queue *q,
 	      const struct emu_pend *p, int status);
 void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
 		    uint64_t len);
+
+/* order.c: fences and failure records (lock held) */
+void emu_note_fail(struct emu_queue *q, uint32_t dest, uint32_t idx);
+int emu_fence_failed(const struct emu_queue *q, uint32_t dest, uint32_t idx);
+int emu_fence_ready(const struct emu_queue *q, uint32_t dest, uint32_t idx,
+		    int member);
+
+/* order.c: what a pool entry waits for (lock held) */
+uint32_t emu_pool_first_blocker(const struct emu_queue *q, uint32_t j);
+int emu_pool_ready(const struct emu_queue *q, const struct emu_pend *p,
+		   uint64_t now);
 
 /* seq.c: sequence-numbered streams through the reorder buffer */
 int emu_seq_init(struct emu_dev *dev);
@@ -211,14 +250,18 @@ void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
 void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
 		  const struct oms_wr *wr);
 void emu_seq_flush(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr);
+		   const struct emu_pend *f);
+void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq);
+int emu_seq_step(struct emu_dev *dev, struct emu_queue *q);
 void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 
 /* reads.c: gets through the RLSQ */
 int emu_reads_init(struct emu_dev *dev);
 void emu_reads_fini(struct emu_dev *dev);
+uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
+		     uint64_t nic_wait);
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr, uint64_t nic_wait);
+		   const struct oms_wr *wr, uint32_t idx, uint64_t due);
 int emu_reads_step(struct emu_dev *dev);
 void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * What the emulated device does with each command, lock held: take rung
- * commands (intake), check them (keys with the drop counter of seed 003,
- * ranges, rights, sizes), execute puts and atomics against host memory,
- * and send completions back.  Chaos mode is here too: puts and atomics
- * of a queue execute in random order except that two touching the same
- * bytes keep their order (what one channel guarantees), and completions
- * are delayed and returned in random order.
+ * commands (intake, each numbered with its intake index), check them
+ * (keys with the drop counter of seed 003, ranges, rights, sizes), keep
+ * them in the pool until they may go (lib/emu/order.c says what each
+ * waits for), perform them - puts and atomics against host memory, gets
+ * to the read engine (reads.c), sequenced ones to the reorder buffer
+ * (seq.c) - and send completions back.  Chaos mode is here too: the pool
+ * lets ready entries go in random order, and completions are delayed and
+ * returned in random order.
  */
 #include <errno.h>
 #include <string.h>
@@ -39,6 +41,12 @@ int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 		break;
 	case OMS_WR_FLUSH:
 	case OMS_WR_NOP:
+	case OMS_WR_RESET:
+		/* Stream, fence and reset state is kept per destination. */
+		if ((wr->op == OMS_WR_RESET ||
+		     (wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE))) &&
+		    wr->dest >= OMS_MAX_NODES)
+			return -EINVAL;
 		return 0;
 	default:
 		return -EINVAL;
@@ -103,41 +111,66 @@ static uint64_t nic_admit(struct emu_dev *dev, const struct oms_wr *wr,
 	uint64_t start;
 
 	if (!dev->cfg.time_scale || !dev->cfg.lat_req_ns ||
-	    wr->op == OMS_WR_FLUSH || wr->op == OMS_WR_NOP)
+	    wr->op == OMS_WR_FLUSH || wr->op == OMS_WR_NOP ||
+	    wr->op == OMS_WR_RESET)
 		return 0;
 	start = *free_at > now ? *free_at : now;
 	*free_at = start + dev->cfg.lat_req_ns;
 	return *free_at - now;
 }
 
+/* A command that fails its checks: completed at once, memory untouched. */
+static int refuse(struct emu_dev *dev, struct emu_queue *q,
+		  const struct oms_wr *wr, uint32_t idx, int err)
+{
+	/* A refused stream member fills its sequence number; the stream
+	 * stops there (seq.c). */
+	if ((wr->flags & OMS_WR_F_SEQ) && wr->op != OMS_WR_FLUSH &&
+	    wr->op != OMS_WR_RESET)
+		emu_seq_skip(dev, q, wr);
+	emu_note_fail(q, wr->dest, idx);
+	src_done(q);
+	return emu_complete(dev, q, wr->slot, err, 0,
+			    emu_now(dev) + 2 * bus_ns(dev));
+}
+
+/* Gets of an unordered queue (the control) go straight to the RLSQ. */
+static int get_bypasses_pool(const struct emu_queue *q,
+			     const struct oms_wr *wr)
+{
+	return wr->op == OMS_WR_GET && (q->flags & EMU_Q_UNORDERED) &&
+	       !(wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE));
+}
+
 static int accept(struct emu_dev *dev, struct emu_queue *q,
-		  const struct oms_wr *wr)
+		  const struct oms_wr *wr, uint32_t idx)
 {
 	uint64_t now = emu_now(dev), wait;
 	struct emu_pend *p;
 	int err = emu_validate(dev, q, wr);
 
-	if (err) {
-		/* keep the stream moving past a refused member */
-		if ((wr->flags & OMS_WR_F_SEQ) && wr->op != OMS_WR_FLUSH)
-			emu_seq_skip(dev, q, wr);
-		src_done(q);
-		return emu_complete(dev, q, wr->slot, err, 0,
-				    now + 2 * bus_ns(dev));
-	}
+	if (err)
+		return refuse(dev, q, wr, idx, err);
 	if (wr->op == OMS_WR_FLUSH && (wr->flags & OMS_WR_F_SEQ)) {
-		emu_seq_flush(dev, q, wr);
+		emu_seq_flush(dev, q, &(struct emu_pend){ .wr = *wr,
+							  .idx = idx });
 		return 1;
 	}
 	wait = nic_admit(dev, wr, now);
-	if (wr->op == OMS_WR_GET && !(wr->flags & OMS_WR_F_SEQ))
-		return emu_get_accept(dev, q, wr, wait);
-	if (wr->op == OMS_WR_GET)
-		q->gets_pending++;
+	if (get_bypasses_pool(q, wr))
+		return emu_get_accept(dev, q, wr, idx,
+				      emu_get_due(dev, now, wait));
 	p = &q->pool[q->npool++];
-	p->wr = *wr;
-	p->due = now + wait + bus_ns(dev);
-	p->posted = 0;
+	*p = (struct emu_pend){ .wr = *wr, .idx = idx };
+	if (wr->op == OMS_WR_GET) {
+		q->gets_pending++;
+		p->due = emu_get_due(dev, now, wait);
+	} else {
+		p->due = now + wait + bus_ns(dev);
+	}
+	/* A reset restarts a stream; it is never a member of one. */
+	if (wr->op == OMS_WR_RESET)
+		p->wr.flags &= (uint8_t)~OMS_WR_F_SEQ;
 	/* Seed 002: a posted write of node q->node to wr->dest is tracked
 	 * until it is visible, so class-2 responses can wait for it. */
 	if (wr->op == OMS_WR_PUT && !dev->cfg.no_hold &&
@@ -157,29 +190,23 @@ int emu_intake(struct emu_dev *dev, struct emu_queue *q)
 		return 0;
 	}
 	q->cons.written = q->cons.rung = db;
+	/* Bounds: the pool, the reads, and the commands outstanding (at
+	 * most the ring: the completion ring and the flush list never
+	 * overflow). */
 	while (q->npool < EMU_POOL &&
 	       q->get_tail - q->get_head + q->gets_pending < EMU_MAX_GETS &&
 	       q->cons.taken - q->cq_tail < q->size) {
+		uint32_t idx = q->cons.taken;
 		int slot = oms_db_consume(&q->cons);
 
 		if (slot < 0)
 			break;
-		accept(dev, q, &q->sq[slot]);
+		accept(dev, q, &q->sq[slot], idx);
 		n++;
 	}
 	if (n)
 		__atomic_store_n(&q->taken, q->cons.taken, __ATOMIC_RELEASE);
 	return n;
-}
-
-static int overlaps(const struct oms_wr *a, const struct oms_wr *b)
-{
-	if (a->op == OMS_WR_FLUSH || b->op == OMS_WR_FLUSH)
-		return 1;
-	if (a->op == OMS_WR_NOP || b->op == OMS_WR_NOP)
-		return 0;
-	return a->region == b->region && a->off < b->off + b->len &&
-	       b->off < a->off + a->len;
 }
 
 /* Retire @p with @status without touching memory. */
@@ -188,28 +215,27 @@ void emu_fail(struct emu_dev *dev, struct emu_queue *q,
 {
 	if (p->posted)
 		oms_hold_ack(&dev->hold[q->node], p->wr.dest, p->hold_id);
-	if (p->wr.op == OMS_WR_GET && (p->wr.flags & OMS_WR_F_SEQ))
+	/* A get failed here never reached the RLSQ. */
+	if (p->wr.op == OMS_WR_GET)
 		q->gets_pending--;
+	emu_note_fail(q, p->wr.dest, p->idx);
 	src_done(q);
 	emu_complete(dev, q, p->wr.slot, status, 0,
 		     emu_now(dev) + bus_ns(dev));
 }
 
-/* Perform @p against host memory and send its completion. */
-void emu_apply(struct emu_dev *dev, struct emu_queue *q,
-	       const struct emu_pend *p)
+/*
+ * Perform put, atomic, flush or NOP @p against host memory and send its
+ * completion; returns its status.  (Gets go to emu_get_accept().)
+ */
+int emu_apply(struct emu_dev *dev, struct emu_queue *q,
+	      const struct emu_pend *p)
 {
 	const struct oms_wr *wr = &p->wr;
 	struct emu_region *r = &dev->reg[wr->region % EMU_MAX_REGIONS];
 	uint64_t value = 0;
 	int status = 0;
 
-	if (wr->op == OMS_WR_GET) {
-		if (wr->flags & OMS_WR_F_SEQ)
-			q->gets_pending--;
-		emu_get_accept(dev, q, wr, 0);	/* served at intake */
-		return;
-	}
 	if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
 	    wr->op == OMS_WR_CAS) {
 		/* Deregistered since it was checked. */
@@ -247,18 +273,51 @@ void emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	}
 	if (p->posted)
 		oms_hold_ack(&dev->hold[q->node], wr->dest, p->hold_id);
+	if (status)
+		emu_note_fail(q, wr->dest, p->idx);
 	src_done(q);
 	emu_complete(dev, q, wr->slot, status, value,
 		     emu_now(dev) + bus_ns(dev));
+	return status;
 }
 
+/* OMS_WR_RESET: forget the destination's failures, restart its stream. */
+static void reset(struct emu_dev *dev, struct emu_queue *q,
+		  const struct emu_pend *p)
+{
+	uint32_t bit = 1u << p->wr.dest;
+
+	q->failed &= ~bit;
+	q->seq_stopped &= ~bit;
+	src_done(q);
+	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + bus_ns(dev));
+}
+
+/* @p left the pool (emu_pool_ready() said so): perform it. */
 static void execute(struct emu_dev *dev, struct emu_queue *q,
 		    const struct emu_pend *p)
 {
-	if (p->wr.flags & OMS_WR_F_SEQ)
+	if (p->wr.flags & OMS_WR_F_SEQ) {
 		emu_seq_arrive(dev, q, p);
-	else
+		return;
+	}
+	if ((p->wr.flags & OMS_WR_F_FENCE) &&
+	    emu_fence_failed(q, p->wr.dest, p->idx)) {
+		emu_fail(dev, q, p, -ECANCELED);
+		return;
+	}
+	switch (p->wr.op) {
+	case OMS_WR_GET:
+		q->gets_pending--;
+		emu_get_accept(dev, q, &p->wr, p->idx, p->due);
+		break;
+	case OMS_WR_RESET:
+		reset(dev, q, p);
+		break;
+	default:
 		emu_apply(dev, q, p);
+		break;
+	}
 }
 
 static void pool_remove(struct emu_queue *q, uint32_t j)
@@ -268,18 +327,29 @@ static void pool_remove(struct emu_queue *q, uint32_t j)
 	q->npool--;
 }
 
+/* Take pool entry @j out and perform it (the pool then no longer holds
+ * it, so what it performs sees the pool as it is). */
+static void leave_pool(struct emu_dev *dev, struct emu_queue *q, uint32_t j)
+{
+	struct emu_pend p = q->pool[j];
+
+	pool_remove(q, j);
+	execute(dev, q, &p);
+}
+
 int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q)
 {
 	uint64_t now = emu_now(dev);
 	int n = 0;
 
 	if (!dev->cfg.chaos_seed) {
+		/* In order, while the next is ready; one move at the end.
+		 * The ones done stay in the pool until then, so a fence
+		 * behind them waits for the next step. */
 		uint32_t j = 0;
 
-		while (j < q->npool && q->pool[j].due <= now)
-			j++;
-		for (uint32_t i = 0; i < j; i++)
-			execute(dev, q, &q->pool[i]);
+		while (j < q->npool && emu_pool_ready(q, &q->pool[j], now))
+			execute(dev, q, &q->pool[j++]);
 		if (j) {
 			memmove(&q->pool[0], &q->pool[j],
 				(q->npool - j) * sizeof(q->pool[0]));
@@ -288,26 +358,17 @@ int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q)
 		return (int)j;
 	}
 	/* Chaos: a few random picks; an entry may go only if nothing
-	 * older in the queue touches its bytes (else the oldest such one
-	 * goes instead). */
+	 * older in the pool must go first (else the oldest such one is
+	 * tried instead) and it is ready. */
 	for (int tries = 1 + (int)(emu_rand(dev) % (q->npool + 1));
 	     tries > 0 && q->npool;
 	     tries--) {
 		uint32_t j = (uint32_t)(emu_rand(dev) % q->npool);
-		uint32_t i = 0;
 
-		while (i < j) {
-			if (overlaps(&q->pool[i].wr, &q->pool[j].wr)) {
-				j = i;
-				i = 0;
-				continue;
-			}
-			i++;
-		}
-		if (q->pool[j].due > now)
+		j = emu_pool_first_blocker(q, j);
+		if (!emu_pool_ready(q, &q->pool[j], now))
 			continue;
-		execute(dev, q, &q->pool[j]);
-		pool_remove(q, j);
+		leave_pool(dev, q, j);
 		n++;
 	}
 	return n;

@@ -71,22 +71,34 @@ static uint64_t lat(const struct emu_dev *dev, uint64_t ns)
 	return dev->cfg.time_scale ? ns : 0;
 }
 
-/* @nic_wait: model ns before the responder NIC has served the request. */
+/*
+ * Model time a get taken at @now reaches the read engine, @nic_wait being
+ * how long the responder NIC takes to serve it.
+ */
+uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
+		     uint64_t nic_wait)
+{
+	/* RC modes: the request crosses the bus before the RC sees it. */
+	return now + nic_wait + (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
+				 lat(dev, dev->cfg.lat_bus_ns));
+}
+
+/* Hand get @wr (intake index @idx) to the read engine, from model time
+ * @due on; its lines go to the RLSQ in the order of these calls. */
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr, uint64_t nic_wait)
+		   const struct oms_wr *wr, uint32_t idx, uint64_t due)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
 	uint64_t first = wr->off / EMU_LINE;
 	uint64_t last = (wr->off + wr->len - 1) / EMU_LINE;
 
+	(void)dev;
 	g->wr = *wr;
+	g->idx = idx;
 	g->nlines = (uint32_t)(last - first + 1);
-	g->submitted = g->delivered = 0;
+	g->submitted = g->executed = g->delivered = 0;
 	g->status = 0;
-	/* RC modes: the request crosses the bus before the RC sees it. */
-	g->resp_due = emu_now(dev) + nic_wait +
-		      (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
-		       lat(dev, dev->cfg.lat_bus_ns));
+	g->resp_due = due;
 	g->active = 1;
 	q->get_tail++;
 	return 1;
@@ -166,6 +178,7 @@ static void submit_lines(struct emu_dev *dev, struct emu_queue *q)
 			dev->lines[lb].g = (uint16_t)(g - q->gets);
 			dev->lines[lb].idx = g->submitted;
 			dev->lines[lb].state = LINE_FREE;
+			dev->lines[lb].counted = 0;
 			g->submitted++;
 		}
 		q->get_sub++;
@@ -187,6 +200,26 @@ static void line_span(const struct emu_get *g, uint32_t idx, uint64_t *off,
 	*len = hi - lo;
 }
 
+/* A line of @g could not be read: the get fails (and its stream stops:
+ * a sequenced get is its stream's head while it reads). */
+static void get_fail(struct emu_queue *q, struct emu_get *g, int status)
+{
+	g->status = status;
+	emu_note_fail(q, g->wr.dest, g->idx);
+	if (g->wr.flags & OMS_WR_F_SEQ)
+		emu_seq_stop(q, g->wr.dest, (uint16_t)g->wr.seq);
+}
+
+/* @lb of @g has read for good: a speculative read may still be squashed
+ * and re-read (RC-opt), so it counts when it is delivered instead. */
+static void line_count(struct emu_get *g, struct emu_line *lb)
+{
+	if (!lb->counted) {
+		lb->counted = 1;
+		g->executed++;
+	}
+}
+
 static void line_execute(struct emu_dev *dev, struct emu_line *lb)
 {
 	if (lb->q != ORPHAN) {
@@ -199,7 +232,9 @@ static void line_execute(struct emu_dev *dev, struct emu_line *lb)
 		if (r->valid && off + len <= r->len)
 			memcpy(lb->data, r->base + off, len);
 		else
-			g->status = -EACCES;
+			get_fail(q, g, -EACCES);
+		if (oms_rlsq_speculative(&dev->rlsq, lb->rid) != 1)
+			line_count(g, lb);
 	}
 	lb->state = LINE_DONE;
 	dev->nline_exec--;
@@ -214,6 +249,7 @@ static void line_deliver(struct emu_dev *dev, struct emu_line *lb)
 		uint64_t off, len;
 
 		line_span(g, lb->idx, &off, &len);
+		line_count(g, lb);
 		if (!g->status)
 			memcpy((uint8_t *)(uintptr_t)g->wr.local +
 			       (off - g->wr.off), lb->data, len);

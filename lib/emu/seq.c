@@ -3,18 +3,29 @@
  * Destination ordering by sequence number (seed 004, section 5.2): a
  * queue whose operations carry OMS_WR_F_SEQ is one stream (thread) of the
  * reorder buffer (lib/engine/rob.h) of each destination node.  However
- * the fabric (here: chaos) reorders them on the way, the device applies
+ * the fabric (here: chaos) reorders them on the way, the device performs
  * them in sequence order, so the channel is in-order ("posted") without
- * the initiator waiting for anything.  A command refused at intake still
- * fills its sequence number (a skip), so a bad command never stalls the
- * stream.  A flush on such a channel answers once every operation before
- * its count has been applied.
+ * the initiator waiting for anything.
+ *
+ * A member popped from the reorder buffer is the stream's head until it
+ * is done, and nothing later is popped meanwhile: a get is done when it
+ * has read (every line executed), a fenced member waits for its fence
+ * (lib/emu/order.c).  The head is retried every device step.
+ *
+ * Like a QP in error, the stream stops at its first failed member (one
+ * refused at intake fills its sequence number with a skip; one failed
+ * when performed; one cancelled): every later member, and every flush
+ * counting past it, completes with -ECANCELED unperformed, until an
+ * OMS_WR_RESET to the destination.  A NOP member fills its sequence number
+ * (for an op the initiator cancelled before sending it).  A flush answers
+ * once every member before its count is done.
  */
 #include <errno.h>
 
 #include "emu/emu.h"
 
 #define SKIP UINT64_MAX
+#define NO_HEAD (-1)
 
 int emu_seq_init(struct emu_dev *dev)
 {
@@ -43,43 +54,216 @@ void emu_seq_queue_init(struct emu_queue *q)
 	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
 		q->park_free[i] = (uint16_t)(EMU_SEQ_WINDOW - 1 - i);
 	q->npark_free = EMU_SEQ_WINDOW;
+	for (uint32_t d = 0; d < OMS_MAX_NODES; d++)
+		q->seq_head[d] = NO_HEAD;
 }
 
-/* serial-number compare: has the stream applied everything below @cnt? */
+static uint32_t bit(uint32_t dest)
+{
+	return 1u << dest;
+}
+
+static void park(struct emu_queue *q, uint16_t slot, const struct emu_pend *p)
+{
+	q->parked[slot] = *p;
+	q->park_used[slot / 64] |= 1ull << (slot % 64);
+	q->npark_dest[p->wr.dest]++;
+}
+
+static void unpark(struct emu_queue *q, uint16_t slot)
+{
+	q->park_used[slot / 64] &= ~(1ull << (slot % 64));
+	q->npark_dest[q->parked[slot].wr.dest]--;
+	q->park_free[q->npark_free++] = slot;
+}
+
+void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
+{
+	if (dest >= OMS_MAX_NODES || (q->seq_stopped & bit(dest)))
+		return;
+	q->seq_stopped |= bit(dest);
+	q->seq_stop_at[dest] = seq;
+}
+
+/* The sequence number of the stream's first member not done yet. */
+static uint16_t stream_next(struct emu_dev *dev, const struct emu_queue *q,
+			    uint32_t dest)
+{
+	if (q->seq_head[dest] != NO_HEAD)
+		return (uint16_t)q->parked[q->seq_head[dest]].wr.seq;
+	return (uint16_t)oms_rob_next_seq(&dev->rob[dest], q->id);
+}
+
+/* serial-number compare: is every member below @cnt done? */
 static int covered(struct emu_dev *dev, const struct emu_queue *q,
 		   uint32_t dest, uint32_t cnt)
 {
-	int next = oms_rob_next_seq(&dev->rob[dest], q->id);
-
-	return next >= 0 && (uint16_t)((uint16_t)next - (uint16_t)cnt) < 0x8000;
+	return (uint16_t)(stream_next(dev, q, dest) - (uint16_t)cnt) < 0x8000;
 }
 
-static void flushes(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+/* Does a flush counting to @cnt count past the member the stream
+ * stopped at? */
+static int flush_cancelled(const struct emu_queue *q, uint32_t dest,
+			   uint32_t cnt)
 {
+	return (q->seq_stopped & bit(dest)) &&
+	       (uint16_t)((uint16_t)cnt - q->seq_stop_at[dest] - 1) < 0x8000;
+}
+
+enum { FENCE_GO, FENCE_WAIT, FENCE_CANCEL };
+
+/* Where stream member or flush @p stands with its fence (if any): every
+ * earlier command to its destination performed, none failed. */
+static int fence_state(const struct emu_queue *q, const struct emu_pend *p)
+{
+	if (!(p->wr.flags & OMS_WR_F_FENCE))
+		return FENCE_GO;
+	if (!emu_fence_ready(q, p->wr.dest, p->idx, 1))
+		return FENCE_WAIT;
+	return emu_fence_failed(q, p->wr.dest, p->idx) ? FENCE_CANCEL :
+							  FENCE_GO;
+}
+
+/* Answer flush @f if it is due; returns 1 if answered. */
+static int flush_try(struct emu_dev *dev, struct emu_queue *q,
+		     const struct emu_pend *f)
+{
+	uint32_t dest = f->wr.dest;
+
+	if (flush_cancelled(q, dest, f->wr.seq)) {
+		emu_fail(dev, q, f, -ECANCELED);
+		return 1;
+	}
+	if (!covered(dev, q, dest, f->wr.seq))
+		return 0;
+	switch (fence_state(q, f)) {
+	case FENCE_WAIT:
+		return 0;
+	case FENCE_CANCEL:
+		emu_fail(dev, q, f, -ECANCELED);
+		return 1;
+	}
+	emu_apply(dev, q, f);
+	return 1;
+}
+
+static int flushes(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+{
+	int n = 0;
+
 	for (uint32_t i = 0; i < q->nflush;) {
 		struct emu_pend *f = &q->flush[i];
 
-		if (f->wr.dest != dest || !covered(dev, q, dest, f->wr.seq)) {
+		if (f->wr.dest != dest || !flush_try(dev, q, f)) {
 			i++;
 			continue;
 		}
-		emu_apply(dev, q, f);
 		*f = q->flush[--q->nflush];
+		n++;
 	}
+	return n;
 }
 
-/* Apply every operation of the stream that is now in order. */
-static void drain(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+/* The head get went to the RLSQ: has it read every line (or is it gone,
+ * its slot reused)? */
+static int head_get_read(const struct emu_queue *q, uint32_t dest,
+			 const struct emu_pend *p)
 {
+	const struct emu_get *g = &q->gets[q->seq_get[dest] % EMU_MAX_GETS];
+
+	return g->idx != p->idx || !g->active || g->executed >= g->nlines;
+}
+
+/* A member failed or was cancelled: complete it, stop the stream. */
+static void head_fail(struct emu_dev *dev, struct emu_queue *q,
+		      const struct emu_pend *p, int status)
+{
+	emu_fail(dev, q, p, status);
+	emu_seq_stop(q, p->wr.dest, (uint16_t)p->wr.seq);
+}
+
+/* Get on with the head of @dest's stream; returns 1 when it is done. */
+static int head_step(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+{
+	const struct emu_pend *p = &q->parked[q->seq_head[dest]];
+
+	if (q->seq_started & bit(dest))
+		return head_get_read(q, dest, p);
+	if (q->seq_stopped & bit(dest)) {
+		emu_fail(dev, q, p, -ECANCELED);
+		return 1;
+	}
+	switch (fence_state(q, p)) {
+	case FENCE_WAIT:
+		return 0;
+	case FENCE_CANCEL:
+		head_fail(dev, q, p, -ECANCELED);
+		return 1;
+	}
+	if (p->wr.op == OMS_WR_GET) {
+		/* Its lines fail it (and stop the stream) in reads.c. */
+		q->gets_pending--;
+		q->seq_get[dest] = q->get_tail;
+		q->seq_started |= bit(dest);
+		emu_get_accept(dev, q, &p->wr, p->idx, p->due);
+		return 0;
+	}
+	if (emu_apply(dev, q, p) < 0)
+		emu_seq_stop(q, dest, (uint16_t)p->wr.seq);
+	return 1;
+}
+
+/* Pop the next member of @dest's stream to be its head; a skip (a member
+ * refused at intake, completed then) stops the stream. */
+static int pop_head(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+{
+	oms_rob_seq_t seq;
 	uint64_t cookie;
 
-	while (oms_rob_pop(&dev->rob[dest], q->id, NULL, &cookie) == 1) {
-		if (cookie == SKIP)
-			continue;
-		emu_apply(dev, q, &q->parked[cookie]);
-		q->park_free[q->npark_free++] = (uint16_t)cookie;
+	while (oms_rob_pop(&dev->rob[dest], q->id, &seq, &cookie) == 1) {
+		if (cookie != SKIP) {
+			q->seq_head[dest] = (int16_t)cookie;
+			q->seq_wait |= bit(dest);
+			return 1;
+		}
+		emu_seq_stop(q, dest, seq);
 	}
-	flushes(dev, q, dest);
+	return 0;
+}
+
+static void head_done(struct emu_queue *q, uint32_t dest)
+{
+	unpark(q, (uint16_t)q->seq_head[dest]);
+	q->seq_head[dest] = NO_HEAD;
+	q->seq_started &= ~bit(dest);
+	q->seq_wait &= ~bit(dest);
+}
+
+/* Perform every member of the stream that may go now; answer flushes. */
+static int drain(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+{
+	int n = 0;
+
+	while (q->seq_head[dest] != NO_HEAD || pop_head(dev, q, dest)) {
+		if (!head_step(dev, q, dest))
+			break;
+		head_done(q, dest);
+		n++;
+	}
+	return n + flushes(dev, q, dest);
+}
+
+/* Every device step: heads waiting (a get reading, a fence), flushes. */
+int emu_seq_step(struct emu_dev *dev, struct emu_queue *q)
+{
+	uint32_t mask = q->seq_wait;
+	int n = 0;
+
+	for (uint32_t i = 0; i < q->nflush; i++)
+		mask |= bit(q->flush[i].wr.dest);
+	for (; mask; mask &= mask - 1)
+		n += drain(dev, q, (uint32_t)__builtin_ctz(mask));
+	return n;
 }
 
 void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
@@ -88,18 +272,20 @@ void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
 	uint16_t slot;
 	int r;
 
+	/* Cannot happen (validated; at most a window in flight): fail it
+	 * rather than perform it out of order. */
 	if (p->wr.dest >= OMS_MAX_NODES || !q->npark_free) {
-		emu_apply(dev, q, p);	/* cannot happen: validated, bounded */
+		emu_fail(dev, q, p, -ENOSPC);
 		return;
 	}
 	slot = q->park_free[--q->npark_free];
-	q->parked[slot] = *p;
+	park(q, slot, p);
 	r = oms_rob_insert(&dev->rob[p->wr.dest], q->id,
 			   (oms_rob_seq_t)p->wr.seq, slot);
 	if (r < 0) {
 		/* Outside the window or a duplicate: not a stream member;
 		 * fail it rather than apply it out of order. */
-		q->park_free[q->npark_free++] = slot;
+		unpark(q, slot);
 		emu_fail(dev, q, p, r);
 		return;
 	}
@@ -116,17 +302,15 @@ void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
 		drain(dev, q, wr->dest);
 }
 
+/*
+ * A flush of a stream, at intake.  Answered only once covered (never
+ * early): the list has room for every command the ring can hold.
+ */
 void emu_seq_flush(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr)
+		   const struct emu_pend *f)
 {
-	struct emu_pend f = { .wr = *wr };
-
-	if (wr->dest >= OMS_MAX_NODES || covered(dev, q, wr->dest, wr->seq) ||
-	    q->nflush == EMU_MAX_FLUSH) {
-		emu_apply(dev, q, &f);
-		return;
-	}
-	q->flush[q->nflush++] = f;
+	if (!flush_try(dev, q, f))
+		q->flush[q->nflush++] = *f;
 }
 
 void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q)

@@ -40,7 +40,10 @@ int oms_oc_fail(struct oms_op_counter *oc, enum oms_oc_stage from,
 		return -EINVAL;
 	oc->stage[from]--;
 	oc->failed++;
-	if (!oc->first_error)
+	/* The first real error: an op cancelled because it followed a
+	 * failed one (-ECANCELED) must not hide why. */
+	if (!oc->first_error ||
+	    (oc->first_error == -ECANCELED && status != -ECANCELED))
 		oc->first_error = status;
 	return 0;
 }

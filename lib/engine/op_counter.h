@@ -70,7 +70,8 @@ int oms_oc_quiet_done(const struct oms_op_counter *oc);
 /* Outstanding operations in all stages. */
 uint64_t oms_oc_outstanding(const struct oms_op_counter *oc);
 
-/* First failure status since the last call, or 0; clears it. */
+/* First failure status since the last call, or 0; clears it.  A real
+ * error wins over -ECANCELED (an op cancelled behind a failed one). */
 int oms_oc_take_error(struct oms_op_counter *oc);
 
 #endif

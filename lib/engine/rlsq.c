@@ -443,5 +443,7 @@ int oms_rlsq_speculative(const struct oms_rlsq *q, uint32_t id)
 	e = lookup(q, id);
 	if (!e)
 		return -ENOENT;
-	return !!(e->flags & F_SPEC);
+	/* A squashed in-flight read is as good as speculative: its value
+	 * is thrown away and read again, even once no acquire holds it. */
+	return !!(e->flags & (F_SPEC | F_SQUASH));
 }

@@ -204,7 +204,11 @@ int oms_rlsq_invalidate(struct oms_rlsq *q, uint64_t line);
 /* Live entries (submitted, not yet delivered), or -EINVAL. */
 int oms_rlsq_live(const struct oms_rlsq *q);
 
-/* 1 if entry @id is live and speculative, 0 if live and not, -ENOENT. */
+/*
+ * 1 if entry @id is live and its value may still be thrown away (it is
+ * speculative, or was squashed while in flight and will be read again),
+ * 0 if live and its next value is final, -ENOENT if not live.
+ */
 int oms_rlsq_speculative(const struct oms_rlsq *q, uint32_t id);
 
 #endif

@@ -31,6 +31,15 @@
  *	the strong class; after a BlueFlame copy; before publishing a
  *	position to a consumer that reads the window as memory.
  *
+ *   oms_tx_rd_acquire()
+ *	The read that found a device's answer valid (the done word of an
+ *	MMIO-Acquire's response) is performed before every later load and
+ *	store of the thread: to ordinary memory, to the device, and
+ *	write-combining stores too.  So nothing the thread does after an
+ *	acquire can be observed by the device before the acquire's read was
+ *	performed there (litmus L40).  Use: once, after the response's done
+ *	word, in oms_tx_acquire().
+ *
  * One #if ladder per architecture; an architecture without an entry does
  * not build.
  */
@@ -47,6 +56,9 @@
 #define oms_tx_from_device()	oms_tx_compiler_barrier()	/* loads in order */
 #define oms_tx_wc_start()	__asm__ __volatile__("sfence" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("sfence" ::: "memory")
+/* x86 never reorders a load with later loads or later stores of any
+ * memory type (SDM 8.2.2: only write-write order has NT/WC exceptions). */
+#define oms_tx_rd_acquire()	oms_tx_compiler_barrier()
 #elif defined(__aarch64__)
 /* Device-nGnRE/normal-NC mappings: dmb orders stores to the outer
  * shareable domain, dsb waits for them to complete. */
@@ -54,18 +66,22 @@
 #define oms_tx_from_device()	__asm__ __volatile__("dmb oshld" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("dmb oshst" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("dsb st" ::: "memory")
+/* dmb ld orders earlier loads against later loads and stores. */
+#define oms_tx_rd_acquire()	__asm__ __volatile__("dmb oshld" ::: "memory")
 #elif defined(__powerpc64__) || defined(__powerpc__)
 /* lwsync does not order cache-inhibited stores: sync everywhere. */
 #define oms_tx_to_device()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_tx_from_device()	__asm__ __volatile__("lwsync" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("sync" ::: "memory")
+#define oms_tx_rd_acquire()	__asm__ __volatile__("sync" ::: "memory")
 #elif defined(__riscv)
 /* fence <pred>,<succ>: w/r memory, o/i device output/input. */
 #define oms_tx_to_device()	__asm__ __volatile__("fence w,ow" ::: "memory")
 #define oms_tx_from_device()	__asm__ __volatile__("fence r,r" ::: "memory")
 #define oms_tx_wc_start()	__asm__ __volatile__("fence w,o" ::: "memory")
 #define oms_tx_wc_flush()	__asm__ __volatile__("fence ow,ow" ::: "memory")
+#define oms_tx_rd_acquire()	__asm__ __volatile__("fence ir,iorw" ::: "memory")
 #else
 #error "lib/tx/barrier.h: no barriers for this architecture"
 #endif

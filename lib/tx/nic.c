@@ -36,6 +36,9 @@ struct tx_seq_stream {
 	uint8_t *msg;		/* assembly buffer, OMS_TX_MAX_MSG bytes */
 	size_t mlen;
 	int in_msg;
+	unsigned op;		/* enum oms_tx_op of the message */
+	uint8_t *resp;		/* response area (host memory), or NULL */
+	uint32_t resp_slots;
 };
 
 struct tx_fab_ent {
@@ -57,6 +60,7 @@ struct oms_tx_nic {
 	FILE *pcap;
 	struct tx_fab_ent *pool;
 	uint32_t pool_cap;
+	uint8_t *mem;		/* seq: device memory, a.mem_len bytes */
 };
 
 /* ---- capture ---- */
@@ -132,7 +136,9 @@ OMS_TX_EXPORT int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
 
 	if (!attr || !out || attr->format > OMS_TX_FMT_SEQ || !attr->nthreads ||
 	    attr->nthreads > TX_NIC_MAX_STREAMS || attr->reserved[0] ||
-	    attr->reserved[1])
+	    attr->reserved[1] || attr->mem_len % OMS_TX_CHUNK ||
+	    attr->mem_len > TX_NIC_MAX_REGION ||
+	    (attr->mem_len && attr->format != OMS_TX_FMT_SEQ))
 		return -EINVAL;
 	n = attr->nthreads;
 	if (attr->format == OMS_TX_FMT_SEQ) {
@@ -162,7 +168,8 @@ OMS_TX_EXPORT int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
 		nic->have_rob = 1;
 		nic->stage = malloc((size_t)n * nic->a.rob_window * OMS_TX_CHUNK);
 		nic->ss = calloc(n, sizeof(*nic->ss));
-		if (!nic->stage || !nic->ss)
+		nic->mem = calloc(1, attr->mem_len ? attr->mem_len : 1);
+		if (!nic->stage || !nic->ss || !nic->mem)
 			goto err;
 		for (unsigned i = 0; i < n; i++) {
 			nic->ss[i].msg = malloc(OMS_TX_MAX_MSG);
@@ -205,6 +212,7 @@ OMS_TX_EXPORT void oms_tx_nic_destroy(struct oms_tx_nic *nic)
 	free(nic->stage);
 	free(nic->have);
 	free(nic->pool);
+	free(nic->mem);
 	free(nic);
 }
 
@@ -217,7 +225,112 @@ OMS_TX_EXPORT int oms_tx_nic_stats(const struct oms_tx_nic *nic,
 	return 0;
 }
 
+/* ---- device memory: stores and loads (L40) ---- */
+
+OMS_TX_EXPORT int oms_tx_nic_set_resp(struct oms_tx_nic *nic, unsigned thread,
+				      void *area, size_t len)
+{
+	size_t n = len / OMS_TX_RESP_SLOT;
+
+	if (!nic || thread >= nic->a.nthreads)
+		return -EINVAL;
+	if (nic->a.format != OMS_TX_FMT_SEQ)
+		return -EOPNOTSUPP;
+	if (area && ((uintptr_t)area % 64 || len % OMS_TX_RESP_SLOT || !n ||
+		     n > OMS_TX_RESP_MAX_SLOTS || (n & (n - 1))))
+		return -EINVAL;
+	if (!area && len)
+		return -EINVAL;
+	nic->ss[thread].resp = area;
+	nic->ss[thread].resp_slots = (uint32_t)n;
+	return 0;
+}
+
+static int tx_mem_range_ok(const struct oms_tx_nic *nic, uint64_t addr,
+			   uint64_t len)
+{
+	return addr < nic->a.mem_len && len <= nic->a.mem_len - addr;
+}
+
+static void tx_perform(struct oms_tx_nic *nic, unsigned tid, unsigned op,
+		       uint64_t addr, const void *data, size_t len)
+{
+	if (nic->a.perform)
+		nic->a.perform(nic->a.arg, tid, op, addr, data, len);
+}
+
+/* A store message, released in program order: address, then bytes. */
+static int tx_mem_store(struct oms_tx_nic *nic, unsigned tid,
+			const uint8_t *msg, size_t len)
+{
+	uint64_t addr = tx_load64(msg);
+
+	if (len <= 8) {
+		nic->st.malformed++;
+		return -EPROTO;
+	}
+	if (!tx_mem_range_ok(nic, addr, len - 8)) {
+		nic->st.bad_addr++;
+		return 0;
+	}
+	memcpy(nic->mem + addr, msg + 8, len - 8);
+	nic->st.stores++;
+	tx_perform(nic, tid, OMS_TX_OP_STORE, addr, msg + 8, len - 8);
+	return 0;
+}
+
+/*
+ * Perform a load request (16 bytes: address, length, tag) and answer it in
+ * the thread's response slot, as a DMA write: the bytes, then the done
+ * word with release order, so the CPU that sees the word sees the bytes.
+ */
+static int tx_mem_load(struct oms_tx_nic *nic, unsigned tid, unsigned op,
+		       const uint8_t *req, size_t len)
+{
+	struct tx_seq_stream *s = &nic->ss[tid];
+	uint64_t addr = tx_load64(req), w;
+	uint32_t n, tag;
+	uint8_t *slot;
+
+	memcpy(&n, req + 8, 4);
+	memcpy(&tag, req + 12, 4);
+	if (len != 16 || !n || n > OMS_TX_LD_MAX || !s->resp) {
+		nic->st.unanswered++;
+		return -EPROTO;
+	}
+	slot = s->resp + (size_t)(tag & (s->resp_slots - 1)) * OMS_TX_RESP_SLOT;
+	w = (1ull << 63) | ((uint64_t)n << 32) | tag;
+	if (tx_mem_range_ok(nic, addr, n)) {
+		tx_perform(nic, tid, op, addr, nic->mem + addr, n);
+		memcpy(slot + 64, nic->mem + addr, n);
+	} else {
+		nic->st.bad_addr++;
+		w |= (uint64_t)EFAULT << 48;
+	}
+	nic->st.loads++;
+	__atomic_store_n((uint64_t *)(void *)slot, w, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* ---- sequenced ---- */
+
+/* A whole message left the reorder buffer: do what its op says. */
+static int tx_seq_done(struct oms_tx_nic *nic, unsigned tid,
+		       struct tx_seq_stream *s)
+{
+	switch (s->op) {
+	case OMS_TX_OP_STORE:
+		return tx_mem_store(nic, tid, s->msg, s->mlen);
+	case OMS_TX_OP_LOAD:
+		return tx_mem_load(nic, tid, s->op, s->msg, s->mlen);
+	case OMS_TX_OP_MSG:
+		tx_deliver(nic, tid, s->msg, s->mlen);
+		return 0;
+	default:	/* a relaxed load never enters the reorder buffer */
+		nic->st.malformed++;
+		return -EPROTO;
+	}
+}
 
 /* Use one in-order chunk; returns -EPROTO if it was dropped. */
 static int tx_seq_use(struct oms_tx_nic *nic, unsigned tid, const uint8_t *c)
@@ -225,13 +338,17 @@ static int tx_seq_use(struct oms_tx_nic *nic, unsigned tid, const uint8_t *c)
 	struct tx_seq_stream *s = &nic->ss[tid];
 	uint64_t h = tx_load64(c);
 	size_t n = (h >> TXS_LEN_SHIFT) & TXS_LEN_MASK;
+	unsigned op = (unsigned)((h >> TXS_OP_SHIFT) & TXS_OP_MASK);
 
 	if (h & TXS_SOM) {
 		if (s->in_msg)
 			nic->st.malformed++;	/* the partial message */
 		s->in_msg = 1;
 		s->mlen = 0;
-	} else if (!s->in_msg) {
+		s->op = op;
+	} else if (!s->in_msg || op != s->op) {
+		if (s->in_msg)
+			s->in_msg = 0;	/* the partial message goes too */
 		nic->st.malformed++;
 		return -EPROTO;
 	}
@@ -244,9 +361,24 @@ static int tx_seq_use(struct oms_tx_nic *nic, unsigned tid, const uint8_t *c)
 	s->mlen += n;
 	if (h & TXS_EOM) {
 		s->in_msg = 0;
-		tx_deliver(nic, tid, s->msg, s->mlen);
+		return tx_seq_done(nic, tid, s);
 	}
 	return 0;
+}
+
+/* A relaxed load is performed on arrival: it has no place in program
+ * order, so it reads whatever the device memory holds right now. */
+static int tx_seq_relaxed(struct oms_tx_nic *nic, unsigned tid,
+			  const uint8_t *chunk, size_t n)
+{
+	uint64_t h = tx_load64(chunk);
+
+	if ((h & (TXS_SOM | TXS_EOM)) != (TXS_SOM | TXS_EOM)) {
+		nic->st.malformed++;
+		return -EPROTO;
+	}
+	nic->st.accepted++;
+	return tx_mem_load(nic, tid, OMS_TX_OP_LOAD_RELAXED, chunk + OMS_TX_HDR, n);
 }
 
 static int tx_seq_rx(struct oms_tx_nic *nic, const uint8_t *chunk)
@@ -259,13 +391,15 @@ static int tx_seq_rx(struct oms_tx_nic *nic, const uint8_t *chunk)
 	int r, ret = 0;
 
 	nic->st.chunks++;
-	if (!(h & TXH_V) || (h & TXS_RSV_MASK) || !n || n > OMS_TX_SEQ_PAYLOAD ||
+	if (!(h & TXH_V) || !n || n > OMS_TX_SEQ_PAYLOAD ||
 	    (!(h & TXS_EOM) && n != OMS_TX_SEQ_PAYLOAD))
 		goto corrupt;
 	if (h & TXH_C)
 		ph = tx_payload_hash(chunk + OMS_TX_HDR, OMS_TX_SEQ_PAYLOAD);
 	if (tx_seq_check(h, ph) != h >> TXS_CHECK_SHIFT || tid >= nic->a.nthreads)
 		goto corrupt;
+	if (((h >> TXS_OP_SHIFT) & TXS_OP_MASK) == OMS_TX_OP_LOAD_RELAXED)
+		return tx_seq_relaxed(nic, tid, chunk, n);
 	r = oms_rob_insert(&nic->rob, tid, seq, seq);
 	switch (r) {
 	case -EEXIST:

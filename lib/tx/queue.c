@@ -59,7 +59,7 @@ void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
 
 static inline uint64_t tx_seq_base(const struct oms_tx_queue *q)
 {
-	return q->hbase;
+	return q->hbase | q->op;
 }
 
 /* Header fields that do not change from message to message. */
@@ -312,6 +312,14 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 		q->max_payload = TXP_LEN_MASK;
 	q->credit = q->credit_cached = nchunks;
 	q->win = w;
+	/* a store is one message: its device address, then its bytes */
+	if (attr->cls == OMS_TX_SEQUENCED) {
+		q->stbuf = malloc(q->max_payload);
+		if (!q->stbuf) {
+			free(q);
+			return -ENOMEM;
+		}
+	}
 	if (!(attr->flags & OMS_TX_Q_SCALAR) && tx_cpu_avx2()) {
 #if TX_HAVE_AVX2
 		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
@@ -327,16 +335,17 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 
 OMS_TX_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
 {
+	if (q)
+		free(q->stbuf);
 	free(q);
 }
 
-OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
-			      size_t len)
+int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
+	       size_t len)
 {
 	size_t nch, adv;
+	uint16_t seq = q->seq;
 
-	if (!q || !buf || !len || len > q->max_payload)
-		return -EINVAL;
 	nch = len <= OMS_TX_SEQ_PAYLOAD ? 1 : oms_tx_msg_chunks(q->cls, len);
 	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
 	if (!(q->flags & OMS_TX_Q_NO_CREDIT) && q->pos + adv > q->credit_cached) {
@@ -346,7 +355,13 @@ OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 			return -EAGAIN;
 		}
 	}
+	q->op = op << TXS_OP_SHIFT;
 	q->write(q, buf, len, nch);
+	q->op = 0;
+	/* a relaxed load has no place in program order: its sequence field
+	 * is ignored and must not leave a gap the reorder buffer waits on */
+	if (op == OMS_TX_OP_LOAD_RELAXED)
+		q->seq = seq;
 	q->pos += adv;
 	q->st.msgs++;
 	q->st.chunks += nch;
@@ -356,6 +371,14 @@ OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 		q->st.fences++;
 	}
 	return 0;
+}
+
+OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
+			      size_t len)
+{
+	if (!q || !buf || !len || len > q->max_payload)
+		return -EINVAL;
+	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
 OMS_TX_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)

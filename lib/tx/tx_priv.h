@@ -33,7 +33,8 @@
 #define TXS_EOM		(1ull << 29)
 #define TXS_LEN_SHIFT	32
 #define TXS_LEN_MASK	0x3full
-#define TXS_RSV_MASK	(3ull << 38)
+#define TXS_OP_SHIFT	38		/* enum oms_tx_op */
+#define TXS_OP_MASK	3ull
 #define TXS_CHECK_SHIFT	40
 #define TXS_FIELDS_MASK	((1ull << 40) - 1)
 
@@ -148,12 +149,26 @@ struct oms_tx_queue {
 	uint32_t max_payload;
 	uint16_t seq;
 	uint64_t hbase;		/* header bits fixed for the queue */
+	uint64_t op;		/* op bits of the message being written */
 	struct oms_tx_stats st;
 	struct oms_tx_window *win;
+	/* loads (lib/tx/load.c) */
+	uint8_t *resp;		/* response area, NULL: none */
+	uint32_t resp_slots;	/* power of two */
+	uint32_t ld_tag;	/* next tag, 31 bits */
+	uint64_t ld_busy;	/* slots with a load outstanding */
+	uint16_t ld_len[OMS_TX_RESP_MAX_SLOTS];
+	uint8_t *stbuf;		/* store message: address + bytes */
 	/* shared with the consumer, each on its own line */
 	uint64_t credit __attribute__((aligned(64)));
 	uint64_t published __attribute__((aligned(64)));
 };
+
+/* lib/tx/queue.c: write one message of @len bytes with header op @op
+ * (sequenced queues; 0 for the plain classes), after the credit check.
+ * The relaxed load op uses up no sequence number.  0 or -EAGAIN. */
+int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
+	       size_t len);
 
 /* lib/tx/queue.c: build one chunk of a message into @out (64 bytes) the
  * slow, obvious way (for the scalar path and for tests' reference). */

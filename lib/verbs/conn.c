@@ -329,6 +329,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	c->rlen = reg.len;
 	c->rkey = reg.rkey;
 	c->raccess = reg.access;
+	c->flush_addr = reg.flush_addr;
+	c->flush_rkey = reg.flush_rkey;
 	rmr->dest = (uint32_t)(c - vc->conn);
 	rmr->region = VB_REGION(rmr->dest, c->gen);
 	rmr->key = reg.rkey;

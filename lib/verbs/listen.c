@@ -5,8 +5,14 @@
  * request whose hello checks out gets an RC QP on the owner's PD and CQ
  * (passive: the owner's CPU takes no part in what the initiator then
  * does) and an accept carrying the region (address, rkey, length,
- * access); a disconnect tears its QP down.  Closing the listener
- * disconnects every initiator it accepted.
+ * access) and the listener's flush word; a disconnect tears its QP down.
+ * Closing the listener disconnects every initiator it accepted.
+ *
+ * The flush word: 8 bytes of the listener's own, registered for remote
+ * read on the context's PD, that every initiator's flush READs.  It is
+ * readable even when the region is not, and being 8 real bytes the READ
+ * response follows the QP's earlier WRITEs into memory (a 0-byte READ
+ * touches nothing and need not).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +39,8 @@ struct vb_listener {
 	struct rdma_cm_id *lid;
 	pthread_t thread;
 	int stop[2];		/* pipe: a byte asks the thread to leave */
+	uint64_t *flush_word;	/* initiators' flushes READ it */
+	struct ibv_mr *flush_mr;
 	uint8_t reply[OMS_VW_REGION_LEN];
 	struct vb_passive *conns;
 };
@@ -178,6 +186,30 @@ static uint32_t line_size(void)
 	return v >= 8 && v <= 4096 && !(v & (v - 1)) ? (uint32_t)v : 64;
 }
 
+/* The flush word: a cache line of its own, remote read only. */
+static int flush_word_reg(struct vb_listener *l)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, 64))
+		return -ENOMEM;
+	memset(p, 0, 64);
+	l->flush_word = p;
+	l->flush_mr = ibv_reg_mr(l->vc->pd, p, 8, IBV_ACCESS_REMOTE_READ);
+	if (!l->flush_mr) {
+		free(p);
+		l->flush_word = NULL;
+		return vb_errno(-ENOMEM);
+	}
+	return 0;
+}
+
+static void flush_word_dereg(struct vb_listener *l)
+{
+	ibv_dereg_mr(l->flush_mr);
+	free(l->flush_word);
+}
+
 /* Bind @l->lid to @addr:@port (every IPv4 address when @addr is NULL). */
 static int bind_listener(struct vb_listener *l, const char *addr,
 			 const char *port)
@@ -224,11 +256,16 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		return -ENOMEM;
 	l->vc = vc;
 	l->stop[0] = l->stop[1] = -1;
+	err = flush_word_reg(l);
+	if (err)
+		goto err_free;
+	reg.flush_addr = (uintptr_t)l->flush_word;
+	reg.flush_rkey = l->flush_mr->rkey;
 	oms_vw_region_encode(l->reply, &reg);
 	l->ch = rdma_create_event_channel();
 	if (!l->ch) {
 		err = vb_errno(-ENODEV);
-		goto err_free;
+		goto err_flush;
 	}
 	if (rdma_create_id(l->ch, &l->lid, l, RDMA_PS_TCP)) {
 		err = vb_errno(-ENOMEM);
@@ -268,6 +305,8 @@ err_id:
 	rdma_destroy_id(l->lid);
 err_ch:
 	rdma_destroy_event_channel(l->ch);
+err_flush:
+	flush_word_dereg(l);
 err_free:
 	free(l);
 	return err;
@@ -292,5 +331,7 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 	rdma_destroy_event_channel(l->ch);
 	close(l->stop[0]);
 	close(l->stop[1]);
+	/* after the QPs: no initiator can READ it any more */
+	flush_word_dereg(l);
 	free(l);
 }

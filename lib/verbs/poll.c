@@ -5,11 +5,16 @@
  * that QP that was posted unsignaled.  Each operation whose last WR is
  * covered gets one struct oms_wc (a get's bounce buffer copied out first,
  * an atomic's old value attached).  An error completion fails its
- * operation with an errno and puts the connection in error: everything
- * still queued on it fails at once, later posts are refused, and the
- * completions the QP flushes are ignored.  When the last signaled WR of a
- * QP completes with unsignaled ones after it, a signaled 0-byte write is
- * posted to cover them, so every operation is reported.
+ * operation with an errno and puts the connection in error: RC performs
+ * nothing of the QP after the failed WR (the responder NAKs and drops the
+ * rest), so everything still queued on it completes with -ECANCELED at
+ * once, the completions the QP flushes are ignored, and later posts fail
+ * (post.c).  A flush error seen first (the QP went to error for a reason
+ * not reported) is -ECONNRESET, a failure of its own.  When the last
+ * signaled WR of a QP completes with unsignaled ones after it, a signaled
+ * 0-byte write is posted to cover them, so every operation is reported;
+ * the same write rings the doorbell of a QP that stood still too long
+ * (kick_if_still: Soft-RoCE can lose the wakeup of a fenced WR).
  */
 #include <errno.h>
 #include <string.h>
@@ -63,11 +68,16 @@ void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
 	wc_push(vc, &wc);
 }
 
-/* Every WR of @c up to @seq is complete; the one at @seq with @status. */
-static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
-			  int status)
+/*
+ * Every WR of @c up to @seq is complete; the one at @seq with @status.
+ * Returns whether an operation took @status (not so when the WR at @seq
+ * was a covering write, post_cover()).
+ */
+static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
+			 int status)
 {
 	uint32_t qd = vc->ctx->qdepth;
+	int took = 0;
 
 	while (c->head != c->tail) {
 		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
@@ -75,8 +85,10 @@ static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 
 		if (!op->posted || op->first_seq > seq)
 			break;
-		if (status && !op->status && (!all || seq <= op->last_seq))
+		if (status && !op->status && (!all || seq <= op->last_seq)) {
 			op->status = status;
+			took = 1;
+		}
 		if (!all || op->last_seq > seq)
 			break;
 		vb_op_finish(vc, op, op->status);
@@ -86,9 +98,16 @@ static void complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
 		c->done_seq = seq + 1;
 	}
+	return took;
 }
 
-void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+/*
+ * Put @c in error with @err (its QP too: nothing more leaves it) and
+ * complete every operation it still holds with its own status, else
+ * @rest.  @c->told records that an operation reported the failure itself,
+ * so that later ones may be mere cancellations (post.c).
+ */
+static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 {
 	uint32_t qd = vc->ctx->qdepth;
 
@@ -102,11 +121,19 @@ void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
 	}
 	while (c->head != c->tail) {
 		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
+		int st = op->status ? op->status : rest;
 
-		vb_op_finish(vc, op, op->status ? op->status : err);
+		if (st != -ECANCELED)
+			c->told = 1;
+		vb_op_finish(vc, op, st);
 		c->head++;
 	}
 	c->feed = c->tail;
+}
+
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	conn_stop(vc, c, err, err);
 }
 
 /* A signaled 0-byte write: its completion covers the WRs before it. */
@@ -133,6 +160,35 @@ static void post_cover(struct vb_ctx *vc, struct vb_conn *c)
 	c->unsig_run = 0;
 }
 
+/*
+ * A QP with WRs on it that has not moved for VB_KICK_NS gets a signaled
+ * 0-byte WRITE: on Soft-RoCE the doorbell is what runs the requester, and
+ * rxe can lose the wakeup of a fenced WR (the requester finds a READ
+ * outstanding, the completer finishes it before the requester has said it
+ * waits, and nothing runs the requester again): the WR would wait for
+ * ever.  On a NIC that does not lose it the WRITE costs nothing: it
+ * touches no memory (IB C9-88) and follows everything on the QP.
+ */
+static void kick_if_still(struct vb_ctx *vc, struct vb_conn *c)
+{
+	uint64_t now;
+
+	if (c->err || !c->qp || !c->sq_used) {
+		c->still_since = 0;
+		return;
+	}
+	now = oms_now_ns();
+	if (!c->still_since) {
+		c->still_since = now;
+		return;
+	}
+	/* leave the entry vb_feed() keeps for a covering WRITE */
+	if (now - c->still_since < VB_KICK_NS || c->sq_used + 2 >= c->sq_depth)
+		return;
+	post_cover(vc, c);
+	c->still_since = now;
+}
+
 static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 {
 	uint32_t ci = VB_WRID_CONN(w->wr_id);
@@ -149,12 +205,20 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	if (w->status != IBV_WC_SUCCESS) {
 		int err = vb_wc_status(w->status);
 
-		complete_upto(vc, c, seq, err);
-		vb_conn_fail(vc, c, -ECONNRESET);	/* the rest: flushed */
+		/* the failed op (finished here, or below if some of its WRs
+		 * were never posted) reports err; what RC drops after it is
+		 * cancelled: never performed */
+		if (complete_upto(vc, c, seq, err)) {
+			c->told = 1;
+			conn_stop(vc, c, err, -ECANCELED);
+		} else {
+			conn_stop(vc, c, err, err);
+		}
 		return;
 	}
 	if (c->sig_inflight)
 		c->sig_inflight--;
+	c->still_since = 0;
 	complete_upto(vc, c, seq, 0);
 	if (!c->sig_inflight && c->next_seq > c->done_seq)
 		post_cover(vc, c);
@@ -183,10 +247,13 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 
 		if (!c->used)
 			continue;
-		if (vc->dead)
+		if (vc->dead) {
 			vb_conn_fail(vc, c, vc->dead);
-		else if (c->feed != c->tail)
+			continue;
+		}
+		if (c->feed != c->tail)
 			vb_feed(vc, c);
+		kick_if_still(vc, c);
 	}
 	while (got < max && vc->wc_head != vc->wc_tail)
 		wc[got++] = vc->wc[vc->wc_head++ % ctx->qdepth];

@@ -12,11 +12,13 @@
  *   get    RDMA READ, into a registered region, the bounce buffer (copied
  *          out at completion) or a registration of its own; an acquire
  *          get is one READ per 64-byte line in address order, each with
- *          IBV_SEND_FENCE, and the next read or atomic on the QP is fenced
+ *          IBV_SEND_FENCE, and the next WR on the QP (any kind) is fenced
  *          too: acquire ordered at the source;
+ *   OMS_WR_F_FENCE  IBV_SEND_FENCE on the operation's first WR;
  *   fadd, cas  the atomics, into the slot's registered 8-byte result;
- *   flush  an 8-byte RDMA READ (0 bytes if the region is not readable):
- *          its response follows every earlier write of the QP;
+ *   flush  an 8-byte RDMA READ of the listener's flush word (wire.h):
+ *          it touches memory, so its response follows every earlier
+ *          WRITE of the QP into memory; a 0-byte READ would not have to;
  *   nop    a 0-byte RDMA WRITE.
  *
  * Signaling: a WR is signaled when its completion carries a result (the
@@ -90,6 +92,7 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 
 	op->nwr = 1;
 	op->rkey = wr->key;
+	op->fence_first = (wr->flags & OMS_WR_F_FENCE) != 0;
 	switch (wr->op) {
 	case OMS_WR_PUT:
 	case OMS_WR_GET:
@@ -102,6 +105,9 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 		op->raddr = c->raddr + wr->off;
 		break;
 	case OMS_WR_FLUSH:
+		op->raddr = c->flush_addr;
+		op->rkey = c->flush_rkey;
+		break;
 	case OMS_WR_NOP:
 		op->raddr = c->raddr;
 		op->rkey = c->rkey;
@@ -145,6 +151,46 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 }
 
 /*
+ * OMS_WR_RESET: restart the channel to @dest after oms_ctx_resume().  A
+ * requester cannot reset an RC QP alone (the responder's QP is in error
+ * too and the PSNs are lost), so a connection in error stays so and the
+ * reset answers -ENOTCONN: oms_connect() again.  After it every operation
+ * to that destination fails on its own with -ENOTCONN (none is behind an
+ * unresumed failure any more).  A healthy connection has nothing to
+ * restart: 0.
+ */
+static int reset(struct vb_ctx *vc, uint32_t dest)
+{
+	struct vb_conn *c;
+
+	vb_conn_events(vc);	/* a disconnect not yet seen */
+	if (vc->dead)
+		return vc->dead;
+	if (dest >= VB_MAX_CONN || !vc->conn[dest].used)
+		return -ENOTCONN;
+	c = &vc->conn[dest];
+	if (!c->err && !c->disconnected)
+		return 0;
+	c->reset = 1;
+	return -ENOTCONN;
+}
+
+/*
+ * The status of an operation to a connection in error.  Until the
+ * context resumes (a RESET), an in-order channel cancels what follows its
+ * failure (backend.h): -ECANCELED, once an operation has reported the
+ * failure itself; -ENOTCONN for the first when none has (the peer left
+ * while the QP was idle), so that a failure is never silent.
+ */
+static int conn_err(struct vb_conn *c)
+{
+	int err = c->told && !c->reset ? -ECANCELED : -ENOTCONN;
+
+	c->told = 1;
+	return err;
+}
+
+/*
  * Queue @wr on its connection.  An operation the connection cannot carry
  * (none there, in error, a stale or out-of-range descriptor) is not
  * refused here: it completes at once with the error, through poll(), so
@@ -162,12 +208,16 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 	op = &vc->op[wr->slot];
 	memset(op, 0, sizeof(*op));
 	op->wr = *wr;
+	if (wr->op == OMS_WR_RESET) {
+		vb_op_finish(vc, op, reset(vc, wr->dest));
+		return 0;
+	}
 	if (vc->dead)
 		err = vc->dead;
 	else if (wr->dest >= VB_MAX_CONN || !vc->conn[wr->dest].used)
 		err = -ENOTCONN;
 	else if (vc->conn[wr->dest].err)
-		err = -ENOTCONN;	/* the QP failed earlier */
+		err = conn_err(&vc->conn[wr->dest]);
 	else
 		c = &vc->conn[wr->dest];
 	if (!err)
@@ -195,6 +245,19 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 	w->num_sge = 1;
 	w->wr.rdma.remote_addr = op->raddr;
 	w->wr.rdma.rkey = op->rkey;
+	/*
+	 * IBV_SEND_FENCE holds a WR until every earlier READ and atomic of
+	 * the QP has completed, and the send queue behind it: what the
+	 * context layer asks with OMS_WR_F_FENCE (a write after a read of
+	 * the same bytes, a release, a write after an acquire), and what an
+	 * acquire get asks of whatever comes next on its QP (A1: RC lets a
+	 * WRITE or a READ overtake an earlier READ's data otherwise).
+	 */
+	if (!k && (op->fence_first || c->acq_fence))
+		w->send_flags |= IBV_SEND_FENCE;
+	if (k + 1 == op->nwr)
+		c->acq_fence = wr->op == OMS_WR_GET &&
+			       (wr->flags & OMS_WR_F_ACQUIRE);
 	switch (wr->op) {
 	case OMS_WR_PUT:
 		w->opcode = IBV_WR_RDMA_WRITE;
@@ -214,11 +277,9 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 			w->wr.rdma.remote_addr = s;
 			sge->addr += s - op->raddr;
 			sge->length = (uint32_t)(e - s);
-			w->send_flags |= IBV_SEND_FENCE;
-		} else if (c->acq_fence) {
+			/* each line after the ones before it */
 			w->send_flags |= IBV_SEND_FENCE;
 		}
-		c->acq_fence = (wr->flags & OMS_WR_F_ACQUIRE) != 0;
 		sig = k + 1 == op->nwr;
 		break;
 	case OMS_WR_FADD:
@@ -231,16 +292,11 @@ static int build(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
 		w->wr.atomic.compare_add = wr->a1;
 		w->wr.atomic.swap = wr->a2;
 		sge->length = 8;
-		if (c->acq_fence)
-			w->send_flags |= IBV_SEND_FENCE;
-		c->acq_fence = 0;
 		sig = 1;
 		break;
 	case OMS_WR_FLUSH:
 		w->opcode = IBV_WR_RDMA_READ;
-		sge->length = (c->raccess & OMS_ACCESS_REMOTE_READ) &&
-			      c->rlen >= 8 ? 8 : 0;
-		w->num_sge = sge->length ? 1 : 0;
+		sge->length = 8;
 		sig = 1;
 		break;
 	default:	/* nop */
@@ -269,6 +325,7 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 	}
 	c->next_seq += (uint64_t)n;
 	c->sq_used += (uint32_t)n;
+	c->still_since = 0;
 	vc->progress += (uint64_t)n;
 	for (int i = 0; i < n; i++) {
 		if (w[i].send_flags & IBV_SEND_SIGNALED)

@@ -10,16 +10,17 @@
  *  - each oms_connect() is one RC QP, one destination (rmr.dest) and one
  *    in-order channel: the context layer's store orderer runs them as
  *    POSTED channels, so a strong store on the same QP goes at once and
- *    one on another QP waits for a flush, an 8-byte RDMA READ (dev.c,
- *    conn.c, listen.c);
+ *    one on another QP waits for a flush, an 8-byte RDMA READ of the
+ *    listener's flush word (dev.c, conn.c, listen.c);
  *  - post() queues an operation on its connection, ring() turns what is
  *    queued into work requests with one ibv_post_send per QP (post.c),
  *    poll() reaps the CQ; one signaled completion completes every earlier
  *    unsignaled request of its QP, and one struct oms_wc is made per
  *    operation (poll.c);
  *  - acquire gets are ordered at the source: one RDMA READ per 64-byte
- *    line in address order, each with IBV_SEND_FENCE, and the next read
- *    after an acquire fenced too;
+ *    line in address order, each with IBV_SEND_FENCE, and the next WR
+ *    after an acquire fenced too; OMS_WR_F_FENCE is IBV_SEND_FENCE on an
+ *    operation's first WR;
  *  - a QP in error fails every operation it still holds, and every later
  *    one, with an errno; nothing waits for a peer that is gone.
  *
@@ -47,6 +48,9 @@
 #define VB_ACK_TIMEOUT	15		/* 4.096 us << 15 = 134 ms */
 #define VB_RETRY_CNT	7		/* ~1 s to declare a peer dead */
 #define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
+#define VB_KICK_NS	(200ull * 1000000)	/* a QP that stood still this
+						 * long with WRs on it gets a
+						 * doorbell (poll.c) */
 
 /* How an operation's local bytes reach the device. */
 enum vb_local {
@@ -89,8 +93,13 @@ struct vb_conn {
 	uint64_t done_seq;	/* WRs below this are complete */
 	uint32_t sig_inflight;	/* signaled WRs posted, not reaped */
 	uint32_t unsig_run;	/* unsignaled WRs since the last signaled */
-	int acq_fence;		/* the next read must wait for earlier ones */
+	uint64_t still_since;	/* ns: WRs on it and nothing moved since */
+	int acq_fence;		/* an acquire was the last: fence the next WR */
 	int err;		/* first error: the QP is unusable */
+	int told;		/* an op completed with the QP's failure:
+				 * later ones are cancelled (-ECANCELED) */
+	int reset;		/* OMS_WR_RESET came after the failure:
+				 * later ones fail (-ENOTCONN) */
 	int disconnected;	/* the peer said goodbye */
 	/* the operations on it, oldest first: a ring of slots */
 	uint32_t *fifo;
@@ -98,6 +107,9 @@ struct vb_conn {
 	/* the remote region (rmr.region indexes the same table) */
 	uint64_t raddr, rlen;
 	uint32_t rkey, raccess;
+	/* the listener's flush word: what a flush READs */
+	uint64_t flush_addr;
+	uint32_t flush_rkey;
 };
 
 struct vb_lmr {			/* a local region (oms_mr_reg) */

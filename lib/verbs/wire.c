@@ -93,6 +93,8 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r)
 	put32(p + 32, r->rkey);
 	put32(p + 36, r->line);
 	put32(p + 40, r->node);
+	put32(p + 44, r->flush_rkey);
+	put64(p + 48, r->flush_addr);
 	return OMS_VW_REGION_LEN;
 }
 
@@ -104,14 +106,17 @@ int oms_vw_region_decode(const void *buf, size_t len,
 
 	if (!out || (!buf && len))
 		return -EINVAL;
-	if (!buf || !header_ok(p, len, OMS_VW_REGION_LEN) || get32(p + 44))
+	if (!buf || !header_ok(p, len, OMS_VW_REGION_LEN))
 		return -EPROTO;
+	memset(&r, 0, sizeof(r));	/* padding too: callers memcmp it */
 	r.access = get32(p + 12);
 	r.addr = get64(p + 16);
 	r.len = get64(p + 24);
 	r.rkey = get32(p + 32);
 	r.line = get32(p + 36);
 	r.node = get32(p + 40);
+	r.flush_rkey = get32(p + 44);
+	r.flush_addr = get64(p + 48);
 	if (!r.access || (r.access & ~OMS_ACCESS_ALL))
 		return -EPROTO;
 	if (!r.len || r.len > OMS_VW_MAX_REGION_LEN || r.addr > UINT64_MAX - r.len)
@@ -119,6 +124,10 @@ int oms_vw_region_decode(const void *buf, size_t len,
 	if (r.line < 8 || r.line > 4096 || (r.line & (r.line - 1)))
 		return -EPROTO;
 	if (r.node >= OMS_MAX_NODES)
+		return -EPROTO;
+	/* the flush READs these 8 bytes: a real, aligned word */
+	if (!r.flush_addr || (r.flush_addr % 8) ||
+	    r.flush_addr > UINT64_MAX - 8)
 		return -EPROTO;
 	*out = r;
 	return 0;

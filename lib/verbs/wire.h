@@ -21,7 +21,16 @@
  *  32  rkey     u32
  *  36  line     u32  the owner's cache line size (power of two, 8..4096)
  *  40  node     u32  the owner's node (< OMS_MAX_NODES), informational
- *  44  reserved u32  0
+ *  44  frkey    u32  the rkey of the listener's flush word
+ *  48  faddr    u64  its address: 8-byte aligned, not 0, faddr + 8 does
+ *                    not wrap
+ *
+ * The flush word (version 2) is 8 bytes every listener registers with
+ * remote read access on its own protection domain: the initiator's flush
+ * is an 8-byte RDMA READ of it.  The response of a READ that touches
+ * memory follows every earlier WRITE of the QP into memory (PCIe: a read
+ * pushes the posted writes before it), which a 0-byte READ need not do,
+ * and the word is readable whatever rights the region itself was given.
  */
 #ifndef OMS_VERBS_WIRE_H
 #define OMS_VERBS_WIRE_H
@@ -30,9 +39,9 @@
 #include <stdint.h>
 
 #define OMS_VW_MAGIC		0x56534d4fu	/* the bytes "OMSV" */
-#define OMS_VW_VERSION		1u
+#define OMS_VW_VERSION		2u	/* 2: the flush word */
 #define OMS_VW_HELLO_LEN	16u
-#define OMS_VW_REGION_LEN	48u
+#define OMS_VW_REGION_LEN	56u
 #define OMS_VW_MAX_REGION_LEN	(1ull << 48)	/* no region is larger */
 
 struct oms_vw_hello {
@@ -46,6 +55,8 @@ struct oms_vw_region {
 	uint32_t access;
 	uint32_t line;
 	uint32_t node;
+	uint64_t flush_addr;	/* the listener's flush word */
+	uint32_t flush_rkey;
 };
 
 /* Encode into @buf (at least the message length); returns the length. */
@@ -57,7 +68,7 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r);
  * well-formed message of this version (short, wrong magic, version or
  * length, unknown flags, a reserved field set, a zero, wrapping or
  * oversized region, unknown access bits, a line size that is not a power
- * of two in range).  *@out is written only on success.  -EINVAL for NULL.
+ * of two in range, a flush word address that is 0, misaligned or wraps).  *@out is written only on success.  -EINVAL for NULL.
  */
 int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out);
 int oms_vw_region_decode(const void *buf, size_t len,

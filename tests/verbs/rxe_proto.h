@@ -12,6 +12,18 @@
  * client writes the value i to every data word, then the flag, for
  * i = 1, 2, ...).  When the client writes the epoch to RX_FINISH the
  * observer publishes its counts and sets RX_RES_DONE to the epoch.
+ *
+ * RX_MODE (read with the epoch) says what the observer does meanwhile:
+ *
+ *   MP      the above (message passing: data must land before the flag);
+ *   ECHO    each time the flag changes to v it stores v to the word at
+ *           RX_ECHO_OFF: a second thread that reads Y and then writes F,
+ *           for load-buffering shapes (L34: a client whose acquire of F
+ *           returns v saw the effect of a put it issued after the
+ *           acquire);
+ *   WRITER  it writes k = 1, 2, ... to the first data word and then, with
+ *           a release, to the flag: a host that writes Y then F (L35);
+ *           RX_RES_SEEN is the last k.
  */
 #ifndef OMS_RXE_PROTO_H
 #define OMS_RXE_PROTO_H
@@ -26,6 +38,8 @@
 #define RX_FLAG_OFF	0x018
 #define RX_DATA_OFF	0x020	/* [RX_MAX_DATA] */
 #define RX_FINISH	0x040	/* epoch to publish results of */
+#define RX_MODE		0x048	/* RX_MODE_* */
+#define RX_ECHO_OFF	0x050	/* ECHO: where the flag's value goes */
 /* written by the observer */
 #define RX_RES_EPOCH	0x080	/* experiment it is watching */
 #define RX_RES_SEEN	0x088	/* flag changes seen */
@@ -38,6 +52,12 @@
 #define RX_SCRATCH	0x8000	/* bytes a test may clobber */
 #define RX_BULK		0x40000	/* big writes that keep a QP busy */
 #define RX_BULK_LEN	0x40000
+
+enum {
+	RX_MODE_MP = 0,
+	RX_MODE_ECHO = 1,
+	RX_MODE_WRITER = 2,
+};
 
 enum {
 	RX_CMD_NONE = 0,

@@ -34,9 +34,16 @@ static void st(uint64_t off, uint64_t v)
 	__atomic_store_n((uint64_t *)(mem + off), v, __ATOMIC_RELEASE);
 }
 
+/* An offset the observer may touch: a word inside the region. */
+static int word_ok(uint64_t off)
+{
+	return off <= RX_REGION - 8 && !(off % 8);
+}
+
 static void *observer(void *arg)
 {
-	uint64_t cur = 0, flag = 0, last = 0, seen = 0, bad = 0;
+	uint64_t cur = 0, flag = 0, last = 0, seen = 0, bad = 0, mode = 0;
+	uint64_t echo = 0, k = 0;
 	uint64_t data[RX_MAX_DATA];
 	uint32_t n = 0;
 
@@ -51,24 +58,42 @@ static void *observer(void *arg)
 			if (n > RX_MAX_DATA)
 				n = RX_MAX_DATA;
 			flag = ld(RX_FLAG_OFF);
+			mode = ld(RX_MODE);
+			echo = ld(RX_ECHO_OFF);
 			for (uint32_t i = 0; i < n; i++)
 				data[i] = ld(RX_DATA_OFF + 8 * i);
-			if (flag > RX_REGION - 8)
+			if (!word_ok(flag))
 				n = 0, flag = RX_DATA;
 			for (uint32_t i = 0; i < n; i++)
-				if (data[i] > RX_REGION - 8)
+				if (!word_ok(data[i]))
 					n = 0;
+			if (mode == RX_MODE_ECHO && !word_ok(echo))
+				mode = RX_MODE_MP;
+			if (mode == RX_MODE_WRITER && !n)
+				mode = RX_MODE_MP;
 			last = ld(flag);
-			seen = bad = 0;
+			seen = bad = k = 0;
 			st(RX_RES_EPOCH, e);
 		}
-		f = ld(flag);
-		if (f != last) {
-			last = f;
-			seen++;
-			for (uint32_t i = 0; i < n; i++)
-				if (ld(data[i]) < f)
-					bad++;
+		if (cur && mode == RX_MODE_WRITER && ld(RX_FINISH) != cur) {
+			/* Y then F: stores leave this CPU in order (x86),
+			 * the release says so for the compiler too */
+			k++;
+			st(data[0], k);
+			st(flag, k);
+			seen = k;
+		} else if (mode != RX_MODE_WRITER) {
+			f = ld(flag);
+			if (f != last) {
+				last = f;
+				seen++;
+				if (mode == RX_MODE_ECHO)
+					st(echo, f);
+				for (uint32_t i = 0; i < n && mode == RX_MODE_MP;
+				     i++)
+					if (ld(data[i]) < f)
+						bad++;
+			}
 		}
 		if (cur && ld(RX_FINISH) == cur && ld(RX_RES_DONE) != cur) {
 			st(RX_RES_SEEN, seen);

@@ -79,7 +79,7 @@ wait_file() {	# wait_file PATH SECONDS
 }
 
 if [ "$role" = a ]; then
-	timeout -k 5 200 "$bdir/verbs-tests/rxe_server" $port 180 >/run/server.log 2>&1
+	timeout -k 5 760 "$bdir/verbs-tests/rxe_server" $port 740 >/run/server.log 2>&1
 	rc=$?
 	sed 's/^/# server: /' /run/server.log
 	# 137: it killed itself when the last litmus test asked (SIGKILL)
@@ -89,7 +89,7 @@ if [ "$role" = a ]; then
 		. "$here/rxe-kvs.sh" && kvs_server
 	touch $shared/a-done
 else
-	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 180 \
+	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 720 \
 		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
