@@ -358,7 +358,9 @@ int t_mx_init(struct t_mx *f, uint32_t nch, const uint8_t *kind,
 		if (mut == T_MX_MUT_POSTED_ACKED && kind[c] == OMS_CHAN_POSTED)
 			cfg[c].kind = OMS_CHAN_ACKED;
 	}
-	return oms_so_init(&f->so, nch, cfg, nch, 16);
+	/* Room for every op of a fuzzed program (16) with a barrier and a
+	 * fence marker each: submission never meets a full queue. */
+	return oms_so_init(&f->so, nch, cfg, nch, T_MX_HELD);
 }
 
 void t_mx_fini(struct t_mx *f)
@@ -494,12 +496,20 @@ static int mx_executable(const struct t_mx *f, uint32_t c, uint32_t k)
 				      k == 0 && !ch->ln;
 	if (e->type == T_MX_E_NOP)
 		return !mx_seq(f, c) || mx_seq_done_below(ch, e->seq);
-	if (fence && (k || ch->ln))
+	if (fence && ch->ln)
 		return 0;
 	for (uint32_t j = 0; j < k; j++) {
 		const struct t_mx_ent *p = &ch->q[j];
 		const struct om_op *po = &f->prog.op[p->op];
 
+		/* Two members of a stream: the sequence order decides, for
+		 * fences and the RLSQ too (a held op takes its number before
+		 * a later one that is posted first). */
+		if (mx_seq(f, c) && p->seq != T_MX_NOSEQ &&
+		    e->seq != T_MX_NOSEQ)
+			continue;
+		if (fence)
+			return 0;
 		if (p->type != T_MX_E_OP)
 			continue;
 		if (mx_writes(po) && po->addr == o->addr)
@@ -554,6 +564,12 @@ static void mx_exec(struct t_mx *f, uint32_t c, uint32_t k)
 	ch->qn--;
 	if (mx_in_order(f, c) && ch->stopped)
 		status = -ECANCELED;
+	/* The orderer's NOP stands for an op it cancelled: the stream
+	 * stops there as at a failed member (D1). */
+	if (e.type == T_MX_E_NOP) {
+		status = -ECANCELED;
+		ch->stopped = 1;
+	}
 	if (e.type == T_MX_E_OP) {
 		const struct om_op *o = &f->prog.op[e.op];
 
@@ -620,7 +636,8 @@ static void mx_complete(struct t_mx *f, uint32_t c, uint32_t k)
 			oms_so_unordered_done(&f->so, (uint16_t)c);
 		return;
 	}
-	if (x.status)
+	/* The orderer knows what it cancelled (lib/ctx.c does the same). */
+	if (x.status && x.type != T_MX_E_NOP)
 		mx_err(f, oms_so_fail(&f->so, (uint16_t)c, x.seq, x.status),
 		       "oms_so_fail");
 	mx_ack_seq(f, c, x.seq);
@@ -780,6 +797,10 @@ uint64_t t_mx_digest(const struct t_mx *f)
 	h = mx_mix(h, so->count | (uint64_t)so->all_fences << 32);
 	h = mx_mix(h, so->acq_barriers | (uint64_t)so->held_acq << 32);
 	h = mx_mix(h, so->acq_mask ^ so->doomed_dests << 1);
+	h = mx_mix(h, so->lost_dests);
+	h = mx_mix(h, so->lost_ordered_dests);
+	h = mx_mix(h, so->lost_atomic_dests);
+	h = mx_mix(h, (uint64_t)so->lost_ordered | (uint64_t)so->lost_acquire << 1);
 	h = mx_mix(h, (uint64_t)so->doomed_all | (uint64_t)so->any_fail << 1 |
 		   (uint64_t)so->draining << 2 |
 		   (uint64_t)(uint32_t)so->first_error << 32);
@@ -795,181 +816,4 @@ uint64_t t_mx_digest(const struct t_mx *f)
 	h = mx_bytes(h, so->dest_held, so->ndest * sizeof(uint32_t));
 	h = mx_bytes(h, so->dest_held_acq, so->ndest * sizeof(uint32_t));
 	return h ? h : 1;
-}
-
-/*
- * Engine findings: violations of the contract that the mixed explorer found in
- * lib/engine/store_order.c (with the device of lib/backend.h) and that are
- * reported, not fixed here.  Each is recognised precisely (verdict, rule,
- * fates of the two ops) so that anything else is still a failure; each is
- * counted and printed with its smallest program and a schedule.
- */
-static int is_rule(const struct om_result *r, int verdict, const char *rule)
-{
-	return r->verdict == verdict && r->rule && !strcmp(r->rule, rule);
-}
-
-static int k_acq_fail_same_dest(const struct t_mx *f,
-				const struct om_result *r)
-{
-	const struct om_op *a = &f->prog.op[r->a], *b = &f->prog.op[r->b];
-
-	return is_rule(r, OM_V_ORDER, "A1") &&
-	       f->tr.fate[r->a] != OM_PERFORMED && a->dest == b->dest;
-}
-
-static int k_held_acquire_overtaken(const struct t_mx *f,
-				    const struct om_result *r)
-{
-	const struct om_op *a = &f->prog.op[r->a], *b = &f->prog.op[r->b];
-
-	return is_rule(r, OM_V_ORDER, "A1") &&
-	       f->tr.fate[r->a] == OM_PERFORMED && a->dest == b->dest;
-}
-
-static int k_atomic_fail_acquire(const struct t_mx *f,
-				 const struct om_result *r)
-{
-	return is_rule(r, OM_V_ORDER, "A2") &&
-	       f->tr.fate[r->a] != OM_PERFORMED;
-}
-
-static int k_after_cancelled(const struct t_mx *f, const struct om_result *r)
-{
-	return r->verdict == OM_V_ORDER && f->tr.fate[r->a] == OM_CANCELLED &&
-	       !k_acq_fail_same_dest(f, r) && !k_atomic_fail_acquire(f, r);
-}
-
-/* Cancelled for nothing: an unordered put held in the queue behind a
- * fence marker that met a failure (the fence does not order it). */
-static int k_unordered_doomed(const struct t_mx *f, const struct om_result *r)
-{
-	const struct om_op *b = &f->prog.op[r->b];
-
-	if (r->verdict != OM_V_EXCESS || b->kind != OM_PUT || b->cls != OM_U)
-		return 0;
-	for (uint32_t k = 0; k < r->b; k++)
-		if (f->prog.op[k].kind == OM_FENCE_ALL ||
-		    (f->prog.op[k].kind == OM_FENCE &&
-		     f->prog.op[k].dest == b->dest))
-			return 1;
-	return 0;
-}
-
-/* Stuck: on a SEQ channel an op waits, by a rule of lib/backend.h that
- * goes by post order (OMS_WR_F_FENCE: after every op posted before it;
- * OMS_WR_F_ACQUIRE: every get posted after it reads after it), for an op
- * posted before it that carries a later sequence number, which the
- * reorder buffer makes wait for it. */
-static int k_seq_fence_deadlock(const struct t_mx *f,
-				const struct om_result *r)
-{
-	if (r->verdict != OM_V_QUIET)
-		return 0;
-	for (uint32_t c = 0; c < f->nch; c++) {
-		const struct t_mx_chan *ch = &f->ch[c];
-
-		if (f->kind[c] != OMS_CHAN_SEQ)
-			continue;
-		for (uint32_t k = 0; k < ch->qn; k++)
-			for (uint32_t j = 0; j < k; j++)
-				if (((ch->q[k].flags & OMS_SO_A_FENCE) ||
-				     (f->prog.op[ch->q[j].op].acquire &&
-				      ch->q[j].type == T_MX_E_OP &&
-				      ch->q[k].type == T_MX_E_OP &&
-				      f->prog.op[ch->q[k].op].kind == OM_GET)) &&
-				    ch->q[j].seq != T_MX_NOSEQ &&
-				    ch->q[k].seq != T_MX_NOSEQ &&
-				    ch->q[j].seq > ch->q[k].seq)
-					return 1;
-	}
-	return 0;
-}
-
-/* Cancelled for nothing, but an op later in program order to the same
- * destination was not performed (the orderer fenced the earlier op behind
- * it). */
-static int later_not_performed(const struct t_mx *f,
-			       const struct om_result *r, int same_dest)
-{
-	if (r->verdict != OM_V_EXCESS)
-		return 0;
-	for (uint32_t a = r->b + 1; a < f->prog.n; a++)
-		if (om_is_mem(&f->prog.op[a]) &&
-		    (f->prog.op[a].dest == f->prog.op[r->b].dest) ==
-		    same_dest && f->tr.fate[a] != OM_PERFORMED)
-			return 1;
-	return 0;
-}
-
-static int k_fenced_behind_later(const struct t_mx *f,
-				 const struct om_result *r)
-{
-	return later_not_performed(f, r, 1);
-}
-
-static int k_strong_waits_for_later(const struct t_mx *f,
-				    const struct om_result *r)
-{
-	return later_not_performed(f, r, 0);
-}
-
-const struct t_mx_known t_mx_known[] = {
-	{ "K1", "A1 at the acquire's own destination after it failed (or "
-		"was refused): an op "
-		"issued while the acquire was in flight without a fence (a "
-		"get: the RLSQ orders it but nothing cancels it), or released "
-		"from the hold queue after the acquire completed with an error "
-		"(no fence any more, not doomed), is performed",
-	  k_acq_fail_same_dest },
-	{ "K2", "A2: an acquire submitted after an atomic to its destination "
-		"completed with an error (or was cancelled) is issued without "
-		"a fence and not doomed: performed", k_atomic_fail_acquire },
-	{ "K3", "cancelling does not propagate: an op cancelled because it "
-		"followed a failure (a strong put, an op behind a doomed "
-		"fence, an acquire) does not stop what a rule orders after it "
-		"- a release to its destination (R1), later ops of its "
-		"DEST_SEQ stream (the NOP fills the gap, D1), ops behind a "
-		"later fence of its destination (F1), every later op after a "
-		"cancelled acquire (A1): they are performed",
-	  k_after_cancelled },
-	{ "K4", "deadlock on a SEQ channel: a held op (numbered at "
-		"submission) is posted after an op with a later number, and "
-		"a post-order rule of lib/backend.h makes it wait for that op "
-		"(OMS_SO_A_FENCE on a strong put's posted fast path or a "
-		"write after a read; a get posted after an acquire), while "
-		"the reorder buffer makes that op wait for it",
-	  k_seq_fence_deadlock },
-	{ "K7", "over-cancelling: an unordered put held behind a fence "
-		"marker (for its place in the queue only: fences do not order "
-		"unordered puts) is cancelled when the fence meets a failure "
-		"(doom_scope() dooms every held op of the scope)",
-	  k_unordered_doomed },
-	{ "K8", "over-cancelling: a held strong put waits for what a later "
-		"op issued straight past the hold queue (weak ops do not wait "
-		"for strong ones) was numbered before an earlier held op was "
-		"released (need_on() takes the channel's fifo_released, which "
-		"covers it), and is doomed if that later op fails",
-	  k_strong_waits_for_later },
-	{ "K6", "A1 at the acquire's own destination while the acquire is "
-		"held at the source (behind a barrier, a fence or a strong "
-		"put): a later op to that destination that is not held for "
-		"its own sake (a get, a put to other bytes, an unordered put "
-		"past a fence) is issued at once and performed first",
-	  k_held_acquire_overtaken },
-	{ "K5", "over-cancelling: a held op released from the hold queue is "
-		"fenced behind reads, acquires or atomics issued after it in "
-		"program order (fence_flags() looks at what is in flight on "
-		"the channel), so their failure cancels it",
-	  k_fenced_behind_later },
-};
-const unsigned int t_mx_nknown = sizeof(t_mx_known) / sizeof(t_mx_known[0]);
-
-const struct t_mx_known *t_mx_classify(const struct t_mx *f,
-				       const struct om_result *r)
-{
-	for (unsigned int i = 0; r->verdict && i < t_mx_nknown; i++)
-		if (t_mx_known[i].match(f, r))
-			return &t_mx_known[i];
-	return NULL;
 }

@@ -160,8 +160,10 @@ void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
  *   - an acquire get: every get posted after it on its channel reads
  *     after it (OMS_WR_F_ACQUIRE);
  *   - OMS_SO_A_FENCE: executed only after every op posted before it on
- *     the channel is performed; on an ACKED channel it is refused
- *     (-ECANCELED) if one of those failed;
+ *     the channel is performed - on a SEQ channel, a member only after
+ *     those outside the stream (the sequence order places it among the
+ *     members); on an ACKED channel it is refused (-ECANCELED) if one of
+ *     those failed;
  *   - ACKED: ops execute in any order, executing is performing, and the
  *     completion (any order) is visibility;
  *   - POSTED: puts execute in post order and reads do not pass them; an
@@ -170,8 +172,10 @@ void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
  *     landed (a non-posted read pushes posted writes); completions arrive
  *     in order; a flush completes after every earlier entry;
  *   - SEQ: POSTED, but ordered ops execute in sequence order (holes wait
- *     for the op, or the NOP a CANCEL fills them with); unordered puts
- *     pass the stream;
+ *     for the op, or the NOP a CANCEL fills them with, which stops the
+ *     stream as a failed member: OMS_WR_F_CANCEL); same bytes and the
+ *     RLSQ between two members go by the sequence order too; unordered
+ *     puts pass the stream;
  *   - failures: an op marked fail is refused (-EACCES, not performed); an
  *     in-order channel then refuses everything it executes (-ECANCELED),
  *     flushes and NOPs included;
@@ -188,6 +192,7 @@ void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
 #define T_MX_Q		40
 #define T_MX_NADDR	8
 #define T_MX_NOSEQ	0xffffu
+#define T_MX_HELD	48		/* the orderer's hold queue */
 
 enum t_mx_mut {
 	T_MX_MUT_NONE = 0,
@@ -266,17 +271,3 @@ void t_mx_copy(struct t_mx *dst, const struct t_mx *src);
 int t_mx_finish(struct t_mx *f);
 /* A digest of everything that decides the future and the verdict. */
 uint64_t t_mx_digest(const struct t_mx *f);
-
-/* Engine findings the mixed explorer reported (lib/ is not changed by the
- * tests): each recognises its violations precisely. */
-struct t_mx_known {
-	const char *id, *what;
-	int (*match)(const struct t_mx *f, const struct om_result *r);
-};
-
-extern const struct t_mx_known t_mx_known[];
-extern const unsigned int t_mx_nknown;
-/* The known finding that explains @r (a verdict of om_check() on @f's
- * trace), or NULL. */
-const struct t_mx_known *t_mx_classify(const struct t_mx *f,
-				       const struct om_result *r);
