@@ -45,7 +45,9 @@ LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
 LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h)
 
-TEST_SRCS := $(sort $(filter-out tests/helpers.c,$(wildcard tests/*.c)))
+TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c,$(wildcard tests/*.c)))
+TEST_SHARED := tests/helpers.c tests/ordering_model.c
+TEST_SHARED_HDRS := tests/helpers.h tests/ordering_model.h
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TESTS_ASAN := $(TEST_SRCS:tests/%.c=$(B)/tests-asan/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
@@ -117,25 +119,25 @@ $(B)/bench/%: bench/%.c $(STATIC) $(LIB_HDRS) bench/bench_util.h
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
 
-$(B)/tests/%: tests/%.c tests/helpers.c tests/helpers.h $(STATIC) $(HARNESS)
+$(B)/tests/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(STATIC) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< tests/helpers.c \
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
 		$(STATIC) $(LIBS)
 
-$(B)/tests-asan/%: tests/%.c tests/helpers.c tests/helpers.h $(B)/liboms-asan.a $(HARNESS)
+$(B)/tests-asan/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(HARNESS)
 	$(call msg,CC,$@ [asan])
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< tests/helpers.c \
+	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
 		$(B)/liboms-asan.a $(LIBS)
 
 # libFuzzer targets: clang only, the library compiled in with the fuzzer.
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) tests/helpers.c tests/helpers.h
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_SHARED) $(TEST_SHARED_HDRS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -Itests \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< tests/helpers.c $(LIB_SRCS) $(LIBS)
+		-o $@ $< $(TEST_SHARED) $(LIB_SRCS) $(LIBS)
 
 fuzz: $(FUZZERS)
 	$(Q)for f in $(FUZZERS); do \

@@ -15,12 +15,20 @@
  *   operation posted before it to the same destination has been performed
  *   (reads have read, writes and atomics are in memory).  If one of them
  *   failed, the fenced operation is not performed and completes with
- *   -ECANCELED.
+ *   -ECANCELED.  A member of a sequenced stream (OMS_WR_F_SEQ) waits only
+ *   for the operations outside the stream posted before it: the stream
+ *   already puts it after the lower-numbered members, and it never waits
+ *   for a higher-numbered one (the orderer numbers a held op at
+ *   submission, so a later member may be posted before it; waiting for
+ *   that one would wait for itself).
  * - OMS_WR_F_ACQUIRE (get): its lines are read in address order and every
- *   get posted after it to the same destination reads after it (seed 004).
+ *   get posted after it to the same destination reads after it (seed 004);
+ *   between two members of a stream the sequence order decides.
  * - OMS_WR_F_SEQ: the destination performs the sequence-numbered
  *   operations of the context in sequence order (its reorder buffer); a
- *   get among them has read before any later member is performed.
+ *   get among them has read before any later member is performed.  A
+ *   NOP member fills its number; with OMS_WR_F_CANCEL it stops the stream
+ *   like a failed member (it completes with -ECANCELED).
  * - In-order channels (ops->posted, and OMS_WR_F_SEQ streams) stop at the
  *   first failure: every operation posted later to that destination,
  *   flushes included, completes with an error (-ECANCELED) unperformed,
@@ -66,6 +74,12 @@ enum oms_wr_op {
 						 * @seq is the count to cover */
 #define OMS_WR_F_FENCE		(1u << 4)	/* performed after every earlier
 						 * op to @dest (see above) */
+#define OMS_WR_F_CANCEL		(1u << 5)	/* NOP of a stream: it stands
+						 * for an op the orderer
+						 * cancelled; the stream stops
+						 * there as at a failed member
+						 * (what D1 orders after it is
+						 * not performed either) */
 
 /* One work request: 64 bytes, the emulated device's ring entry. */
 struct oms_wr {

@@ -95,8 +95,10 @@ static void send_flush(struct oms_ctx *ctx, uint16_t chan, uint64_t token)
 
 /*
  * The orderer cancelled @op: it follows a failed op and must not reach
- * memory.  With a sequence number of a SEQ channel, a NOP fills that
- * number so the destination's stream goes on; the op completes (as
+ * memory.  With a sequence number of a SEQ channel, a cancelling NOP fills
+ * that number and stops the destination's stream there, as the op's
+ * failure would have (the later members follow it, D1; the orderer counts
+ * the channel as failed, so resume resets it); the op completes (as
  * -ECANCELED) with the NOP.  Otherwise it completes now.
  */
 static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
@@ -106,7 +108,7 @@ static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
 		op->seq = seq;
 		op->cancelled = 1;
 		op->wr.op = OMS_WR_NOP;
-		op->wr.flags = 0;
+		op->wr.flags = OMS_WR_F_CANCEL;
 		op->wr.len = 0;
 		send_op(ctx, op, 0);
 		return;

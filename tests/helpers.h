@@ -147,3 +147,127 @@ uint32_t t_fab_run_random(struct t_fabric *f, struct t_rng *r,
 int t_fab_drained(const struct t_fabric *f);
 /* Deep copy for explorers: @dst must have been t_fab_init()ed alike. */
 void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
+
+/*
+ * A model device for whole programs (tests/engine_explorer_mixed.c,
+ * tests/fuzz/mixed_order.c): puts of every class, gets, atomics and fences
+ * of an ordering_model.h program go through the orderer, and the device
+ * executes what it issues as lib/backend.h says a backend must:
+ *   - one channel per destination, of kind ACKED, POSTED or SEQ;
+ *   - same bytes: a write, or a read, never passes an earlier write of the
+ *     same bytes on its channel; a write may pass an earlier read unless
+ *     it carries OMS_SO_A_FENCE;
+ *   - an acquire get: every get posted after it on its channel reads
+ *     after it (OMS_WR_F_ACQUIRE);
+ *   - OMS_SO_A_FENCE: executed only after every op posted before it on
+ *     the channel is performed - on a SEQ channel, a member only after
+ *     those outside the stream (the sequence order places it among the
+ *     members); on an ACKED channel it is refused (-ECANCELED) if one of
+ *     those failed;
+ *   - ACKED: ops execute in any order, executing is performing, and the
+ *     completion (any order) is visibility;
+ *   - POSTED: puts execute in post order and reads do not pass them; an
+ *     executed put completes at once but lands (is performed) later, in
+ *     order; gets, atomics and flushes wait until every executed put
+ *     landed (a non-posted read pushes posted writes); completions arrive
+ *     in order; a flush completes after every earlier entry;
+ *   - SEQ: POSTED, but ordered ops execute in sequence order (holes wait
+ *     for the op, or the NOP a CANCEL fills them with, which stops the
+ *     stream as a failed member: OMS_WR_F_CANCEL); same bytes and the
+ *     RLSQ between two members go by the sequence order too; unordered
+ *     puts pass the stream;
+ *   - failures: an op marked fail is refused (-EACCES, not performed); an
+ *     in-order channel then refuses everything it executes (-ECANCELED),
+ *     flushes and NOPs included;
+ *   - the source side calls oms_so_fail() for an error completion, acks
+ *     cumulatively as completions fill the sequence prefix (like
+ *     oms_ctx_ack_seq()), answers flushes, and calls oms_so_drain() once
+ *     the whole program is submitted.
+ * Mutations (T_MX_MUT_*) break one of those duties, to show the reference
+ * model notices.
+ */
+#include "ordering_model.h"
+
+#define T_MX_CH		3
+#define T_MX_Q		40
+#define T_MX_NADDR	8
+#define T_MX_NOSEQ	0xffffu
+#define T_MX_HELD	48		/* the orderer's hold queue */
+
+enum t_mx_mut {
+	T_MX_MUT_NONE = 0,
+	T_MX_MUT_NO_FENCE,	/* the device ignores OMS_SO_A_FENCE */
+	T_MX_MUT_CANCEL_ISSUES,	/* a CANCEL is executed like an ISSUE */
+	T_MX_MUT_POSTED_ACKED,	/* the orderer is told a posted channel is
+				 * ACKED: a posted ack taken as visibility */
+	T_MX_MUT_GET_EARLY_ACK,	/* a get completes when posted, before it
+				 * read: the acquire barrier opens early */
+	T_MX_MUT_SEQ_ARRIVAL,	/* a SEQ channel ignores sequence numbers */
+	T_MX_MUT_POSTED_REORDER, /* a posted channel lands puts out of order */
+	T_MX_NMUT
+};
+
+enum t_mx_ev_kind {
+	T_MX_EV_SUBMIT = 1,	/* submit the next program op */
+	T_MX_EV_EXEC,		/* a = channel, b = queue index */
+	T_MX_EV_LAND,		/* a = channel, b = land queue index */
+	T_MX_EV_CPL,		/* a = channel, b = completion index */
+};
+
+enum { T_MX_E_OP = 0, T_MX_E_FLUSH = 1, T_MX_E_NOP = 2 };
+
+struct t_mx_ent {
+	uint8_t type, op, flags, pidx;	/* pidx: post order on the channel */
+	uint16_t seq;			/* T_MX_NOSEQ: none */
+	uint16_t token;			/* flush: count covered */
+	uint8_t cpl_sent;		/* mutation: completed already */
+};
+
+struct t_mx_cpl {
+	uint8_t type, op;
+	uint16_t seq, token;
+	int16_t status;
+};
+
+struct t_mx_chan {
+	struct t_mx_ent q[T_MX_Q];	/* posted, not executed */
+	struct t_mx_cpl cq[T_MX_Q];	/* completions not yet reaped */
+	uint8_t land[T_MX_Q];		/* executed puts not landed (ops) */
+	uint8_t qn, cn, ln;
+	uint8_t stopped;		/* in-order: refusing since a failure */
+	uint8_t fail_post;		/* lowest pidx refused, 0xff none */
+	uint8_t posts;
+	uint64_t seqdone;		/* SEQ: numbers executed or filled */
+	uint64_t ackbits;		/* source: completed sequences */
+	uint64_t ackprefix;
+};
+
+struct t_mx {
+	struct oms_so so;
+	struct om_prog prog;
+	struct om_trace tr;
+	uint32_t nch, mut, pc, now;
+	uint8_t kind[T_MX_CH];		/* what the device does */
+	struct t_mx_chan ch[T_MX_CH];
+	uint64_t mem[T_MX_CH][T_MX_NADDR];
+	int err;			/* an engine call failed */
+	char why[120];
+};
+
+/* @kind[c]: channel c goes to destination c.  The program is set later
+ * (f->prog, before the first step).  Returns the oms_so_init code. */
+int t_mx_init(struct t_mx *f, uint32_t nch, const uint8_t *kind,
+	      uint32_t mut);
+void t_mx_fini(struct t_mx *f);
+/* Set the program's channel facts from the kinds. */
+void t_mx_set_prog(struct t_mx *f, const struct om_prog *p);
+uint32_t t_mx_events(const struct t_mx *f, struct t_event *ev, uint32_t max);
+void t_mx_step(struct t_mx *f, const struct t_event *ev);
+/* Deep copy (@dst t_mx_init()ed alike). */
+void t_mx_copy(struct t_mx *dst, const struct t_mx *src);
+/* At the end (no event left): 0 if the engine drained with balanced
+ * counters and the first error is the injected failure's; else -1 and
+ * f->why says why.  Calls oms_so_resume(). */
+int t_mx_finish(struct t_mx *f);
+/* A digest of everything that decides the future and the verdict. */
+uint64_t t_mx_digest(const struct t_mx *f);

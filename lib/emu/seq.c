@@ -16,8 +16,9 @@
  * refused at intake fills its sequence number with a skip; one failed
  * when performed; one cancelled): every later member, and every flush
  * counting past it, completes with -ECANCELED unperformed, until an
- * OMS_WR_RESET to the destination.  A NOP member fills its sequence number
- * (for an op the initiator cancelled before sending it).  A flush answers
+ * OMS_WR_RESET to the destination.  A NOP member fills its sequence number;
+ * with OMS_WR_F_CANCEL (an op the initiator cancelled before sending it)
+ * it stops the stream there, as a failed member would.  A flush answers
  * once every member before its count is done.
  */
 #include <errno.h>
@@ -191,6 +192,12 @@ static int head_step(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
 		return head_get_read(q, dest, p);
 	if (q->seq_stopped & bit(dest)) {
 		emu_fail(dev, q, p, -ECANCELED);
+		return 1;
+	}
+	/* It stands for an op the initiator cancelled: the members after
+	 * it follow a failure (D1). */
+	if (p->wr.op == OMS_WR_NOP && (p->wr.flags & OMS_WR_F_CANCEL)) {
+		head_fail(dev, q, p, -ECANCELED);
 		return 1;
 	}
 	switch (fence_state(q, p)) {

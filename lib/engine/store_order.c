@@ -45,6 +45,13 @@ static int is_write(const struct oms_so_store *st)
 	return st->op != OMS_SO_OP_GET;
 }
 
+/* Destination sets are 64-bit masks: above 64 destinations alias, which
+ * only ever cancels more. */
+static uint64_t dbit(uint16_t dest)
+{
+	return 1ull << (dest % 64);
+}
+
 int oms_so_init(struct oms_so *so, uint32_t nchan,
 		const struct oms_so_chan_cfg *cfg, uint32_t ndest,
 		uint32_t max_held)
@@ -77,6 +84,7 @@ int oms_so_init(struct oms_so *so, uint32_t nchan,
 		so->chan[i].kind = cfg[i].kind;
 		so->chan[i].first_fail = OMS_SO_NONE;
 		so->chan[i].acq_fail = OMS_SO_NONE;
+		so->chan[i].atomic_fail = OMS_SO_NONE;
 		so->dest_mask[cfg[i].dest] |= 1ull << i;
 	}
 	so->nchan = nchan;
@@ -133,17 +141,18 @@ static void reads_add(struct oms_so_chan *ch, const struct oms_so_store *st,
 	r->acquire = st->acquire;
 }
 
-/* Was op @seq of @ch an acquire?  Unknown (dropped from the ring): yes. */
-static int was_acquire(const struct oms_so_chan *ch, uint64_t seq)
+/* Was op @seq of @ch an acquire (@atomic: an atomic)?  Unknown (dropped
+ * from the ring): yes - cancelling too much is safe, too little is not. */
+static int was_read(const struct oms_so_chan *ch, uint64_t seq, int atomic)
 {
-	if (seq >= ch->acq_need)
+	if (seq >= (atomic ? ch->atomic_need : ch->acq_need))
 		return 0;
 	for (uint32_t i = 0; i < ch->rcount; i++) {
 		const struct oms_so_read *r =
 			&ch->reads[(ch->rhead + i) % OMS_SO_READS];
 
 		if (r->seq == seq)
-			return r->acquire;
+			return atomic ? r->atomic : r->acquire;
 	}
 	return seq < ch->reads_lost;
 }
@@ -178,8 +187,13 @@ static uint8_t fence_flags(struct oms_so *so, const struct oms_so_store *st)
 		fence = 1;	/* seed 004 MMIO-Release, enforced there */
 	else if (is_write(st) && overlaps_read(ch, st))
 		fence = 1;	/* write after read of the same bytes */
-	else if (is_write(st) && ch->acq_need > ch->completed)
-		fence = 1;	/* a write after an acquire of the channel */
+	else if (ch->acq_need > ch->completed &&
+		 (is_write(st) || !posted(ch)))
+		fence = 1;	/* after an acquire of the channel: a write
+				 * for the order (later gets have the RLSQ);
+				 * on an acked channel a get too, so that the
+				 * destination refuses it if the acquire
+				 * fails (an in-order channel stops anyway) */
 	else if (st->op == OMS_SO_OP_GET && st->acquire &&
 		 ch->atomic_need > ch->completed)
 		fence = 1;	/* an acquire after an atomic (lock, then read) */
@@ -315,6 +329,19 @@ static int overlaps_held(struct oms_so *so, const struct oms_so_store *st,
 	return hit;
 }
 
+/* Is an unordered store to @dest held? */
+static int held_unordered(struct oms_so *so, uint16_t dest)
+{
+	for (uint32_t i = 0; i < so->count; i++) {
+		const struct oms_so_held *h = held_at(so, i);
+
+		if (!is_marker(h) && h->dest == dest &&
+		    h->st.cls == OMS_STORE_UNORDERED)
+			return 1;
+	}
+	return 0;
+}
+
 /* Is an acquire in flight or held for a destination other than @dest? */
 static int acquire_elsewhere(const struct oms_so *so, uint16_t dest)
 {
@@ -415,27 +442,62 @@ static void count_class(struct oms_so *so, const struct oms_so_store *st)
 		so->ctr.release++;
 }
 
-/*
- * Does @st follow a failure it must not be performed after?  A failed
- * acquire orders every later op; a fence that met a failure orders the
- * later ops of its scope; a release follows every earlier op of its
- * destination.  (A strong store finds out in ready().)
- */
-static int doomed_at_submit(const struct oms_so *so,
-			    const struct oms_so_store *st, uint16_t dest)
+/* How much of channel @x an op comes after: everything issued so far when
+ * it is submitted (@snap NULL), its queue snapshot when it leaves the hold
+ * queue. */
+static uint64_t earlier_on(const struct oms_so *so, const uint64_t *snap,
+			   uint32_t x)
 {
+	return snap ? need_on(so, snap, x) : so->chan[x].issued;
+}
+
+/*
+ * Does @st (to @dest; @snap as for earlier_on()) follow a failure it must
+ * not be performed after?  A failed acquire orders every later op (A1); a
+ * fence that met a failure orders the later ordered ops of its scope (F1,
+ * F3); a release follows every earlier op of its destination (R1); an
+ * acquire follows the atomics of its destination (A2); a sequenced
+ * stream stops at its first failed member (D1).  Ops cancelled at the
+ * source count as failed (the lost_* marks).  A strong store also finds
+ * out in ready(), which knows what it waits for.
+ */
+static int follows_failure(const struct oms_so *so,
+			   const struct oms_so_store *st, uint16_t dest,
+			   const uint64_t *snap)
+{
+	uint64_t dmask = dbit(dest);
+
+	if (so->lost_acquire)
+		return 1;
 	for (uint32_t x = 0; x < so->nchan; x++)
-		if (so->chan[x].acq_fail != OMS_SO_NONE)
+		if (so->chan[x].acq_fail != OMS_SO_NONE &&
+		    earlier_on(so, snap, x) > so->chan[x].acq_fail)
 			return 1;
 	if (st->cls == OMS_STORE_UNORDERED)
 		return 0;
-	if (so->doomed_all || (so->doomed_dests & (1ull << (dest % 64))))
+	if (so->doomed_all || (so->doomed_dests & dmask))
 		return 1;
-	if (st->cls == OMS_STORE_RELEASE)
-		for (uint32_t x = 0; x < so->nchan; x++)
-			if (so->chan[x].dest == dest &&
-			    so->chan[x].first_fail != OMS_SO_NONE)
-				return 1;
+	if (st->cls == OMS_STORE_STRONG && so->lost_ordered)
+		return 1;
+	if (st->cls == OMS_STORE_RELEASE && (so->lost_dests & dmask))
+		return 1;
+	if (st->acquire && (so->lost_atomic_dests & dmask))
+		return 1;
+	for (uint32_t x = 0; x < so->nchan; x++) {
+		const struct oms_so_chan *ch = &so->chan[x];
+		uint64_t e;
+
+		if (ch->dest != dest)
+			continue;
+		e = earlier_on(so, snap, x);
+		if (st->cls == OMS_STORE_RELEASE && e > ch->first_fail)
+			return 1;
+		if (st->acquire && e > ch->atomic_fail)
+			return 1;
+		if (x == st->chan && ch->kind == OMS_CHAN_SEQ &&
+		    e > ch->first_fail)
+			return 1;
+	}
 	return 0;
 }
 
@@ -451,6 +513,11 @@ static int must_hold(struct oms_so *so, const struct oms_so_store *st,
 	*barrier = acquire_elsewhere(so, dest);
 	if (*barrier)
 		return 1;
+	/* Nothing overtakes a held acquire, at its own destination either
+	 * (A1); an acquire does not overtake a held op to its destination,
+	 * which may be an atomic (A2). */
+	if (so->held_acq || (st->acquire && so->dest_held[dest]))
+		return 1;
 	if (st->cls == OMS_STORE_STRONG) {
 		uint64_t *now = so->flush_need;	/* scratch, refilled below */
 
@@ -464,6 +531,30 @@ static int must_hold(struct oms_so *so, const struct oms_so_store *st,
 		return 0;
 	if (overlaps_held(so, st, other) || so->acq_barriers)
 		return 1;
+	if (so->dest_held[dest]) {
+		const struct oms_so_chan *ch = &so->chan[st->chan];
+
+		/*
+		 * An acked channel: a held op may be fenced when it leaves,
+		 * and a strong one waits for the channel's count; either way
+		 * a later op posted before it and failing would cancel it.
+		 * Later ops wait behind it.
+		 */
+		if (ch->kind == OMS_CHAN_ACKED)
+			return 1;
+		/*
+		 * A sequenced channel: a fence waits for the unordered stores
+		 * (outside the stream) posted before it.  An unordered store
+		 * waits for the members held before it, and while it is held
+		 * so do the later members: else one of them, fenced behind it,
+		 * waits for it while it waits for a member numbered after a
+		 * held one.
+		 */
+		if (ch->kind == OMS_CHAN_SEQ &&
+		    (st->cls == OMS_STORE_UNORDERED ||
+		     held_unordered(so, dest)))
+			return 1;
+	}
 	if (st->cls == OMS_STORE_UNORDERED)
 		return 0;	/* fences do not order unordered stores */
 	if (so->all_fences || so->dest_fences[dest])
@@ -484,7 +575,7 @@ int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
 		return -EINVAL;
 	dest = so->chan[st->chan].dest;
 	if (oms_so_failed(so))
-		doomed = doomed_at_submit(so, st, dest);
+		doomed = follows_failure(so, st, dest, NULL);
 	hold = doomed || must_hold(so, st, dest, &barrier, &other);
 	if (doomed)
 		barrier = other = 0;
@@ -553,9 +644,23 @@ int oms_so_submit(struct oms_so *so, const struct oms_so_store *st,
 
 int oms_so_fence(struct oms_so *so, uint16_t dest)
 {
+	int lost;
+
 	if (!so || (dest != OMS_SO_ALL && dest >= so->ndest))
 		return -EINVAL;
-	if (!so->count && oms_so_dest_visible(so, dest)) {
+	/* An ordered op of its scope was cancelled at the source: what the
+	 * fence orders after it is not performed either (F1, F3).  With
+	 * nothing held that is every later op; otherwise the marker says
+	 * so when it reaches the head (what is held now is earlier). */
+	lost = dest == OMS_SO_ALL ? so->lost_ordered :
+	       !!(so->lost_ordered_dests & dbit(dest));
+	if (!so->count && lost) {
+		if (dest == OMS_SO_ALL)
+			so->doomed_all = 1;
+		else
+			so->doomed_dests |= dbit(dest);
+	}
+	if (!so->count && (lost || oms_so_dest_visible(so, dest))) {
 		so->ctr.fences++;
 		return 0;
 	}
@@ -635,8 +740,63 @@ static void doom_scope(struct oms_so *so, uint16_t scope, uint8_t kind)
 	for (uint32_t i = 1; i < so->count; i++) {
 		struct oms_so_held *h = held_at(so, i);
 
-		if (!is_marker(h) && (scope == OMS_SO_ALL || h->dest == scope))
+		if (is_marker(h) || (scope != OMS_SO_ALL && h->dest != scope))
+			continue;
+		/* A fence does not order unordered stores; an acquire
+		 * orders everything. */
+		if (kind == FENCE_ENTRY && h->st.cls == OMS_STORE_UNORDERED)
+			continue;
+		h->doomed = 1;
+	}
+}
+
+/*
+ * Held op @x, at the head, is cancelled: it is never performed, and what a
+ * rule orders after it is not performed either (docs/ordering.md,
+ * Failures).  Everything behind it in the queue is later in program order:
+ * doom what follows it there; mark the rest for later submissions.
+ */
+static void propagate_cancel(struct oms_so *so, const struct oms_so_held *x)
+{
+	const struct oms_so_store *a = &x->st;
+	int ordered = a->cls != OMS_STORE_UNORDERED;
+	int seq_chan = so->chan[a->chan].kind == OMS_CHAN_SEQ;
+	int fenced = 0, fenced_all = 0;
+
+	for (uint32_t i = 1; i < so->count; i++) {
+		struct oms_so_held *h = held_at(so, i);
+		const struct oms_so_store *b = &h->st;
+		int same = h->dest == x->dest;
+		int b_ordered = b->cls != OMS_STORE_UNORDERED;
+
+		if (b->cls == FENCE_ENTRY) {
+			fenced_all |= ordered && h->dest == OMS_SO_ALL;
+			fenced |= ordered && same;
+			continue;
+		}
+		if (is_marker(h))
+			continue;
+		if (a->acquire ||					/* A1 */
+		    (ordered && b->cls == OMS_STORE_STRONG) ||		/* S1 */
+		    (same && b->cls == OMS_STORE_RELEASE) ||		/* R1 */
+		    (same && a->op == OMS_SO_OP_ATOMIC && b->acquire) ||	/* A2 */
+		    (ordered && b_ordered &&
+		     (fenced_all || (same && fenced))) ||		/* F1, F3 */
+		    (ordered && b_ordered && seq_chan &&
+		     b->chan == a->chan))				/* D1 */
 			h->doomed = 1;
+	}
+	so->any_fail = 1;
+	so->lost_dests |= dbit(x->dest);
+	if (a->op == OMS_SO_OP_ATOMIC)
+		so->lost_atomic_dests |= dbit(x->dest);
+	if (a->acquire)
+		so->lost_acquire = 1;
+	/* A fence behind it dooms its scope for later submissions when it
+	 * reaches the head (the lost_* marks say why). */
+	if (ordered) {
+		so->lost_ordered = 1;
+		so->lost_ordered_dests |= dbit(x->dest);
 	}
 }
 
@@ -662,6 +822,13 @@ static void pop(struct oms_so *so)
 	so->count--;
 }
 
+static void set_fail(struct oms_so *so, struct oms_so_chan *ch, uint64_t seq)
+{
+	if (seq < ch->first_fail)
+		ch->first_fail = seq;
+	so->any_fail = 1;
+}
+
 /* A held op leaves: issued, or cancelled. */
 static void release_op(struct oms_so *so, struct oms_so_held *h,
 		       struct oms_so_action *a, int cancel)
@@ -679,9 +846,13 @@ static void release_op(struct oms_so *so, struct oms_so_held *h,
 	}
 	if (cancel) {
 		/* Not performed.  A SEQ number it holds is filled by the
-		 * caller (a no-op), and acked like any other. */
+		 * caller with a cancelling NOP, acked like any other, that
+		 * stops the stream there as a failed member would (D1: the
+		 * later members are not performed either). */
 		a->type = OMS_SO_ACT_CANCEL;
 		a->seq = seq;
+		if (ordered && seq != OMS_SO_NONE)
+			set_fail(so, ch, seq);
 		so->ctr.cancelled++;
 		return;
 	}
@@ -711,6 +882,13 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 
 		if (h->doomed)
 			go = DOOMED;
+		else if (h->st.cls == FENCE_ENTRY &&
+			 (h->dest == OMS_SO_ALL ? so->lost_ordered :
+			  !!(so->lost_ordered_dests & dbit(h->dest))))
+			go = DOOMED;
+		else if (!is_marker(h) && so->any_fail &&
+			 follows_failure(so, &h->st, h->dest, snap))
+			go = DOOMED;
 		else if (h->st.cls == FENCE_ENTRY)
 			go = ready(so, h->dest, -1, snap, &flush);
 		else if (h->st.cls == BARRIER_ENTRY)
@@ -727,6 +905,8 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 				doom_scope(so, h->dest, h->st.cls);
 		} else {
 			release_op(so, h, &act[n++], go == DOOMED);
+			if (go == DOOMED)
+				propagate_cancel(so, h);
 		}
 		pop(so);
 	}
@@ -753,13 +933,6 @@ static void make_visible(struct oms_so *so, struct oms_so_chan *ch,
 	ch->visible = count;
 	so->ctr.pending_ack -= k;
 	so->ctr.ack_dec += k;
-}
-
-static void set_fail(struct oms_so *so, struct oms_so_chan *ch, uint64_t seq)
-{
-	if (seq < ch->first_fail)
-		ch->first_fail = seq;
-	so->any_fail = 1;
 }
 
 /* Acquires of @x done (and none failed): later ops need not wait. */
@@ -789,6 +962,9 @@ int oms_so_ack(struct oms_so *so, uint16_t chan, uint64_t count, int status)
 		set_fail(so, ch, ch->completed);
 		if (ch->acq_need > ch->completed && ch->completed < ch->acq_fail)
 			ch->acq_fail = ch->completed;
+		if (ch->atomic_need > ch->completed &&
+		    ch->completed < ch->atomic_fail)
+			ch->atomic_fail = ch->completed;
 		note_error(so, status);
 	}
 	ch->completed = count;
@@ -812,8 +988,10 @@ int oms_so_fail(struct oms_so *so, uint16_t chan, uint64_t seq, int status)
 		return 0;
 	}
 	set_fail(so, ch, seq);
-	if (was_acquire(ch, seq) && seq < ch->acq_fail)
+	if (was_read(ch, seq, 0) && seq < ch->acq_fail)
 		ch->acq_fail = seq;
+	if (was_read(ch, seq, 1) && seq < ch->atomic_fail)
+		ch->atomic_fail = seq;
 	note_error(so, status);
 	return 0;
 }
@@ -866,6 +1044,8 @@ void oms_so_abort(struct oms_so *so, int status)
 			set_fail(so, ch, ch->visible);
 		if (ch->acq_need > ch->completed)
 			ch->acq_fail = ch->completed;
+		if (ch->atomic_need > ch->completed)
+			ch->atomic_fail = ch->completed;
 		ch->completed = ch->issued;
 		ch->flush_inflight = 0;
 		ch->unordered = 0;
@@ -896,11 +1076,17 @@ int oms_so_resume(struct oms_so *so)
 			make_visible(so, ch, ch->issued);
 		ch->first_fail = OMS_SO_NONE;
 		ch->acq_fail = OMS_SO_NONE;
+		ch->atomic_fail = OMS_SO_NONE;
 		ch->unordered = 0;
 		acq_settle(so, x);
 	}
 	so->doomed_dests = 0;
 	so->doomed_all = 0;
+	so->lost_dests = 0;
+	so->lost_ordered_dests = 0;
+	so->lost_atomic_dests = 0;
+	so->lost_ordered = 0;
+	so->lost_acquire = 0;
 	so->any_fail = 0;
 	so->first_error = 0;
 	return 0;

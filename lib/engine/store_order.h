@@ -42,8 +42,10 @@
  * performed after every earlier operation of the channel): a write after
  * an in-flight read or atomic of the same bytes (RC orders a WRITE after a
  * READ only with a fence), a release store, a write after an in-flight
- * acquire of its channel, an acquire after an in-flight atomic, a strong
- * store that takes the posted fast path while a read is in flight on it.
+ * acquire of its channel (on an ACKED channel any op: the destination
+ * then refuses it if the acquire fails), an acquire after an in-flight
+ * atomic, a strong store that takes the posted fast path while a read is
+ * in flight on it.
  *
  * An acquire get orders every later operation: on its own channel the
  * destination does it (fence, or its load-store queue for later reads);
@@ -74,8 +76,13 @@
  * stores to dest wait until earlier ones to dest are visible (seed 001
  * fence; L14), oms_so_fence(OMS_SO_ALL) does so for every destination (L17).
  * A weak op is held only when it must follow a queued fence of its
- * destination, an acquire barrier, or a held op on the same bytes
- * (same-address order, L07).
+ * destination, an acquire barrier, a held acquire, or a held op on the
+ * same bytes (same-address order, L07) - or, because a fence at the
+ * destination goes by post order, not program order: a held op to its
+ * destination on an ACKED channel (posted first and failing, it would
+ * cancel the earlier held op); on a SEQ channel an unordered store waits
+ * for the held members of its destination and, while it is held, later
+ * members wait for it.
  *
  * Same-address order within one channel is the channel's duty for a write
  * or read after a write (a QP or a posted path keeps it); a write after a
@@ -86,8 +93,13 @@
  * Failures (L22, L37): oms_so_fail() and error acks record the lowest
  * failed sequence per channel.  A failed op is never visible; a held entry
  * whose wait covers it (a strong store, a fence and what it holds, an
- * acquire barrier and what it holds) comes back as a CANCEL, and a later
- * one does too, until oms_so_resume().
+ * acquire barrier and what it holds, a release or acquire after it at its
+ * destination, a later member of its SEQ stream) comes back as a CANCEL,
+ * and a later one does too, until oms_so_resume().  A cancelled op is as
+ * unperformed as a failed one: what a rule orders after it is cancelled
+ * too (the entries behind it in the queue, and the lost_* marks for later
+ * submissions); on a SEQ channel its number is filled with a cancelling
+ * NOP that stops the stream there.
  *
  * Counters (L13): pending_issue is seed 000's translation counter (ordered
  * stores accepted but not yet issued), pending_ack its acknowledgement
@@ -181,6 +193,7 @@ struct oms_so_chan {
 				 * the hold queue on this channel */
 	uint64_t acq_need;	/* sequence + 1 of the last acquire issued */
 	uint64_t acq_fail;	/* lowest failed acquire, OMS_SO_NONE */
+	uint64_t atomic_fail;	/* lowest failed atomic, OMS_SO_NONE */
 	uint64_t atomic_need;	/* ... of the last atomic */
 	uint64_t read_need;	/* ... of the last get or atomic */
 	uint64_t reads_lost;	/* reads dropped from the ring: any write
@@ -240,6 +253,17 @@ struct oms_so {
 	uint64_t doomed_dests;		/* a fence of these dests followed a
 					 * failure: later ops to them too */
 	int doomed_all;			/* the same for every destination */
+	/*
+	 * Ops cancelled at the source (never issued, so no failed sequence
+	 * says it): what a rule orders after them must not be performed
+	 * either.  Held entries behind one are doomed when it leaves; these
+	 * remember it for later submissions, until resume.
+	 */
+	uint64_t lost_dests;		/* an op to these dests (R1) */
+	uint64_t lost_ordered_dests;	/* an ordered op to these (F1) */
+	uint64_t lost_atomic_dests;	/* an atomic to these (A2) */
+	int lost_ordered;		/* an ordered op, anywhere (S1, F3) */
+	int lost_acquire;		/* an acquire (A1: everything later) */
 	int any_fail;			/* a failure is recorded */
 	int draining;			/* quiet: flush every posted channel */
 	int first_error;
