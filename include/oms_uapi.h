@@ -20,7 +20,8 @@
  *   EFAULT  an argument or user buffer pointer is NULL, unmapped or not
  *           readable/writable.
  *   ENODEV  the call needs a window and none is attached.
- *   EINTR   interrupted by a fatal signal (MMIO_BENCH only).
+ *   EINTR   a fatal signal arrived while the call waited (for a detach in
+ *           progress, or for another attach or detach).
  * A failing call never changes the window or its contents, except that
  * ORDERED_STORE validates the whole vector before it writes anything.
  *
@@ -232,9 +233,12 @@ struct oms_flush {
  * @width 4 or 8, @total_bytes a multiple of @msg_size up to
  * OMS_BENCH_MAX_TOTAL, @offset and @span multiples of @msg_size and @span
  * at least @msg_size.
- * The call holds the window for its whole run (other calls wait) and checks
- * for fatal signals every MiB.
- * Errors: EINVAL, ERANGE (region outside the window), EINTR, ENODEV.
+ * The run blocks no other call, mmap() or page fault.  Every 256 KiB it
+ * yields the CPU and checks for signals: a pending signal (handled or
+ * fatal) stops it early, and the call returns 0 with @bytes < @total_bytes
+ * and the figures of the part that ran.  A detach stops it too (ENODEV).
+ * Errors: EINVAL, ERANGE (region outside the window), EINTR (a fatal signal
+ * while a detach was pending), ENODEV.
  */
 #define OMS_BENCH_FENCE		(1U << 0)
 

@@ -7,7 +7,7 @@
  * A PCI window never claims the device: no pci_request_region(), no driver
  * binding.  It takes a device reference and an enable count (both
  * refcounted, so a bound driver such as mlx5_core keeps working), and maps
- * the BAR with ioremap_wc().  Callers hold oms.lock.
+ * the BAR with ioremap_wc().  Attach and detach run with oms.lock held.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,33 +15,93 @@
 #include <linux/io.h>
 #include <linux/mm.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 #include <asm/set_memory.h>
 
 #include "oms.h"
 
-static void oms_window_set(void __iomem *base, phys_addr_t phys, u64 len,
-			   bool wc, u32 kind)
+static void oms_window_free(struct kref *ref)
 {
-	struct oms_window *w = &oms.win;
+	kfree(container_of(ref, struct oms_window, ref));
+}
 
+/* The attached window with a reference, or NULL. */
+struct oms_window *oms_window_get(void)
+{
+	struct oms_window *w;
+
+	spin_lock(&oms.win_lock);
+	w = oms.win;
+	if (w)
+		kref_get(&w->ref);
+	spin_unlock(&oms.win_lock);
+	return w;
+}
+
+void oms_window_put(struct oms_window *w)
+{
+	kref_put(&w->ref, oms_window_free);
+}
+
+/*
+ * oms_window_use() - start a call that touches the window's memory: -EINTR
+ * on a fatal signal while a detach is waiting, -ENODEV once it is detached.
+ * Ended by oms_window_unuse().
+ */
+int oms_window_use(struct oms_window *w)
+{
+	if (down_read_killable(&w->use))
+		return -EINTR;
+	if (READ_ONCE(w->dead)) {
+		up_read(&w->use);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+void oms_window_unuse(struct oms_window *w)
+{
+	up_read(&w->use);
+}
+
+static struct oms_window *oms_window_alloc(void)
+{
+	struct oms_window *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (!w)
+		return NULL;
+	kref_init(&w->ref);
+	init_rwsem(&w->use);
+	mutex_init(&w->map_lock);
+	return w;
+}
+
+/* Publish @w as the attached window; the device owns its first reference. */
+static void oms_window_publish(struct oms_window *w, void __iomem *base,
+			       phys_addr_t phys, u64 len, bool wc, u32 kind)
+{
 	w->base = base;
 	w->phys = phys;
 	w->len = len;
 	w->wc = wc;
-	w->generation = ++oms.generation;
 	w->kind = kind;
+	spin_lock(&oms.win_lock);
+	w->generation = ++oms.generation;
+	oms.win = w;
+	spin_unlock(&oms.win_lock);
 }
 
 int oms_attach_pci(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
+	struct oms_window *w;
 	struct pci_dev *pdev;
 	void __iomem *base;
 	unsigned long flags;
 	resource_size_t start, len;
 	int ret;
 
-	if (oms.win.kind != OMS_WINDOW_NONE)
+	if (oms.win)
 		return -EBUSY;
 	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
 	    a->length)
@@ -65,9 +125,15 @@ int oms_attach_pci(const struct oms_attach *a)
 		goto err_put;
 	}
 
+	w = oms_window_alloc();
+	if (!w) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+
 	ret = pci_enable_device_mem(pdev);
 	if (ret)
-		goto err_put;
+		goto err_free;
 
 	base = wc ? ioremap_wc(start, len) : ioremap(start, len);
 	if (!base) {
@@ -75,9 +141,9 @@ int oms_attach_pci(const struct oms_attach *a)
 		goto err_disable;
 	}
 
-	oms.win.pdev = pdev;
-	oms.win.bar = a->bar;
-	oms_window_set(base, start, len, wc, OMS_WINDOW_PCI);
+	w->pdev = pdev;
+	w->bar = a->bar;
+	oms_window_publish(w, base, start, len, wc, OMS_WINDOW_PCI);
 	pci_info_ratelimited(pdev, "attached BAR %d (%pR) %s\n", a->bar,
 			     &pdev->resource[a->bar],
 			     wc ? "write-combining" : "uncached");
@@ -85,6 +151,8 @@ int oms_attach_pci(const struct oms_attach *a)
 
 err_disable:
 	pci_disable_device(pdev);
+err_free:
+	kfree(w);
 err_put:
 	pci_dev_put(pdev);
 	return ret;
@@ -113,26 +181,32 @@ int oms_attach_emulated(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
 	u64 len = a->length ? a->length : OMS_EMU_DEFAULT_LEN;
+	struct oms_window *w;
 	void *va;
 	int ret;
 
-	if (oms.win.kind != OMS_WINDOW_NONE)
+	if (oms.win)
 		return -EBUSY;
 	if (a->domain || a->bus || a->slot || a->func || a->bar ||
 	    len > OMS_EMU_MAX_LEN || !PAGE_ALIGNED(len))
 		return -EINVAL;
 
-	va = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
-	if (!va)
+	w = oms_window_alloc();
+	if (!w)
 		return -ENOMEM;
+
+	va = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
+	if (!va) {
+		ret = -ENOMEM;
+		goto err_free_win;
+	}
 
 	ret = oms_pages_set_type(va, len, wc);
 	if (ret)
 		goto err_free;
 
-	oms.win.pages = va;
-	oms_window_set((void __force __iomem *)va, virt_to_phys(va), len, wc,
-		       OMS_WINDOW_EMULATED);
+	oms_window_publish(w, (void __force __iomem *)va, virt_to_phys(va),
+			   len, wc, OMS_WINDOW_EMULATED);
 	pr_info_ratelimited("attached an emulated window of %llu bytes %s\n",
 			    len, wc ? "write-combining" : "uncached");
 	return 0;
@@ -140,58 +214,89 @@ int oms_attach_emulated(const struct oms_attach *a)
 err_free:
 	oms_pages_set_wb(va, len);
 	free_pages_exact(va, len);
+err_free_win:
+	kfree(w);
 	return ret;
 }
 
-/*
- * oms_detach() - the mirror of attach.  The window is marked gone first so
- * that a racing page fault fails, then every user mapping is zapped, then
- * the kernel view and the device are released.
- */
-void oms_detach(void)
+void oms_emu_free(void)
 {
-	struct oms_window w = oms.win;
+}
 
-	oms.win.kind = OMS_WINDOW_NONE;
+/*
+ * oms_window_kill() - the mirror of attach, for a window no longer
+ * published.  It is marked dead first, so a racing fault fails and a
+ * running benchmark stops at its next chunk, then every user mapping is
+ * zapped, then the calls still using it drain, then the kernel view and
+ * the device are released.
+ */
+static void oms_window_kill(struct oms_window *w)
+{
+	mutex_lock(&w->map_lock);
+	WRITE_ONCE(w->dead, true);
+	mutex_unlock(&w->map_lock);
 	oms_zap_mappings();
-	memset(&oms.win, 0, sizeof(oms.win));
 
-	if (w.kind == OMS_WINDOW_PCI) {
-		iounmap(w.base);
-		pci_disable_device(w.pdev);
-		pci_info_ratelimited(w.pdev, "detached BAR %d\n", w.bar);
-		pci_dev_put(w.pdev);
-	} else if (w.kind == OMS_WINDOW_EMULATED) {
-		oms_pages_set_wb(w.pages, w.len);
-		free_pages_exact(w.pages, w.len);
+	down_write(&w->use);
+	if (w->kind == OMS_WINDOW_PCI) {
+		iounmap(w->base);
+		pci_disable_device(w->pdev);
+		pci_info_ratelimited(w->pdev, "detached BAR %d\n", w->bar);
+		pci_dev_put(w->pdev);
+		w->pdev = NULL;
+	} else {
+		oms_pages_set_wb((void __force *)w->base, w->len);
+		free_pages_exact((void __force *)w->base, w->len);
 		pr_info_ratelimited("detached the emulated window\n");
 	}
+	w->base = NULL;
+	up_write(&w->use);
+}
+
+/* Detach the attached window: -ENODEV if there is none. */
+int oms_detach(void)
+{
+	struct oms_window *w;
+
+	spin_lock(&oms.win_lock);
+	w = oms.win;
+	oms.win = NULL;
+	spin_unlock(&oms.win_lock);
+	if (!w)
+		return -ENODEV;
+
+	oms_window_kill(w);
+	oms_window_put(w);
+	return 0;
 }
 
 void oms_fill_info(struct oms_info *info)
 {
-	const struct oms_window *w = &oms.win;
+	const struct oms_window *w;
 
 	memset(info, 0, sizeof(*info));
-	info->kind = w->kind;
+	spin_lock(&oms.win_lock);
+	w = oms.win;
 	info->generation = oms.generation;
-	if (w->kind == OMS_WINDOW_NONE)
-		return;
-	info->length = w->len;
-	info->flags = w->wc ? OMS_INFO_WC : 0;
-	if (w->kind == OMS_WINDOW_PCI) {
+	if (w) {
+		info->kind = w->kind;
+		info->length = w->len;
+		info->flags = w->wc ? OMS_INFO_WC : 0;
+	}
+	if (w && w->kind == OMS_WINDOW_PCI) {
 		info->domain = pci_domain_nr(w->pdev->bus);
 		info->bus = w->pdev->bus->number;
 		info->slot = PCI_SLOT(w->pdev->devfn);
 		info->func = PCI_FUNC(w->pdev->devfn);
 		info->bar = w->bar;
 	}
+	spin_unlock(&oms.win_lock);
 }
 
 /*
  * The device's driver is being unbound or the device removed: the BAR may
- * be disabled, reassigned or gone, so detach (zapping user mappings) before
- * the driver core proceeds.
+ * be disabled, reassigned or gone, so detach (zapping user mappings and
+ * stopping a benchmark) before the driver core proceeds.
  */
 static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 			  void *data)
@@ -203,7 +308,8 @@ static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 		return NOTIFY_DONE;
 
 	mutex_lock(&oms.lock);
-	if (oms.win.kind == OMS_WINDOW_PCI && oms.win.pdev == pdev) {
+	if (oms.win && oms.win->kind == OMS_WINDOW_PCI &&
+	    oms.win->pdev == pdev) {
 		pci_info(pdev, "device going away (%s), detaching\n",
 			 action == BUS_NOTIFY_DEL_DEVICE ? "removal" : "unbind");
 		oms_detach();
