@@ -53,6 +53,9 @@ struct oms_window {
 	bool claimed;			/* we hold pci_request_region() */
 };
 
+/* The emulated window's pages: allocated once, kept until unload. */
+enum oms_emu_type { OMS_EMU_WB, OMS_EMU_WC, OMS_EMU_UC };
+
 struct oms_device {
 	struct mutex lock;		/* attach and detach */
 	spinlock_t win_lock;		/* protects win and generation */
@@ -60,6 +63,8 @@ struct oms_device {
 	u32 generation;
 	struct mutex files_lock;	/* protects files */
 	struct list_head files;		/* struct oms_file, for zapping */
+	void *emu_pages;		/* OMS_EMU_MAX_LEN bytes, under lock */
+	enum oms_emu_type emu_type;
 };
 
 struct oms_file {

@@ -158,23 +158,64 @@ err_put:
 	return ret;
 }
 
-static int oms_pages_set_type(void *va, u64 len, bool wc)
+static int oms_pages_set_type(void *va, u64 len, enum oms_emu_type type)
 {
 #ifdef CONFIG_X86
 	unsigned long addr = (unsigned long)va;
 	int n = len >> PAGE_SHIFT;
 
-	return wc ? set_memory_wc(addr, n) : set_memory_uc(addr, n);
-#else
-	return 0;
+	switch (type) {
+	case OMS_EMU_WC:
+		return set_memory_wc(addr, n);
+	case OMS_EMU_UC:
+		return set_memory_uc(addr, n);
+	case OMS_EMU_WB:
+		return set_memory_wb(addr, n);
+	}
 #endif
+	return 0;
 }
 
-static void oms_pages_set_wb(void *va, u64 len)
+/*
+ * oms_emu_backing() - the emulated window's pages, of memory type @type.
+ *
+ * Changing the memory type of kernel pages splits the large pages of the
+ * kernel's direct map that cover them, and nothing merges them again.  So
+ * the pages are allocated once (OMS_EMU_MAX_LEN bytes, at the first
+ * emulated attach) and kept until the module unloads: attach and detach
+ * cycles only switch the type of the same, already split, range.  Called
+ * with oms.lock held.
+ */
+static void *oms_emu_backing(enum oms_emu_type type)
 {
-#ifdef CONFIG_X86
-	set_memory_wb((unsigned long)va, len >> PAGE_SHIFT);
-#endif
+	if (!oms.emu_pages) {
+		oms.emu_pages = alloc_pages_exact(OMS_EMU_MAX_LEN, GFP_KERNEL);
+		if (!oms.emu_pages)
+			return ERR_PTR(-ENOMEM);
+		oms.emu_type = OMS_EMU_WB;
+	}
+	if (oms.emu_type != type) {
+		/* PAT takes a new type only on write-back RAM. */
+		if (oms.emu_type != OMS_EMU_WB)
+			oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN,
+					   OMS_EMU_WB);
+		oms.emu_type = OMS_EMU_WB;
+		if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, type))
+			return ERR_PTR(-EIO);
+		oms.emu_type = type;
+	}
+	return oms.emu_pages;
+}
+
+/* At unload, after the last detach. */
+void oms_emu_free(void)
+{
+	if (!oms.emu_pages)
+		return;
+	if (oms.emu_type != OMS_EMU_WB)
+		oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB);
+	free_pages_exact(oms.emu_pages, OMS_EMU_MAX_LEN);
+	oms.emu_pages = NULL;
 }
 
 int oms_attach_emulated(const struct oms_attach *a)
@@ -183,7 +224,6 @@ int oms_attach_emulated(const struct oms_attach *a)
 	u64 len = a->length ? a->length : OMS_EMU_DEFAULT_LEN;
 	struct oms_window *w;
 	void *va;
-	int ret;
 
 	if (oms.win)
 		return -EBUSY;
@@ -194,33 +234,20 @@ int oms_attach_emulated(const struct oms_attach *a)
 	w = oms_window_alloc();
 	if (!w)
 		return -ENOMEM;
-
-	va = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
-	if (!va) {
-		ret = -ENOMEM;
-		goto err_free_win;
+	va = oms_emu_backing(wc ? OMS_EMU_WC : OMS_EMU_UC);
+	if (IS_ERR(va)) {
+		kfree(w);
+		return PTR_ERR(va);
 	}
-
-	ret = oms_pages_set_type(va, len, wc);
-	if (ret)
-		goto err_free;
+	/* A new window starts zeroed, as it did with fresh pages. */
+	memset(va, 0, len);
+	wmb();	/* the zeroes leave the WC buffers before the window is used */
 
 	oms_window_publish(w, (void __force __iomem *)va, virt_to_phys(va),
 			   len, wc, OMS_WINDOW_EMULATED);
 	pr_info_ratelimited("attached an emulated window of %llu bytes %s\n",
 			    len, wc ? "write-combining" : "uncached");
 	return 0;
-
-err_free:
-	oms_pages_set_wb(va, len);
-	free_pages_exact(va, len);
-err_free_win:
-	kfree(w);
-	return ret;
-}
-
-void oms_emu_free(void)
-{
 }
 
 /*
@@ -245,8 +272,7 @@ static void oms_window_kill(struct oms_window *w)
 		pci_dev_put(w->pdev);
 		w->pdev = NULL;
 	} else {
-		oms_pages_set_wb((void __force *)w->base, w->len);
-		free_pages_exact((void __force *)w->base, w->len);
+		/* The pages stay with the device for the next attach. */
 		pr_info_ratelimited("detached the emulated window\n");
 	}
 	w->base = NULL;
