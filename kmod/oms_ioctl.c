@@ -2,12 +2,12 @@
 /*
  * oms_ioctl.c - ioctl dispatch.
  *
- * Boring on purpose: look the command up, check the capability, copy the
- * argument in and run the lock-free checks (which also copy user buffers
- * in), then call one helper: attach and detach under oms.lock (killable),
- * INFO under the spinlock that publishes the window, the data calls on a
- * referenced window they use (killable, never behind a benchmark), then
- * copy out.
+ * Boring on purpose: look the command up, check the file mode and the
+ * capability, copy the argument in and run the lock-free checks (which
+ * also copy user buffers in), then call one helper: attach and detach
+ * under oms.lock (killable), INFO under the spinlock that publishes the
+ * window, the data calls on a referenced window they use (killable, never
+ * behind a benchmark), then copy out.
  * For commands that write results back, the argument is written back
  * unchanged before the operation, so an unwritable argument fails with
  * EFAULT before anything happens.
@@ -38,6 +38,16 @@ static const unsigned int oms_cmds[] = {
 	OMS_IOC_ATTACH, OMS_IOC_DETACH, OMS_IOC_INFO, OMS_IOC_ORDERED_STORE,
 	OMS_IOC_DOORBELL, OMS_IOC_FLUSH, OMS_IOC_MMIO_BENCH,
 };
+
+/*
+ * Commands that write the window or change it need a file opened for
+ * writing: a read-only descriptor may only ask INFO and FLUSH (a fence and
+ * a read).
+ */
+static bool oms_cmd_writes(unsigned int cmd)
+{
+	return cmd != OMS_IOC_INFO && cmd != OMS_IOC_FLUSH;
+}
 
 /* -ENOTTY for an unknown number, -EINVAL for a known one with a bad size. */
 static int oms_cmd_check(unsigned int cmd)
@@ -148,6 +158,9 @@ long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	ret = oms_cmd_check(cmd);
 	if (ret)
 		return ret;
+	/* The file mode first: it costs nothing and audits nothing. */
+	if (oms_cmd_writes(cmd) && !(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
 	if ((cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH) &&
 	    !capable(CAP_SYS_ADMIN))
 		return -EPERM;

@@ -57,8 +57,18 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 	u64 win_pages;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * MAP_SHARED only; a read-only file's shared mapping carries
+	 * VM_MAYSHARE without VM_SHARED.  Writable needs a writable file (the
+	 * VFS refuses it first, EACCES; this is the module's own check).  The
+	 * window is never executable: no PROT_EXEC now, no mprotect() later.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	if ((vma->vm_flags & VM_WRITE) && !(filp->f_mode & FMODE_WRITE))
+		return -EACCES;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
 
 	w = oms_window_get();
 	if (!w)
@@ -69,6 +79,9 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 		goto err_put;
 	}
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags &= ~VM_MAYEXEC;
+	if (!(filp->f_mode & FMODE_WRITE))
+		vma->vm_flags &= ~VM_MAYWRITE;
 	vma->vm_page_prot = w->wc ? pgprot_writecombine(vma->vm_page_prot) :
 				    pgprot_noncached(vma->vm_page_prot);
 	vma->vm_private_data = w;	/* the reference goes with the VMA */
