@@ -81,6 +81,7 @@ int oms_detach(void);
 void oms_emu_free(void);
 void oms_fill_info(struct oms_info *info);
 struct oms_window *oms_window_get(void);
+int oms_window_lockdown(const struct oms_window *w);
 void oms_window_put(struct oms_window *w);
 int oms_window_use(struct oms_window *w);
 void oms_window_unuse(struct oms_window *w);

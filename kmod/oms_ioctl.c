@@ -98,6 +98,9 @@ static int oms_call_window(unsigned int cmd, struct oms_call *c)
 
 	if (!w)
 		return -ENODEV;
+	ret = oms_window_lockdown(w);
+	if (ret)
+		goto out_put;
 	ret = oms_window_use(w);
 	if (ret)
 		goto out_put;

@@ -73,6 +73,9 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 	w = oms_window_get();
 	if (!w)
 		return -ENODEV;
+	ret = oms_window_lockdown(w);
+	if (ret)
+		goto err_put;
 	win_pages = w->len >> PAGE_SHIFT;
 	if (vma->vm_pgoff >= win_pages || pages > win_pages - vma->vm_pgoff) {
 		ret = -EINVAL;

@@ -4,21 +4,42 @@
  * emulated kernel pages, both mapped write-combining (or uncached) in the
  * kernel, and a PCI bus notifier that detaches when the device goes away.
  *
- * A PCI window never claims the device: no pci_request_region(), no driver
- * binding.  It takes a device reference and an enable count (both
- * refcounted, so a bound driver such as mlx5_core keeps working), and maps
- * the BAR with ioremap_wc().  Attach and detach run with oms.lock held.
+ * A PCI window gives user space the BAR, so it follows the rules of the
+ * kernel's own sysfs resource mmap (pci_mmap_resource()): nothing while
+ * the kernel is locked down for PCI access, nothing that a driver marked
+ * exclusive, and under strict devmem (CONFIG_IO_STRICT_DEVMEM) nothing
+ * that a driver claimed busy -- unless the administrator set allow_claimed.
+ * An unclaimed BAR is claimed with pci_request_region() while attached, so
+ * no driver takes it meanwhile.  The device gets a reference and an enable
+ * count (both refcounted), and the BAR is mapped with ioremap_wc().  Attach
+ * and detach run with oms.lock held.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/gfp.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/ioport.h>
+#include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <asm/set_memory.h>
 
 #include "oms.h"
+
+static bool allow_claimed;
+module_param(allow_claimed, bool, 0644);
+MODULE_PARM_DESC(allow_claimed,
+		 "attach a BAR that its driver claimed (busy), under strict devmem (default off; never overrides lockdown or an exclusive claim)");
+
+/* Under lockdown no user-directed access to a PCI BAR (0 or -EPERM). */
+int oms_window_lockdown(const struct oms_window *w)
+{
+	if (w->kind != OMS_WINDOW_PCI)
+		return 0;
+	return security_locked_down(LOCKDOWN_PCI_ACCESS);
+}
 
 static void oms_window_free(struct kref *ref)
 {
@@ -91,6 +112,51 @@ static void oms_window_publish(struct oms_window *w, void __iomem *base,
 	spin_unlock(&oms.win_lock);
 }
 
+static int oms_note_busy(struct resource *res, void *arg)
+{
+	unsigned long *flags = arg;
+
+	*flags |= res->flags;
+	return 0;
+}
+
+/*
+ * oms_bar_claim() - claim BAR @bar of @pdev for the window, or decide that
+ * it may be attached while another user holds it.  Returns 1 if claimed
+ * (release with pci_release_region()), 0 if attached beside its claimer,
+ * or -EBUSY.
+ */
+static int oms_bar_claim(struct pci_dev *pdev, int bar)
+{
+	resource_size_t start = pci_resource_start(pdev, bar);
+	unsigned long busy = 0;
+
+	if (!pci_request_region(pdev, bar, KBUILD_MODNAME))
+		return 1;
+
+	/* Someone holds a part of it: what iomem_is_exclusive() would say. */
+	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_MEM | IORESOURCE_BUSY,
+			    start, pci_resource_end(pdev, bar), &busy,
+			    oms_note_busy);
+	if (!(busy & IORESOURCE_BUSY))
+		return 0;
+	if (busy & IORESOURCE_EXCLUSIVE) {
+		pci_info(pdev, "BAR %d is claimed exclusively by %s: refused\n",
+			 bar, dev_driver_string(&pdev->dev));
+		return -EBUSY;
+	}
+	if (!IS_ENABLED(CONFIG_IO_STRICT_DEVMEM))
+		return 0;
+	if (!allow_claimed) {
+		pci_info(pdev, "BAR %d is claimed by %s: refused (unbind it, or see allow_claimed)\n",
+			 bar, dev_driver_string(&pdev->dev));
+		return -EBUSY;
+	}
+	pci_notice(pdev, "BAR %d is claimed by %s: attached anyway (allow_claimed=1)\n",
+		   bar, dev_driver_string(&pdev->dev));
+	return 0;
+}
+
 int oms_attach_pci(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
@@ -106,6 +172,9 @@ int oms_attach_pci(const struct oms_attach *a)
 	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
 	    a->length)
 		return -EINVAL;
+	ret = security_locked_down(LOCKDOWN_PCI_ACCESS);
+	if (ret)
+		return ret;
 
 	/* Returns the device with a reference held (pci_dev_get()). */
 	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
@@ -135,10 +204,15 @@ int oms_attach_pci(const struct oms_attach *a)
 	if (ret)
 		goto err_free;
 
+	ret = oms_bar_claim(pdev, a->bar);
+	if (ret < 0)
+		goto err_disable;
+	w->claimed = ret;
+
 	base = wc ? ioremap_wc(start, len) : ioremap(start, len);
 	if (!base) {
 		ret = -EIO;
-		goto err_disable;
+		goto err_release;
 	}
 
 	w->pdev = pdev;
@@ -149,6 +223,9 @@ int oms_attach_pci(const struct oms_attach *a)
 			     wc ? "write-combining" : "uncached");
 	return 0;
 
+err_release:
+	if (w->claimed)
+		pci_release_region(pdev, a->bar);
 err_disable:
 	pci_disable_device(pdev);
 err_free:
@@ -267,6 +344,8 @@ static void oms_window_kill(struct oms_window *w)
 	down_write(&w->use);
 	if (w->kind == OMS_WINDOW_PCI) {
 		iounmap(w->base);
+		if (w->claimed)
+			pci_release_region(w->pdev, w->bar);
 		pci_disable_device(w->pdev);
 		pci_info_ratelimited(w->pdev, "detached BAR %d\n", w->bar);
 		pci_dev_put(w->pdev);
