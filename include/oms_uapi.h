@@ -3,8 +3,9 @@
  * oms_uapi.h - user interface of oms.ko, shared by the module and liboms.
  *
  * oms.ko exposes one "window" at a time through the misc device /dev/oms:
- * either a memory BAR of any PCI device (attached without claiming the device
- * from its driver) or an emulated window made of kernel pages.  The window is
+ * either a memory BAR of a PCI device (one that no driver claimed, unless
+ * the administrator set the module parameter allow_claimed) or an emulated
+ * window made of kernel pages.  The window is
  * mmap()ed write-combining (or uncached, OMS_ATTACH_UC) and written through
  * the ioctls below with exactly the barriers each ordering class needs.
  *
@@ -20,13 +21,22 @@
  *   EFAULT  an argument or user buffer pointer is NULL, unmapped or not
  *           readable/writable.
  *   ENODEV  the call needs a window and none is attached.
- *   EINTR   interrupted by a fatal signal (MMIO_BENCH only).
+ *   EBADF   the file is not open for writing: ATTACH, DETACH,
+ *           ORDERED_STORE, DOORBELL and MMIO_BENCH need FMODE_WRITE
+ *           (checked before anything else but the command number); INFO
+ *           and FLUSH do not.
+ *   EPERM   the window is a PCI BAR and the kernel is locked down
+ *           (LOCKDOWN_PCI_ACCESS), also for a BAR attached before.
+ *   EINTR   a fatal signal arrived while the call waited (for a detach in
+ *           progress, or for another attach or detach).
  * A failing call never changes the window or its contents, except that
  * ORDERED_STORE validates the whole vector before it writes anything.
  *
  * mmap(): offset and length must be page aligned and lie inside the window
  * (EINVAL otherwise, ENODEV without a window); the mapping must be
- * MAP_SHARED (EINVAL for MAP_PRIVATE).  Pages are mapped write-combining,
+ * MAP_SHARED (EINVAL for MAP_PRIVATE).  PROT_WRITE needs a file open for
+ * writing (EACCES, from the VFS); PROT_EXEC is refused (EPERM) and cannot
+ * be added by mprotect() (EACCES); a PCI BAR under lockdown gives EPERM.  Pages are mapped write-combining,
  * or uncached when the window was attached with OMS_ATTACH_UC.  Detach,
  * unbind or removal of the PCI device and rmmod zap every mapping: a later
  * access raises SIGBUS, it never reaches a released resource.
@@ -58,18 +68,25 @@
 #define OMS_WINDOW_PCI		2
 
 /*
- * OMS_IOC_ATTACH - attach a window (needs CAP_SYS_ADMIN).
+ * OMS_IOC_ATTACH - attach a window (needs CAP_SYS_ADMIN and a file open
+ * for writing).
  *
  * Without OMS_ATTACH_EMULATED: the memory BAR @bar of the PCI device
- * @domain:@bus:@slot.@func; the window length is the BAR length.  The device
- * stays with its driver: oms.ko requests no region and binds no driver.
+ * @domain:@bus:@slot.@func; the window length is the BAR length.  oms.ko
+ * binds no driver.  A BAR that no driver claimed is claimed by oms.ko
+ * (pci_request_region()) while attached.  A BAR that a driver claimed is
+ * refused under strict devmem, as its sysfs resource mmap is, unless the
+ * administrator set the module parameter allow_claimed; an exclusive claim
+ * is always refused.
  * With OMS_ATTACH_EMULATED: @length bytes of kernel pages (0 means
  * OMS_EMU_DEFAULT_LEN; else a multiple of the page size up to
  * OMS_EMU_MAX_LEN); @domain, @bus, @slot, @func and @bar must be zero.
  * OMS_ATTACH_UC maps the window uncached instead of write-combining, in the
  * kernel and in every mmap().
  *
- * Errors: EPERM (no CAP_SYS_ADMIN), EBUSY (a window is attached), ENODEV
+ * Errors: EBADF (read-only file), EPERM (no CAP_SYS_ADMIN, or a PCI BAR
+ * while the kernel is locked down), EBUSY (a window is attached, or the
+ * BAR is claimed by a driver), ENODEV
  * (no such PCI device), EINVAL (@bar > 5, @slot > 31, @func > 7, @length
  * set for a PCI window, bad emulated length), ENODATA (the BAR is
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
@@ -94,9 +111,11 @@ struct oms_attach {
 };
 
 /*
- * OMS_IOC_DETACH - detach the window (needs CAP_SYS_ADMIN): zap every
- * user mapping, unmap the kernel view, drop the device reference.
- * Errors: EPERM, ENODEV (nothing attached).
+ * OMS_IOC_DETACH - detach the window (needs CAP_SYS_ADMIN and a file open
+ * for writing): zap every user mapping, stop a running MMIO_BENCH, wait
+ * for the calls using the window, unmap the kernel view, release the BAR
+ * and the device reference.
+ * Errors: EBADF, EPERM, ENODEV (nothing attached), EINTR.
  */
 
 /*
@@ -141,9 +160,10 @@ struct oms_info {
  * inside the window.  The whole vector and every buffer are checked and
  * copied before the first store, so a bad op writes nothing.
  *
- * Errors: EINVAL (count, class, alignment, op reserved != 0, sizes),
- * ERANGE (an op reaches beyond the window, or offset + length overflows),
- * E2BIG (total bytes above OMS_STORE_MAX_BYTES), EFAULT, ENODEV.
+ * Errors: EBADF (read-only file), EINVAL (count, class, alignment, op
+ * reserved != 0, sizes), ERANGE (an op reaches beyond the window, or
+ * offset + length overflows), E2BIG (total bytes above
+ * OMS_STORE_MAX_BYTES), EFAULT, ENODEV, EPERM (lockdown).
  */
 #define OMS_STORE_UNORDERED	0
 #define OMS_STORE_WEAK		1
@@ -183,7 +203,7 @@ struct oms_ordered_store {
  * @dbrec_offset of 4, @db_offset of 8 (of 64 with BlueFlame).
  * Errors: EINVAL (alignment, @wqe_len 0 or > OMS_BF_SIZE with BlueFlame or
  * > OMS_STORE_MAX_BYTES, flags, reserved), ERANGE (outside the window),
- * EFAULT, ENODEV.
+ * EFAULT, ENODEV, EBADF (read-only file), EPERM (lockdown).
  */
 #define OMS_DB_BLUEFLAME	(1U << 0)
 
@@ -205,7 +225,8 @@ struct oms_doorbell {
  * OMS_IOC_FLUSH - WC flush, then a 32-bit read of the window at @offset
  * (4-byte aligned).  The read is non-posted, so it returns only after every
  * earlier posted write to the device has reached it; @value is what it read.
- * Errors: EINVAL (alignment, flags, reserved), ERANGE, ENODEV.
+ * Errors: EINVAL (alignment, flags, reserved), ERANGE, ENODEV, EPERM
+ * (lockdown).
  */
 struct oms_flush {
 	__u32 flags;		/* must be zero */
@@ -232,9 +253,13 @@ struct oms_flush {
  * @width 4 or 8, @total_bytes a multiple of @msg_size up to
  * OMS_BENCH_MAX_TOTAL, @offset and @span multiples of @msg_size and @span
  * at least @msg_size.
- * The call holds the window for its whole run (other calls wait) and checks
- * for fatal signals every MiB.
- * Errors: EINVAL, ERANGE (region outside the window), EINTR, ENODEV.
+ * The run blocks no other call, mmap() or page fault.  Every 256 KiB it
+ * yields the CPU and checks for signals: a pending signal (handled or
+ * fatal) stops it early, and the call returns 0 with @bytes < @total_bytes
+ * and the figures of the part that ran.  A detach stops it too (ENODEV).
+ * Errors: EBADF (read-only file), EINVAL, ERANGE (region outside the
+ * window), EINTR (a fatal signal while a detach was pending), ENODEV,
+ * EPERM (lockdown).
  */
 #define OMS_BENCH_FENCE		(1U << 0)
 

@@ -2,23 +2,45 @@
 /*
  * oms.h - internal interfaces of oms.ko.
  *
- * One global window, protected by oms.lock.  Every ioctl copies its user
- * data in before taking the lock and out after dropping it, so no user
- * memory is touched (and no page fault can recurse into oms_vm_fault())
- * while the lock is held.
+ * The window is an object with its own lifetime (struct oms_window): one
+ * per attach, reference counted, found from the device (oms.win, under
+ * oms.win_lock), from a VMA (vm_private_data) or held by a running call.
+ * Detach takes the device's pointer away, marks the window dead, zaps the
+ * user mappings and waits for the calls that use it, then releases the BAR
+ * or the pages; the struct itself goes with its last reference.
+ *
+ * Locks, outermost first; none of them is held while user memory is
+ * touched, so a page fault on the window never recurses into one:
+ *   oms.lock        attach and detach (and the PCI notifier), killable
+ *   w->use          read: a store, doorbell, flush or bench on the window;
+ *                   write: detach releasing what the window maps
+ *   oms.files_lock  the list of open files (zapping), held briefly
+ *   w->map_lock     a fault inserting a page against detach marking the
+ *                   window dead, held briefly
+ *   oms.win_lock    spinlock: oms.win and oms.generation
+ * A benchmark holds only w->use for reading, so open, release, INFO and
+ * page faults never wait behind it; detach makes it stop at its next chunk.
  */
 #ifndef OMS_H
 #define OMS_H
 
 #include <linux/fs.h>
+#include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 #include "../include/oms_uapi.h"
 
 struct oms_window {
+	struct kref ref;		/* the device, each VMA, each call */
+	struct rw_semaphore use;	/* see above */
+	struct mutex map_lock;		/* faults against ->dead */
+	bool dead;			/* detached: no new fault or call */
 	u32 kind;			/* OMS_WINDOW_* */
 	bool wc;			/* write-combining, else uncached */
 	u64 len;			/* bytes */
@@ -28,15 +50,21 @@ struct oms_window {
 	/* PCI windows */
 	struct pci_dev *pdev;		/* referenced with pci_dev_get() */
 	int bar;
-	/* emulated windows */
-	void *pages;
+	bool claimed;			/* we hold pci_request_region() */
 };
 
+/* The emulated window's pages: allocated once, kept until unload. */
+enum oms_emu_type { OMS_EMU_WB, OMS_EMU_WC, OMS_EMU_UC };
+
 struct oms_device {
-	struct mutex lock;		/* protects everything below */
-	struct oms_window win;
-	struct list_head files;		/* struct oms_file, for zapping */
+	struct mutex lock;		/* attach and detach */
+	spinlock_t win_lock;		/* protects win and generation */
+	struct oms_window *win;		/* the attached window, or NULL */
 	u32 generation;
+	struct mutex files_lock;	/* protects files */
+	struct list_head files;		/* struct oms_file, for zapping */
+	void *emu_pages;		/* OMS_EMU_MAX_LEN bytes, under lock */
+	enum oms_emu_type emu_type;
 };
 
 struct oms_file {
@@ -46,11 +74,17 @@ struct oms_file {
 
 extern struct oms_device oms;
 
-/* oms_window.c: attach/detach, called with oms.lock held. */
+/* oms_window.c: attach/detach with oms.lock held. */
 int oms_attach_pci(const struct oms_attach *a);
 int oms_attach_emulated(const struct oms_attach *a);
-void oms_detach(void);
+int oms_detach(void);
+void oms_emu_free(void);
 void oms_fill_info(struct oms_info *info);
+struct oms_window *oms_window_get(void);
+int oms_window_lockdown(const struct oms_window *w);
+void oms_window_put(struct oms_window *w);
+int oms_window_use(struct oms_window *w);
+void oms_window_unuse(struct oms_window *w);
 int oms_notifier_register(void);
 void oms_notifier_unregister(void);
 
@@ -61,7 +95,7 @@ void oms_zap_mappings(void);
 /* oms_ioctl.c */
 long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
-/* oms_store.c: *_prepare() without the lock, *_exec() with it. */
+/* oms_store.c: *_prepare() without a window, *_exec() while using one. */
 struct oms_store_req {
 	struct oms_store_op *ops;
 	u8 *data;			/* all op payloads, in op order */
@@ -70,16 +104,18 @@ struct oms_store_req {
 
 int oms_store_prepare(const struct oms_ordered_store *a,
 		      struct oms_store_req *req);
-int oms_store_exec(struct oms_ordered_store *a, struct oms_store_req *req);
+int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
+		   struct oms_store_req *req);
 void oms_store_release(struct oms_store_req *req);
 int oms_doorbell_prepare(const struct oms_doorbell *a, u8 **wqe);
-int oms_doorbell_exec(struct oms_doorbell *a, const u8 *wqe);
+int oms_doorbell_exec(struct oms_window *w, struct oms_doorbell *a,
+		      const u8 *wqe);
 int oms_flush_check(const struct oms_flush *a);
-int oms_flush_exec(struct oms_flush *a);
-bool oms_range_ok(u64 offset, u64 len);
+int oms_flush_exec(struct oms_window *w, struct oms_flush *a);
+bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len);
 
 /* oms_bench.c */
 int oms_bench_check(const struct oms_bench *a);
-int oms_bench_exec(struct oms_bench *a);
+int oms_bench_exec(struct oms_window *w, struct oms_bench *a);
 
 #endif /* OMS_H */

@@ -3,6 +3,11 @@
  * oms_bench.c - MMIO_BENCH: write bandwidth of write-combining stores to the
  * window, with a WC flush after every message (ordered transmit) or only at
  * the end (unordered).  Timed with ktime and the TSC.
+ *
+ * A run uses the window (w->use for reading) and nothing else, so it blocks
+ * no other call, fault, open or release.  Between chunks of
+ * OMS_BENCH_CHECK_EVERY bytes it yields the CPU and stops on any pending
+ * signal (reporting the part that ran) or on detach (-ENODEV).
  */
 #include <linux/ktime.h>
 #include <linux/log2.h>
@@ -18,7 +23,7 @@
 #include "oms_barrier.h"
 
 #define OMS_BENCH_DEFAULT_SPAN	SZ_256K
-#define OMS_BENCH_CHECK_EVERY	SZ_1M		/* bytes between resched checks */
+#define OMS_BENCH_CHECK_EVERY	SZ_256K		/* bytes between checks */
 
 int oms_bench_check(const struct oms_bench *a)
 {
@@ -52,7 +57,7 @@ static void oms_bench_msg(void __iomem *p, u64 off, u32 len, u32 width)
 	}
 }
 
-int oms_bench_exec(struct oms_bench *a)
+int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 {
 	bool fence = a->flags & OMS_BENCH_FENCE;
 	struct oms_order order = {};
@@ -60,19 +65,19 @@ int oms_bench_exec(struct oms_bench *a)
 	u64 t0, t1;
 	cycles_t c0, c1;
 
-	if (a->offset >= oms.win.len)
+	if (a->offset >= w->len)
 		return -ERANGE;
 	if (!span)
 		span = rounddown(min_t(u64, OMS_BENCH_DEFAULT_SPAN,
-				       oms.win.len - a->offset), a->msg_size);
-	if (span < a->msg_size || !oms_range_ok(a->offset, span))
+				       w->len - a->offset), a->msg_size);
+	if (span < a->msg_size || !oms_range_ok(w, a->offset, span))
 		return -ERANGE;
 
 	next_check = OMS_BENCH_CHECK_EVERY;
 	t0 = ktime_get_ns();
 	c0 = get_cycles();
 	while (done < a->total_bytes) {
-		oms_bench_msg(oms.win.base + a->offset + pos, a->offset + pos,
+		oms_bench_msg(w->base + a->offset + pos, a->offset + pos,
 			      a->msg_size, a->width);
 		if (fence)
 			oms_wc_flush(&order);
@@ -80,10 +85,12 @@ int oms_bench_exec(struct oms_bench *a)
 		pos += a->msg_size;
 		if (pos == span)
 			pos = 0;
-		if (done >= next_check) {
+		if (done >= next_check && done < a->total_bytes) {
 			next_check += OMS_BENCH_CHECK_EVERY;
-			if (fatal_signal_pending(current))
-				return -EINTR;
+			if (READ_ONCE(w->dead))
+				return -ENODEV;
+			if (signal_pending(current))
+				break;	/* report what ran: bytes < total_bytes */
 			cond_resched();
 		}
 	}

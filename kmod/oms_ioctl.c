@@ -2,9 +2,12 @@
 /*
  * oms_ioctl.c - ioctl dispatch.
  *
- * Boring on purpose: look the command up, check the capability, copy the
- * argument in and run the lock-free checks (which also copy user buffers
- * in), then take oms.lock once, call one helper, drop the lock, copy out.
+ * Boring on purpose: look the command up, check the file mode and the
+ * capability, copy the argument in and run the lock-free checks (which
+ * also copy user buffers in), then call one helper: attach and detach
+ * under oms.lock (killable), INFO under the spinlock that publishes the
+ * window, the data calls on a referenced window they use (killable, never
+ * behind a benchmark), then copy out.
  * For commands that write results back, the argument is written back
  * unchanged before the operation, so an unwritable argument fails with
  * EFAULT before anything happens.
@@ -36,6 +39,16 @@ static const unsigned int oms_cmds[] = {
 	OMS_IOC_DOORBELL, OMS_IOC_FLUSH, OMS_IOC_MMIO_BENCH,
 };
 
+/*
+ * Commands that write the window or change it need a file opened for
+ * writing: a read-only descriptor may only ask INFO and FLUSH (a fence and
+ * a read).
+ */
+static bool oms_cmd_writes(unsigned int cmd)
+{
+	return cmd != OMS_IOC_INFO && cmd != OMS_IOC_FLUSH;
+}
+
 /* -ENOTTY for an unknown number, -EINVAL for a known one with a bad size. */
 static int oms_cmd_check(unsigned int cmd)
 {
@@ -59,7 +72,7 @@ static int oms_attach_check(const struct oms_attach *a)
 	return 0;
 }
 
-/* Checks and copies that need no lock.  Runs before oms_call_locked(). */
+/* Checks and copies that need no window.  Runs before oms_call(). */
 static int oms_call_prepare(unsigned int cmd, struct oms_call *c)
 {
 	switch (cmd) {
@@ -77,34 +90,65 @@ static int oms_call_prepare(unsigned int cmd, struct oms_call *c)
 	return 0;
 }
 
-static int oms_call_locked(unsigned int cmd, struct oms_call *c)
+/* A store, doorbell, flush or bench on the attached window. */
+static int oms_call_window(unsigned int cmd, struct oms_call *c)
 {
-	if (cmd == OMS_IOC_INFO) {
-		oms_fill_info(&c->arg.info);
-		return 0;
-	}
-	if (cmd == OMS_IOC_ATTACH) {
-		if (c->arg.attach.flags & OMS_ATTACH_EMULATED)
-			return oms_attach_emulated(&c->arg.attach);
-		return oms_attach_pci(&c->arg.attach);
-	}
-	if (oms.win.kind == OMS_WINDOW_NONE)
+	struct oms_window *w = oms_window_get();
+	int ret;
+
+	if (!w)
 		return -ENODEV;
+	ret = oms_window_lockdown(w);
+	if (ret)
+		goto out_put;
+	ret = oms_window_use(w);
+	if (ret)
+		goto out_put;
 
 	switch (cmd) {
-	case OMS_IOC_DETACH:
-		oms_detach();
-		return 0;
 	case OMS_IOC_ORDERED_STORE:
-		return oms_store_exec(&c->arg.store, &c->store);
+		ret = oms_store_exec(w, &c->arg.store, &c->store);
+		break;
 	case OMS_IOC_DOORBELL:
-		return oms_doorbell_exec(&c->arg.db, c->wqe);
+		ret = oms_doorbell_exec(w, &c->arg.db, c->wqe);
+		break;
 	case OMS_IOC_FLUSH:
-		return oms_flush_exec(&c->arg.flush);
+		ret = oms_flush_exec(w, &c->arg.flush);
+		break;
 	case OMS_IOC_MMIO_BENCH:
-		return oms_bench_exec(&c->arg.bench);
+		ret = oms_bench_exec(w, &c->arg.bench);
+		break;
+	default:
+		ret = -ENOTTY;
 	}
-	return -ENOTTY;
+	oms_window_unuse(w);
+out_put:
+	oms_window_put(w);
+	return ret;
+}
+
+static int oms_call(unsigned int cmd, struct oms_call *c)
+{
+	int ret;
+
+	switch (cmd) {
+	case OMS_IOC_INFO:
+		oms_fill_info(&c->arg.info);
+		return 0;
+	case OMS_IOC_ATTACH:
+	case OMS_IOC_DETACH:
+		if (mutex_lock_killable(&oms.lock))
+			return -EINTR;
+		if (cmd == OMS_IOC_DETACH)
+			ret = oms_detach();
+		else if (c->arg.attach.flags & OMS_ATTACH_EMULATED)
+			ret = oms_attach_emulated(&c->arg.attach);
+		else
+			ret = oms_attach_pci(&c->arg.attach);
+		mutex_unlock(&oms.lock);
+		return ret;
+	}
+	return oms_call_window(cmd, c);
 }
 
 long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -117,6 +161,9 @@ long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	ret = oms_cmd_check(cmd);
 	if (ret)
 		return ret;
+	/* The file mode first: it costs nothing and audits nothing. */
+	if (oms_cmd_writes(cmd) && !(filp->f_mode & FMODE_WRITE))
+		return -EBADF;
 	if ((cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH) &&
 	    !capable(CAP_SYS_ADMIN))
 		return -EPERM;
@@ -137,9 +184,7 @@ long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	if (ret)
 		goto out_free;
 
-	mutex_lock(&oms.lock);
-	ret = oms_call_locked(cmd, c);
-	mutex_unlock(&oms.lock);
+	ret = oms_call(cmd, c);
 
 	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(uarg, &c->arg, size))

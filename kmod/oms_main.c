@@ -17,6 +17,8 @@
 
 struct oms_device oms = {
 	.lock = __MUTEX_INITIALIZER(oms.lock),
+	.win_lock = __SPIN_LOCK_UNLOCKED(oms.win_lock),
+	.files_lock = __MUTEX_INITIALIZER(oms.files_lock),
 	.files = LIST_HEAD_INIT(oms.files),
 };
 
@@ -92,9 +94,12 @@ static int oms_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	of->filp = filp;
 	filp->private_data = of;
-	mutex_lock(&oms.lock);
+	if (mutex_lock_killable(&oms.files_lock)) {
+		kfree(of);
+		return -EINTR;
+	}
 	list_add(&of->node, &oms.files);
-	mutex_unlock(&oms.lock);
+	mutex_unlock(&oms.files_lock);
 	return 0;
 }
 
@@ -102,9 +107,9 @@ static int oms_release(struct inode *inode, struct file *filp)
 {
 	struct oms_file *of = filp->private_data;
 
-	mutex_lock(&oms.lock);
+	mutex_lock(&oms.files_lock);
 	list_del(&of->node);
-	mutex_unlock(&oms.lock);
+	mutex_unlock(&oms.files_lock);
 	kfree(of);
 	return 0;
 }
@@ -136,6 +141,8 @@ static int __init oms_init(void)
 
 	mutex_lock(&oms.lock);
 	ret = oms_attach_at_load();
+	if (ret)
+		oms_emu_free();
 	mutex_unlock(&oms.lock);
 	if (ret)
 		goto err_notifier;
@@ -148,6 +155,7 @@ static int __init oms_init(void)
 err_detach:
 	mutex_lock(&oms.lock);
 	oms_detach();
+	oms_emu_free();
 	mutex_unlock(&oms.lock);
 err_notifier:
 	oms_notifier_unregister();
@@ -158,8 +166,8 @@ static void __exit oms_exit(void)
 {
 	misc_deregister(&oms_misc);
 	mutex_lock(&oms.lock);
-	if (oms.win.kind != OMS_WINDOW_NONE)
-		oms_detach();
+	oms_detach();
+	oms_emu_free();
 	mutex_unlock(&oms.lock);
 	oms_notifier_unregister();
 }

@@ -2,11 +2,14 @@
 /*
  * oms_mmap.c - map the window into user space.
  *
- * Pages are inserted at fault time under oms.lock, never at mmap() time:
- * a fault checks that the window the VMA was created for (its generation)
- * is still attached, so after a detach, unbind or rmmod has zapped the
- * mappings a later access gets SIGBUS instead of reaching a released BAR or
- * freed pages, even for a VMA that was being set up while the detach ran.
+ * A VMA holds a reference to the window it was created for
+ * (vm_private_data), taken at mmap() and by ->open() on a split or fork,
+ * dropped by ->close().  Pages are inserted at fault time, never at mmap()
+ * time, under the window's map_lock: a fault on a window that detach has
+ * marked dead gets SIGBUS, so after a detach, unbind or rmmod has zapped
+ * the mappings no access reaches a released BAR or freed pages, even from
+ * a VMA that was being set up while the detach ran.  A fault never waits
+ * for another window's users or for a running benchmark.
  */
 #include <linux/mm.h>
 
@@ -14,63 +17,95 @@
 
 static vm_fault_t oms_vm_fault(struct vm_fault *vmf)
 {
-	struct vm_area_struct *vma = vmf->vma;
-	u32 generation = (unsigned long)vma->vm_private_data;
+	struct oms_window *w = vmf->vma->vm_private_data;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 	unsigned long pfn;
 
-	mutex_lock(&oms.lock);
-	if (oms.win.kind == OMS_WINDOW_NONE ||
-	    oms.win.generation != generation)
+	mutex_lock(&w->map_lock);
+	if (w->dead || vmf->pgoff >= (w->len >> PAGE_SHIFT))
 		goto out;
-	if (vmf->pgoff >= (oms.win.len >> PAGE_SHIFT))
-		goto out;
-	pfn = PHYS_PFN(oms.win.phys) + vmf->pgoff;
-	ret = vmf_insert_pfn_prot(vma, vmf->address, pfn, vma->vm_page_prot);
+	pfn = PHYS_PFN(w->phys) + vmf->pgoff;
+	ret = vmf_insert_pfn_prot(vmf->vma, vmf->address, pfn,
+				  vmf->vma->vm_page_prot);
 out:
-	mutex_unlock(&oms.lock);
+	mutex_unlock(&w->map_lock);
 	return ret;
 }
 
+static void oms_vm_open(struct vm_area_struct *vma)
+{
+	struct oms_window *w = vma->vm_private_data;
+
+	kref_get(&w->ref);
+}
+
+static void oms_vm_close(struct vm_area_struct *vma)
+{
+	oms_window_put(vma->vm_private_data);
+}
+
 static const struct vm_operations_struct oms_vm_ops = {
+	.open = oms_vm_open,
+	.close = oms_vm_close,
 	.fault = oms_vm_fault,
 };
 
 int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	unsigned long pages = vma_pages(vma);
+	struct oms_window *w;
 	u64 win_pages;
-	int ret = 0;
+	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * MAP_SHARED only; a read-only file's shared mapping carries
+	 * VM_MAYSHARE without VM_SHARED.  Writable needs a writable file (the
+	 * VFS refuses it first, EACCES; this is the module's own check).  The
+	 * window is never executable: no PROT_EXEC now, no mprotect() later.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	if ((vma->vm_flags & VM_WRITE) && !(filp->f_mode & FMODE_WRITE))
+		return -EACCES;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
 
-	mutex_lock(&oms.lock);
-	if (oms.win.kind == OMS_WINDOW_NONE) {
-		ret = -ENODEV;
-		goto out;
-	}
-	win_pages = oms.win.len >> PAGE_SHIFT;
+	w = oms_window_get();
+	if (!w)
+		return -ENODEV;
+	ret = oms_window_lockdown(w);
+	if (ret)
+		goto err_put;
+	win_pages = w->len >> PAGE_SHIFT;
 	if (vma->vm_pgoff >= win_pages || pages > win_pages - vma->vm_pgoff) {
 		ret = -EINVAL;
-		goto out;
+		goto err_put;
 	}
 	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_page_prot = oms.win.wc ?
-		pgprot_writecombine(vma->vm_page_prot) :
-		pgprot_noncached(vma->vm_page_prot);
-	vma->vm_private_data = (void *)(unsigned long)oms.win.generation;
+	vma->vm_flags &= ~VM_MAYEXEC;
+	if (!(filp->f_mode & FMODE_WRITE))
+		vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_page_prot = w->wc ? pgprot_writecombine(vma->vm_page_prot) :
+				    pgprot_noncached(vma->vm_page_prot);
+	vma->vm_private_data = w;	/* the reference goes with the VMA */
 	vma->vm_ops = &oms_vm_ops;
-out:
-	mutex_unlock(&oms.lock);
+	return 0;
+
+err_put:
+	oms_window_put(w);
 	return ret;
 }
 
-/* Zap every user mapping of every open file.  Called with oms.lock held. */
+/*
+ * Zap every user mapping of every open file.  Called by detach after the
+ * window is marked dead, with oms.lock held.
+ */
 void oms_zap_mappings(void)
 {
 	struct oms_file *of;
 
+	mutex_lock(&oms.files_lock);
 	list_for_each_entry(of, &oms.files, node)
 		unmap_mapping_range(of->filp->f_mapping, 0, 0, 1);
+	mutex_unlock(&oms.files_lock);
 }

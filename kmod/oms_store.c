@@ -2,9 +2,9 @@
 /*
  * oms_store.c - ORDERED_STORE, DOORBELL and FLUSH.
  *
- * The *_prepare() helpers run without oms.lock: they check everything that
+ * The *_prepare() helpers run before the window is looked up: they check everything that
  * does not depend on the window and copy every user buffer into the kernel.
- * The *_exec() helpers run with oms.lock held and touch no user memory:
+ * The *_exec() helpers run while using the window and touch no user memory:
  * they check the ranges against the window, then store.  A call that fails
  * therefore never writes a byte.
  */
@@ -16,13 +16,13 @@
 #include "oms.h"
 #include "oms_barrier.h"
 
-bool oms_range_ok(u64 offset, u64 len)
+bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len)
 {
 	u64 end;
 
 	if (check_add_overflow(offset, len, &end))
 		return false;
-	return end <= oms.win.len;
+	return end <= w->len;
 }
 
 /*
@@ -115,7 +115,8 @@ void oms_store_release(struct oms_store_req *req)
 	req->ops = NULL;
 }
 
-int oms_store_exec(struct oms_ordered_store *a, struct oms_store_req *req)
+int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
+		   struct oms_store_req *req)
 {
 	struct oms_order order = {};
 	const struct oms_store_op *op;
@@ -123,14 +124,14 @@ int oms_store_exec(struct oms_ordered_store *a, struct oms_store_req *req)
 	u32 i;
 
 	for (i = 0; i < req->count; i++)
-		if (!oms_range_ok(req->ops[i].offset, req->ops[i].length))
+		if (!oms_range_ok(w, req->ops[i].offset, req->ops[i].length))
 			return -ERANGE;
 
 	for (i = 0; i < req->count; i++) {
 		op = &req->ops[i];
 		if (op->class == OMS_STORE_STRONG)
 			oms_order_before_strong(&order);
-		oms_wc_copy(oms.win.base + op->offset, src, op->length);
+		oms_wc_copy(w->base + op->offset, src, op->length);
 		if (op->class == OMS_STORE_STRONG)
 			oms_order_after_strong(&order);
 		else if (op->class == OMS_STORE_WEAK)
@@ -176,15 +177,16 @@ static void oms_bf_copy(void __iomem *reg, const u8 *wqe, u32 len)
 		oms_wc_copy(reg + off, wqe + off, OMS_BF_CHUNK);
 }
 
-int oms_doorbell_exec(struct oms_doorbell *a, const u8 *wqe)
+int oms_doorbell_exec(struct oms_window *w, struct oms_doorbell *a,
+		      const u8 *wqe)
 {
 	bool bf = a->flags & OMS_DB_BLUEFLAME;
-	void __iomem *base = oms.win.base;
+	void __iomem *base = w->base;
 	struct oms_order order = {};
 
-	if (!oms_range_ok(a->wqe_offset, a->wqe_len) ||
-	    !oms_range_ok(a->dbrec_offset, 4) ||
-	    !oms_range_ok(a->db_offset, bf ? a->wqe_len : 8))
+	if (!oms_range_ok(w, a->wqe_offset, a->wqe_len) ||
+	    !oms_range_ok(w, a->dbrec_offset, 4) ||
+	    !oms_range_ok(w, a->db_offset, bf ? a->wqe_len : 8))
 		return -ERANGE;
 
 	/* 1. weak store: the WQE */
@@ -216,12 +218,12 @@ int oms_flush_check(const struct oms_flush *a)
 	return 0;
 }
 
-int oms_flush_exec(struct oms_flush *a)
+int oms_flush_exec(struct oms_window *w, struct oms_flush *a)
 {
 	struct oms_order order = {};
 
-	if (!oms_range_ok(a->offset, 4))
+	if (!oms_range_ok(w, a->offset, 4))
 		return -ERANGE;
-	a->value = oms_flush_read(&order, oms.win.base + a->offset);
+	a->value = oms_flush_read(&order, w->base + a->offset);
 	return 0;
 }

@@ -4,48 +4,177 @@
  * emulated kernel pages, both mapped write-combining (or uncached) in the
  * kernel, and a PCI bus notifier that detaches when the device goes away.
  *
- * A PCI window never claims the device: no pci_request_region(), no driver
- * binding.  It takes a device reference and an enable count (both
- * refcounted, so a bound driver such as mlx5_core keeps working), and maps
- * the BAR with ioremap_wc().  Callers hold oms.lock.
+ * A PCI window gives user space the BAR, so it follows the rules of the
+ * kernel's own sysfs resource mmap (pci_mmap_resource()): nothing while
+ * the kernel is locked down for PCI access, nothing that a driver marked
+ * exclusive, and under strict devmem (CONFIG_IO_STRICT_DEVMEM) nothing
+ * that a driver claimed busy -- unless the administrator set allow_claimed.
+ * An unclaimed BAR is claimed with pci_request_region() while attached, so
+ * no driver takes it meanwhile.  The device gets a reference and an enable
+ * count (both refcounted), and the BAR is mapped with ioremap_wc().  Attach
+ * and detach run with oms.lock held.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/gfp.h>
 #include <linux/io.h>
 #include <linux/mm.h>
+#include <linux/ioport.h>
+#include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/security.h>
+#include <linux/slab.h>
 #include <asm/set_memory.h>
 
 #include "oms.h"
 
-static void oms_window_set(void __iomem *base, phys_addr_t phys, u64 len,
-			   bool wc, u32 kind)
-{
-	struct oms_window *w = &oms.win;
+static bool allow_claimed;
+module_param(allow_claimed, bool, 0644);
+MODULE_PARM_DESC(allow_claimed,
+		 "attach a BAR that its driver claimed (busy), under strict devmem (default off; never overrides lockdown or an exclusive claim)");
 
+/* Under lockdown no user-directed access to a PCI BAR (0 or -EPERM). */
+int oms_window_lockdown(const struct oms_window *w)
+{
+	if (w->kind != OMS_WINDOW_PCI)
+		return 0;
+	return security_locked_down(LOCKDOWN_PCI_ACCESS);
+}
+
+static void oms_window_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct oms_window, ref));
+}
+
+/* The attached window with a reference, or NULL. */
+struct oms_window *oms_window_get(void)
+{
+	struct oms_window *w;
+
+	spin_lock(&oms.win_lock);
+	w = oms.win;
+	if (w)
+		kref_get(&w->ref);
+	spin_unlock(&oms.win_lock);
+	return w;
+}
+
+void oms_window_put(struct oms_window *w)
+{
+	kref_put(&w->ref, oms_window_free);
+}
+
+/*
+ * oms_window_use() - start a call that touches the window's memory: -EINTR
+ * on a fatal signal while a detach is waiting, -ENODEV once it is detached.
+ * Ended by oms_window_unuse().
+ */
+int oms_window_use(struct oms_window *w)
+{
+	if (down_read_killable(&w->use))
+		return -EINTR;
+	if (READ_ONCE(w->dead)) {
+		up_read(&w->use);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+void oms_window_unuse(struct oms_window *w)
+{
+	up_read(&w->use);
+}
+
+static struct oms_window *oms_window_alloc(void)
+{
+	struct oms_window *w = kzalloc(sizeof(*w), GFP_KERNEL);
+
+	if (!w)
+		return NULL;
+	kref_init(&w->ref);
+	init_rwsem(&w->use);
+	mutex_init(&w->map_lock);
+	return w;
+}
+
+/* Publish @w as the attached window; the device owns its first reference. */
+static void oms_window_publish(struct oms_window *w, void __iomem *base,
+			       phys_addr_t phys, u64 len, bool wc, u32 kind)
+{
 	w->base = base;
 	w->phys = phys;
 	w->len = len;
 	w->wc = wc;
-	w->generation = ++oms.generation;
 	w->kind = kind;
+	spin_lock(&oms.win_lock);
+	w->generation = ++oms.generation;
+	oms.win = w;
+	spin_unlock(&oms.win_lock);
+}
+
+static int oms_note_busy(struct resource *res, void *arg)
+{
+	unsigned long *flags = arg;
+
+	*flags |= res->flags;
+	return 0;
+}
+
+/*
+ * oms_bar_claim() - claim BAR @bar of @pdev for the window, or decide that
+ * it may be attached while another user holds it.  Returns 1 if claimed
+ * (release with pci_release_region()), 0 if attached beside its claimer,
+ * or -EBUSY.
+ */
+static int oms_bar_claim(struct pci_dev *pdev, int bar)
+{
+	resource_size_t start = pci_resource_start(pdev, bar);
+	unsigned long busy = 0;
+
+	if (!pci_request_region(pdev, bar, KBUILD_MODNAME))
+		return 1;
+
+	/* Someone holds a part of it: what iomem_is_exclusive() would say. */
+	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_MEM | IORESOURCE_BUSY,
+			    start, pci_resource_end(pdev, bar), &busy,
+			    oms_note_busy);
+	if (!(busy & IORESOURCE_BUSY))
+		return 0;
+	if (busy & IORESOURCE_EXCLUSIVE) {
+		pci_info(pdev, "BAR %d is claimed exclusively by %s: refused\n",
+			 bar, dev_driver_string(&pdev->dev));
+		return -EBUSY;
+	}
+	if (!IS_ENABLED(CONFIG_IO_STRICT_DEVMEM))
+		return 0;
+	if (!allow_claimed) {
+		pci_info(pdev, "BAR %d is claimed by %s: refused (unbind it, or see allow_claimed)\n",
+			 bar, dev_driver_string(&pdev->dev));
+		return -EBUSY;
+	}
+	pci_notice(pdev, "BAR %d is claimed by %s: attached anyway (allow_claimed=1)\n",
+		   bar, dev_driver_string(&pdev->dev));
+	return 0;
 }
 
 int oms_attach_pci(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
+	struct oms_window *w;
 	struct pci_dev *pdev;
 	void __iomem *base;
 	unsigned long flags;
 	resource_size_t start, len;
 	int ret;
 
-	if (oms.win.kind != OMS_WINDOW_NONE)
+	if (oms.win)
 		return -EBUSY;
 	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
 	    a->length)
 		return -EINVAL;
+	ret = security_locked_down(LOCKDOWN_PCI_ACCESS);
+	if (ret)
+		return ret;
 
 	/* Returns the device with a reference held (pci_dev_get()). */
 	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
@@ -65,133 +194,214 @@ int oms_attach_pci(const struct oms_attach *a)
 		goto err_put;
 	}
 
+	w = oms_window_alloc();
+	if (!w) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+
 	ret = pci_enable_device_mem(pdev);
 	if (ret)
-		goto err_put;
+		goto err_free;
+
+	ret = oms_bar_claim(pdev, a->bar);
+	if (ret < 0)
+		goto err_disable;
+	w->claimed = ret;
 
 	base = wc ? ioremap_wc(start, len) : ioremap(start, len);
 	if (!base) {
 		ret = -EIO;
-		goto err_disable;
+		goto err_release;
 	}
 
-	oms.win.pdev = pdev;
-	oms.win.bar = a->bar;
-	oms_window_set(base, start, len, wc, OMS_WINDOW_PCI);
+	w->pdev = pdev;
+	w->bar = a->bar;
+	oms_window_publish(w, base, start, len, wc, OMS_WINDOW_PCI);
 	pci_info_ratelimited(pdev, "attached BAR %d (%pR) %s\n", a->bar,
 			     &pdev->resource[a->bar],
 			     wc ? "write-combining" : "uncached");
 	return 0;
 
+err_release:
+	if (w->claimed)
+		pci_release_region(pdev, a->bar);
 err_disable:
 	pci_disable_device(pdev);
+err_free:
+	kfree(w);
 err_put:
 	pci_dev_put(pdev);
 	return ret;
 }
 
-static int oms_pages_set_type(void *va, u64 len, bool wc)
+static int oms_pages_set_type(void *va, u64 len, enum oms_emu_type type)
 {
 #ifdef CONFIG_X86
 	unsigned long addr = (unsigned long)va;
 	int n = len >> PAGE_SHIFT;
 
-	return wc ? set_memory_wc(addr, n) : set_memory_uc(addr, n);
-#else
-	return 0;
+	switch (type) {
+	case OMS_EMU_WC:
+		return set_memory_wc(addr, n);
+	case OMS_EMU_UC:
+		return set_memory_uc(addr, n);
+	case OMS_EMU_WB:
+		return set_memory_wb(addr, n);
+	}
 #endif
+	return 0;
 }
 
-static void oms_pages_set_wb(void *va, u64 len)
+/*
+ * oms_emu_backing() - the emulated window's pages, of memory type @type.
+ *
+ * Changing the memory type of kernel pages splits the large pages of the
+ * kernel's direct map that cover them, and nothing merges them again.  So
+ * the pages are allocated once (OMS_EMU_MAX_LEN bytes, at the first
+ * emulated attach) and kept until the module unloads: attach and detach
+ * cycles only switch the type of the same, already split, range.  Called
+ * with oms.lock held.
+ */
+static void *oms_emu_backing(enum oms_emu_type type)
 {
-#ifdef CONFIG_X86
-	set_memory_wb((unsigned long)va, len >> PAGE_SHIFT);
-#endif
+	if (!oms.emu_pages) {
+		oms.emu_pages = alloc_pages_exact(OMS_EMU_MAX_LEN, GFP_KERNEL);
+		if (!oms.emu_pages)
+			return ERR_PTR(-ENOMEM);
+		oms.emu_type = OMS_EMU_WB;
+	}
+	if (oms.emu_type != type) {
+		/* PAT takes a new type only on write-back RAM. */
+		if (oms.emu_type != OMS_EMU_WB)
+			oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN,
+					   OMS_EMU_WB);
+		oms.emu_type = OMS_EMU_WB;
+		if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, type))
+			return ERR_PTR(-EIO);
+		oms.emu_type = type;
+	}
+	return oms.emu_pages;
+}
+
+/* At unload, after the last detach. */
+void oms_emu_free(void)
+{
+	if (!oms.emu_pages)
+		return;
+	if (oms.emu_type != OMS_EMU_WB)
+		oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB);
+	free_pages_exact(oms.emu_pages, OMS_EMU_MAX_LEN);
+	oms.emu_pages = NULL;
 }
 
 int oms_attach_emulated(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
 	u64 len = a->length ? a->length : OMS_EMU_DEFAULT_LEN;
+	struct oms_window *w;
 	void *va;
-	int ret;
 
-	if (oms.win.kind != OMS_WINDOW_NONE)
+	if (oms.win)
 		return -EBUSY;
 	if (a->domain || a->bus || a->slot || a->func || a->bar ||
 	    len > OMS_EMU_MAX_LEN || !PAGE_ALIGNED(len))
 		return -EINVAL;
 
-	va = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
-	if (!va)
+	w = oms_window_alloc();
+	if (!w)
 		return -ENOMEM;
+	va = oms_emu_backing(wc ? OMS_EMU_WC : OMS_EMU_UC);
+	if (IS_ERR(va)) {
+		kfree(w);
+		return PTR_ERR(va);
+	}
+	/* A new window starts zeroed, as it did with fresh pages. */
+	memset(va, 0, len);
+	wmb();	/* the zeroes leave the WC buffers before the window is used */
 
-	ret = oms_pages_set_type(va, len, wc);
-	if (ret)
-		goto err_free;
-
-	oms.win.pages = va;
-	oms_window_set((void __force __iomem *)va, virt_to_phys(va), len, wc,
-		       OMS_WINDOW_EMULATED);
+	oms_window_publish(w, (void __force __iomem *)va, virt_to_phys(va),
+			   len, wc, OMS_WINDOW_EMULATED);
 	pr_info_ratelimited("attached an emulated window of %llu bytes %s\n",
 			    len, wc ? "write-combining" : "uncached");
 	return 0;
-
-err_free:
-	oms_pages_set_wb(va, len);
-	free_pages_exact(va, len);
-	return ret;
 }
 
 /*
- * oms_detach() - the mirror of attach.  The window is marked gone first so
- * that a racing page fault fails, then every user mapping is zapped, then
- * the kernel view and the device are released.
+ * oms_window_kill() - the mirror of attach, for a window no longer
+ * published.  It is marked dead first, so a racing fault fails and a
+ * running benchmark stops at its next chunk, then every user mapping is
+ * zapped, then the calls still using it drain, then the kernel view and
+ * the device are released.
  */
-void oms_detach(void)
+static void oms_window_kill(struct oms_window *w)
 {
-	struct oms_window w = oms.win;
-
-	oms.win.kind = OMS_WINDOW_NONE;
+	mutex_lock(&w->map_lock);
+	WRITE_ONCE(w->dead, true);
+	mutex_unlock(&w->map_lock);
 	oms_zap_mappings();
-	memset(&oms.win, 0, sizeof(oms.win));
 
-	if (w.kind == OMS_WINDOW_PCI) {
-		iounmap(w.base);
-		pci_disable_device(w.pdev);
-		pci_info_ratelimited(w.pdev, "detached BAR %d\n", w.bar);
-		pci_dev_put(w.pdev);
-	} else if (w.kind == OMS_WINDOW_EMULATED) {
-		oms_pages_set_wb(w.pages, w.len);
-		free_pages_exact(w.pages, w.len);
+	down_write(&w->use);
+	if (w->kind == OMS_WINDOW_PCI) {
+		iounmap(w->base);
+		if (w->claimed)
+			pci_release_region(w->pdev, w->bar);
+		pci_disable_device(w->pdev);
+		pci_info_ratelimited(w->pdev, "detached BAR %d\n", w->bar);
+		pci_dev_put(w->pdev);
+		w->pdev = NULL;
+	} else {
+		/* The pages stay with the device for the next attach. */
 		pr_info_ratelimited("detached the emulated window\n");
 	}
+	w->base = NULL;
+	up_write(&w->use);
+}
+
+/* Detach the attached window: -ENODEV if there is none. */
+int oms_detach(void)
+{
+	struct oms_window *w;
+
+	spin_lock(&oms.win_lock);
+	w = oms.win;
+	oms.win = NULL;
+	spin_unlock(&oms.win_lock);
+	if (!w)
+		return -ENODEV;
+
+	oms_window_kill(w);
+	oms_window_put(w);
+	return 0;
 }
 
 void oms_fill_info(struct oms_info *info)
 {
-	const struct oms_window *w = &oms.win;
+	const struct oms_window *w;
 
 	memset(info, 0, sizeof(*info));
-	info->kind = w->kind;
+	spin_lock(&oms.win_lock);
+	w = oms.win;
 	info->generation = oms.generation;
-	if (w->kind == OMS_WINDOW_NONE)
-		return;
-	info->length = w->len;
-	info->flags = w->wc ? OMS_INFO_WC : 0;
-	if (w->kind == OMS_WINDOW_PCI) {
+	if (w) {
+		info->kind = w->kind;
+		info->length = w->len;
+		info->flags = w->wc ? OMS_INFO_WC : 0;
+	}
+	if (w && w->kind == OMS_WINDOW_PCI) {
 		info->domain = pci_domain_nr(w->pdev->bus);
 		info->bus = w->pdev->bus->number;
 		info->slot = PCI_SLOT(w->pdev->devfn);
 		info->func = PCI_FUNC(w->pdev->devfn);
 		info->bar = w->bar;
 	}
+	spin_unlock(&oms.win_lock);
 }
 
 /*
  * The device's driver is being unbound or the device removed: the BAR may
- * be disabled, reassigned or gone, so detach (zapping user mappings) before
- * the driver core proceeds.
+ * be disabled, reassigned or gone, so detach (zapping user mappings and
+ * stopping a benchmark) before the driver core proceeds.
  */
 static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 			  void *data)
@@ -203,7 +413,8 @@ static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 		return NOTIFY_DONE;
 
 	mutex_lock(&oms.lock);
-	if (oms.win.kind == OMS_WINDOW_PCI && oms.win.pdev == pdev) {
+	if (oms.win && oms.win->kind == OMS_WINDOW_PCI &&
+	    oms.win->pdev == pdev) {
 		pci_info(pdev, "device going away (%s), detaching\n",
 			 action == BUS_NOTIFY_DEL_DEVICE ? "removal" : "unbind");
 		oms_detach();

@@ -6,10 +6,15 @@
  * which the module must copy from without deadlocking).  Attach requests
  * only name the ivshmem device or nonexistent ones (bus >= 0x80, checked
  * after the random bit flips), so no other guest device is written.  Passes if every call returns, the module still works, and the
- * guest's dmesg stays clean (checked by boot.sh).
+ * guest's dmesg stays clean (checked by boot.sh).  The third test makes the
+ * same calls from a read-only descriptor, from a writable one without
+ * CAP_SYS_ADMIN and as nobody: none of them may attach or detach, and the
+ * read-only one may not write the window.
  */
+#include <linux/capability.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -21,6 +26,7 @@
 #endif
 #define FUZZ_PROCS 3		/* concurrent fuzzers in the second test */
 #define FUZZ_PROC_CALLS 60000
+#define FUZZ_RESTRICTED_CALLS 40000	/* per restricted mode */
 
 static uint64_t rng_state;
 
@@ -438,6 +444,139 @@ TEST_F_TIMEOUT(fz, concurrent_ioctls_and_faults, 280)
 	EXPECT_EQ(0, t_store1(fd, T_SCRATCH_LIVE, &v, 8, OMS_STORE_STRONG, 0));
 	EXPECT_EQ(0, t_read_window(fd, T_SCRATCH_LIVE, &back, 8));
 	EXPECT_EQ(v, back);
+	close(fd);
+}
+
+enum { R_RDONLY, R_NOCAP, R_NOBODY, R_MODES };
+static const char *const r_names[R_MODES] = {
+	"O_RDONLY descriptor", "no CAP_SYS_ADMIN (capset)",
+	"uid nobody (setuid, fd opened before)",
+};
+
+static int drop_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+	d[CAP_SYS_ADMIN / 32].permitted &= ~(1u << (CAP_SYS_ADMIN % 32));
+	d[CAP_SYS_ADMIN / 32].inheritable &= ~(1u << (CAP_SYS_ADMIN % 32));
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+static int is_write_cmd(unsigned long cmd)
+{
+	return cmd == OMS_IOC_ORDERED_STORE || cmd == OMS_IOC_DOORBELL ||
+	       cmd == OMS_IOC_MMIO_BENCH;
+}
+
+/*
+ * In a child: FUZZ_RESTRICTED_CALLS random calls in restricted @mode.
+ * c[0] calls, c[1] forbidden calls that succeeded, c[2] undocumented
+ * errnos, c[3] the errno of the first one.
+ */
+static int fuzz_restricted(int mode, unsigned int seed, unsigned long *c)
+{
+	struct fuzz f = { 0 };
+	unsigned long i;
+	void *arg;
+	int e;
+
+	rng_state = seed;
+	signal(SIGBUS, SIG_IGN);
+	f.fd = open(T_DEV, mode == R_RDONLY ? O_RDONLY : O_RDWR);
+	if (f.fd < 0)
+		return 1;
+	if (mode == R_NOCAP && drop_cap_sys_admin())
+		return 2;
+	if (mode == R_NOBODY) {
+		if (setgid(65534) || setuid(65534))
+			return 3;
+		if (open(T_DEV, O_RDWR) >= 0 || errno != EACCES)
+			return 4;
+	}
+	f.have_ivshmem = !t_find_ivshmem(&f.ivshmem);
+	f.buf = malloc(2 << 20);
+	f.rdonly = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+	if (!f.buf || f.rdonly == MAP_FAILED ||
+	    mprotect(f.rdonly, 4096, PROT_READ))
+		return 5;
+	rand_bytes(f.buf, 2 << 20);
+	refresh(&f);
+	if (mode == R_RDONLY && f.map)
+		return 6;	/* a writable mapping of a read-only fd */
+	for (i = 0; i < FUZZ_RESTRICTED_CALLS; i++) {
+		unsigned long cmd = one_call(&f, &arg);
+
+		c[0]++;
+		if (ioctl(f.fd, cmd, arg) == 0) {
+			if (cmd == OMS_IOC_ATTACH || cmd == OMS_IOC_DETACH ||
+			    (mode == R_RDONLY && is_write_cmd(cmd)))
+				c[1]++;
+			continue;
+		}
+		e = errno;
+		if (e != EINVAL && e != EFAULT && e != ENODEV && e != ENOTTY &&
+		    e != ERANGE && e != E2BIG && e != EBADF && e != EPERM &&
+		    e != ENOMEM) {
+			if (!c[2]++)
+				c[3] = e;
+		}
+	}
+	close(f.fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(fz, read_only_and_unprivileged, 280)
+{
+	static uint8_t before[65536], after[65536];
+	unsigned int seed = (unsigned int)time(NULL);
+	struct oms_info i0, i1;
+	int fd, mode, p[2], status;
+
+	TH_LOG("seed %u", seed);
+	fd = open(T_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, t_setup_window(fd, 0));
+	for (mode = 0; mode < R_MODES; mode++) {
+		unsigned long c[4] = { 0, 0, 0, 0 };
+		pid_t pid;
+
+		ASSERT_EQ(0, t_info(fd, &i0));
+		ASSERT_EQ(0, t_read_window(fd, 0, before, sizeof(before)));
+		ASSERT_EQ(0, pipe(p));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			int r = fuzz_restricted(mode, seed + mode, c);
+
+			if (write(p[1], c, sizeof(c)) != sizeof(c))
+				r = 7;
+			_exit(r);
+		}
+		close(p[1]);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(sizeof(c), read(p[0], c, sizeof(c)));
+		close(p[0]);
+		printf("# restricted fuzz, %s: %lu calls, %lu forbidden calls succeeded, %lu undocumented errnos\n",
+		       r_names[mode], c[0], c[1], c[2]);
+		fflush(stdout);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("%s: status 0x%x", r_names[mode], status);
+		EXPECT_EQ(0, c[1]);
+		EXPECT_EQ(0, c[2]) TH_LOG("errno %lu", c[3]);
+		/* Nothing attached or detached, the same window. */
+		ASSERT_EQ(0, t_info(fd, &i1));
+		EXPECT_EQ(0, memcmp(&i0, &i1, sizeof(i1)));
+		if (mode == R_RDONLY) {
+			ASSERT_EQ(0, t_read_window(fd, 0, after, sizeof(after)));
+			EXPECT_EQ(0, memcmp(before, after, sizeof(after)));
+		}
+	}
 	close(fd);
 }
 

@@ -8,8 +8,9 @@ set -u
 ko=${1:?usage: $0 OMS_KO TESTDIR}
 dir=${2:?usage: $0 OMS_KO TESTDIR}
 # Order matters: the data the host checks is written after the fuzzer, and
-# detach_live (rmmod, PCI remove/rescan) runs last.
-tests="compat32 attach caps bad_input fuzz_ioctl mmap ordered_store doorbell bench detach_live"
+# detach_live (rmmod, PCI remove/rescan) runs last.  lockdown raises the
+# kernel's lockdown for good, so it runs after everything else (below).
+tests="compat32 attach caps security directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
 per_test_timeout=${OMS_TEST_TIMEOUT:-150}
 n=0
 
@@ -68,7 +69,8 @@ tap $? "/dev/oms exists"
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 out=/tmp/kmod-test.out
-for t in $tests; do
+run_test() {	# run_test NAME
+	t=$1
 	dm0=$(dmesg | wc -l)
 	if [ ! -x "$dir/$t" ]; then
 		if [ "$t" = compat32 ]; then
@@ -77,7 +79,7 @@ for t in $tests; do
 		else
 			tap 1 "$t: test binary missing"
 		fi
-		continue
+		return
 	fi
 	echo "# ---- $t"
 	timeout -k 5 "$per_test_timeout" "$dir/$t" >"$out" 2>&1
@@ -93,6 +95,10 @@ for t in $tests; do
 		echo "$bad" | sed 's/^/# dmesg: /'
 		tap 1 "$t: kernel log shows BUG/WARNING/Oops/Call Trace"
 	fi
+}
+
+for t in $tests; do
+	run_test "$t"
 done
 
 if grep -q '^oms ' /proc/modules; then
@@ -113,5 +119,15 @@ if insmod "$ko" uc=1 emu_len=65536; then
 	tap $? "rmmod oms (emulated window)"
 else
 	tap 1 "insmod uc=1 emu_len=65536"
+fi
+
+# Last, as it cannot be undone: lockdown=integrity at run time (an unsigned
+# oms.ko could not be loaded under it), with oms.ko on the ivshmem BAR.
+if [ -n "$bdf" ]; then
+	insmod "$ko" pci="$bdf" bar=2
+	tap $? "insmod oms.ko pci=$bdf bar=2 (before lockdown)"
+	run_test lockdown
+	rmmod oms
+	tap $? "rmmod oms (locked down)"
 fi
 exit $failed
