@@ -155,7 +155,8 @@ headers-check:
 
 CHECK_CMDS := $(TESTS) $(TESTS_ASAN) \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
-	$(CHECK_CMDS)
+	$(CHECK_CMDS) \
+	"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed"
 
 check: all headers-check $(CHECK_DEPS)
 	$(Q)sh scripts/run-tests.sh $(CHECK_CMDS)
