@@ -375,7 +375,9 @@ int oms_quiet(struct oms_ctx *ctx);
  * an operation behind a fence of its destination or behind a failed
  * acquire, a release store to its destination, every later operation of
  * an in-order channel that carried it) is not performed and completes with
- * -ECANCELED, until this call.  It waits until nothing is outstanding,
+ * -ECANCELED, until this call.  One exception, so that ordered reads stay
+ * pipelined: a get to the destination of a failed acquire, issued while
+ * the acquire was in flight, may still be performed (docs/ordering.md).  It waits until nothing is outstanding,
  * forgets the failure and restarts the channels the device stopped.
  * Returns 0, -EINVAL, or the device's death (-ENODEV/-ETIMEDOUT).  On
  * verbs a connection whose QP went to error stays unusable: connect again.

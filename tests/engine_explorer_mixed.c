@@ -479,7 +479,9 @@ TEST_F_TIMEOUT(mixed, explore_programs, 600)
 }
 
 /* Each mutation breaks one duty of the device (or tells the orderer a
- * wrong channel kind); the explorer must find a violation. */
+ * wrong channel kind), or drops the orderer's holds of one kind (the
+ * device performs a held op when it is submitted); the explorer must
+ * find a violation. */
 static const struct {
 	uint32_t mut;
 	const char *name;
@@ -490,6 +492,8 @@ static const struct {
 	{ T_MX_MUT_GET_EARLY_ACK, "get acked before it read (acquire barrier opens early)" },
 	{ T_MX_MUT_SEQ_ARRIVAL, "SEQ channel ignores sequence numbers" },
 	{ T_MX_MUT_POSTED_REORDER, "posted channel lands puts out of order" },
+	{ T_MX_MUT_NO_HOLD_STRONG, "orderer's hold of strong puts dropped (S1)" },
+	{ T_MX_MUT_NO_HOLD_OTHER, "orderer's other holds dropped (A1, A2, D1, behind held ops)" },
 };
 
 TEST_F_TIMEOUT(mixed, mutations_are_caught, 600)

@@ -444,6 +444,8 @@ static void mx_poll(struct t_mx *f)
 	mx_err(f, n, "oms_so_progress");
 }
 
+static void mx_perform(struct t_mx *f, uint32_t i);
+
 static void mx_submit(struct t_mx *f)
 {
 	uint32_t i = f->pc++;
@@ -470,6 +472,14 @@ static void mx_submit(struct t_mx *f)
 		mx_err(f, r, "oms_so_submit_op");
 		if (r == OMS_SO_ISSUE)
 			mx_post(f, o->dest, T_MX_E_OP, i, a.seq, a.flags, 0);
+		if (r == OMS_SO_HELD && !o->fail &&
+		    ((f->mut == T_MX_MUT_NO_HOLD_STRONG &&
+		      o->kind == OM_PUT && o->cls == OM_S) ||
+		     (f->mut == T_MX_MUT_NO_HOLD_OTHER &&
+		      !(o->kind == OM_PUT && o->cls == OM_S)))) {
+			mx_perform(f, i);
+			f->early |= 1u << i;
+		}
 	}
 	if (f->pc == f->prog.n)
 		oms_so_drain(&f->so);
@@ -532,6 +542,8 @@ static void mx_perform(struct t_mx *f, uint32_t i)
 	const struct om_op *o = &f->prog.op[i];
 	uint64_t *m = &f->mem[o->dest][o->addr % T_MX_NADDR];
 
+	if (f->early & (1u << i))
+		return;		/* a NO_HOLD mutation performed it already */
 	switch (o->kind) {
 	case OM_PUT:
 		*m = om_value(i);
@@ -777,6 +789,7 @@ uint64_t t_mx_digest(const struct t_mx *f)
 	uint64_t h = 0x6d78;
 
 	h = mx_mix(h, f->pc | (uint64_t)f->now << 32);
+	h = mx_mix(h, f->early);
 	h = mx_bytes(h, &f->tr, sizeof(f->tr));
 	h = mx_bytes(h, f->mem, sizeof(f->mem));
 	for (uint32_t c = 0; c < f->nch; c++) {

@@ -204,6 +204,11 @@ enum t_mx_mut {
 				 * read: the acquire barrier opens early */
 	T_MX_MUT_SEQ_ARRIVAL,	/* a SEQ channel ignores sequence numbers */
 	T_MX_MUT_POSTED_REORDER, /* a posted channel lands puts out of order */
+	T_MX_MUT_NO_HOLD_STRONG, /* a strong put the orderer holds is
+				  * performed at once (S1's hold dropped) */
+	T_MX_MUT_NO_HOLD_OTHER,	/* any other op the orderer holds is
+				 * performed at once (the holds for A1, A2,
+				 * D1 and behind held ops dropped) */
 	T_MX_NMUT
 };
 
@@ -247,6 +252,8 @@ struct t_mx {
 	struct om_prog prog;
 	struct om_trace tr;
 	uint32_t nch, mut, pc, now;
+	uint32_t early;			/* NO_HOLD mutations: ops performed
+					 * while the orderer held them */
 	uint8_t kind[T_MX_CH];		/* what the device does */
 	struct t_mx_chan ch[T_MX_CH];
 	uint64_t mem[T_MX_CH][T_MX_NADDR];

@@ -188,12 +188,11 @@ static uint8_t fence_flags(struct oms_so *so, const struct oms_so_store *st)
 	else if (is_write(st) && overlaps_read(ch, st))
 		fence = 1;	/* write after read of the same bytes */
 	else if (ch->acq_need > ch->completed &&
-		 (is_write(st) || !posted(ch)))
-		fence = 1;	/* after an acquire of the channel: a write
-				 * for the order (later gets have the RLSQ);
-				 * on an acked channel a get too, so that the
-				 * destination refuses it if the acquire
-				 * fails (an in-order channel stops anyway) */
+		 is_write(st))
+		fence = 1;	/* a write after an acquire of the channel
+				 * (later gets have the RLSQ; a get behind an
+				 * acquire that fails may still read, see
+				 * docs/ordering.md) */
 	else if (st->op == OMS_SO_OP_GET && st->acquire &&
 		 ch->atomic_need > ch->completed)
 		fence = 1;	/* an acquire after an atomic (lock, then read) */
