@@ -23,7 +23,7 @@ CLANG ?= clang
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -pthread \
-	-Iinclude -Ilib $(WARN)
+	-Iinclude -Ilib -I$(B) $(WARN)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 LIBS := -pthread -libverbs -lrdmacm -lnuma
@@ -43,7 +43,10 @@ LIB_SRCS := $(sort $(wildcard lib/*.c lib/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
 LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
-LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h)
+# What the machine's headers offer (scripts/config-header.sh), checked on
+# every make and rewritten only when it changes: every object depends on it.
+CONFIG_H := $(B)/oms_config.h
+LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h) $(CONFIG_H)
 
 TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c,$(wildcard tests/*.c)))
 TEST_SHARED := tests/helpers.c tests/ordering_model.c
@@ -65,13 +68,20 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 # Commands run by `make check`; each prints TAP.  mk/*.mk may append.
 CHECK_CMDS :=
 
-.PHONY: all lib tests check demo deps install clean fuzz headers-check
+.PHONY: all lib tests check check-run demo demo-run deps install clean fuzz \
+	headers-check
 all: lib $(APPS) $(BENCHES) tests
 
 lib: $(STATIC) $(SHARED)
 
 deps:
 	$(Q)sh scripts/deps.sh
+
+$(CONFIG_H): FORCE
+	$(Q)sh scripts/config-header.sh "$(CC)" $@
+
+.PHONY: FORCE
+FORCE:
 
 $(HARNESS):
 	$(call msg,EXTRACT,kselftest)
@@ -119,13 +129,13 @@ $(B)/bench/%: bench/%.c $(STATIC) $(LIB_HDRS) bench/bench_util.h
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
 
-$(B)/tests/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(STATIC) $(HARNESS)
+$(B)/tests/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(STATIC) $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
 		$(STATIC) $(LIBS)
 
-$(B)/tests-asan/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(HARNESS)
+$(B)/tests-asan/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@ [asan])
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
@@ -135,7 +145,7 @@ $(B)/tests-asan/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(B)/liboms-asan
 $(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_SHARED) $(TEST_SHARED_HDRS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -Itests \
+	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -I$(B) -Itests \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(TEST_SHARED) $(LIB_SRCS) $(LIBS)
 
@@ -158,10 +168,17 @@ CHECK_CMDS := $(TESTS) $(TESTS_ASAN) \
 	$(CHECK_CMDS) \
 	"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed"
 
-check: all headers-check $(CHECK_DEPS)
+# check and demo install what is missing first (as root; anyone else gets
+# the apt-get line and make stops), then run in a fresh make, which sees
+# the installed packages and kernels (CONFIG_H, tests/vm/kernels.sh).
+check demo:
+	$(Q)sh scripts/deps.sh
+	$(Q)$(MAKE) --no-print-directory $@-run
+
+check-run: all headers-check $(CHECK_DEPS)
 	$(Q)sh scripts/run-tests.sh $(CHECK_CMDS)
 
-demo: all
+demo-run: all
 	$(Q)sh scripts/demo.sh
 
 install: lib

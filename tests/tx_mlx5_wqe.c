@@ -15,12 +15,11 @@
 #include "helpers.h"
 #include "tx/mlx5_wqe.h"
 
-#if __has_include(<infiniband/mlx5dv.h>)
+#include "oms_config.h"
+
+#if OMS_HAVE_MLX5DV
 #include <endian.h>
 #include <infiniband/mlx5dv.h>
-#define HAVE_MLX5DV 1
-#else
-#define HAVE_MLX5DV 0
 #endif
 
 static uint32_t be32(const uint8_t *p)
@@ -35,7 +34,7 @@ static void pattern(uint8_t *b, size_t n, unsigned salt)
 		b[i] = (uint8_t)(i * 29 + salt);
 }
 
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 /* The reference: segments written with the mlx5dv.h helpers directly. */
 static size_t ref_eth_send(uint8_t *w, uint16_t pi, uint32_t qpn, uint8_t fm,
 			   const uint8_t *pkt, size_t len)
@@ -63,7 +62,7 @@ static size_t ref_eth_send(uint8_t *w, uint16_t pi, uint32_t qpn, uint8_t fm,
 
 TEST(eth_send_bytes)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	static const size_t lens[] = { 18, 19, 60, 64, 77, 200, 256, 900 };
 	uint8_t pkt[1024], a[1024], b[1024];
 
@@ -114,7 +113,7 @@ TEST(eth_send_bytes)
 
 TEST(rdma_write_bytes)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	uint8_t data[300], a[1024], b[1024];
 	struct mlx5_wqe_raddr_seg rs;
 	struct mlx5_wqe_inl_data_seg inl;
@@ -149,7 +148,7 @@ TEST(rdma_write_bytes)
 
 TEST(build_limits)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	uint8_t pkt[2048] = { 0 }, w[1024];
 
 	ASSERT_EQ(-EINVAL, tx_mlx5_build_eth_send(w, 0, 1, 0, pkt, 17));
@@ -187,7 +186,7 @@ static void fake_init(struct fake_qp *f, uint32_t bf_size)
 
 TEST(blueflame_halves_alternate)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	struct fake_qp f;
 	uint8_t pkt[64], w[3][1024];
 
@@ -223,7 +222,7 @@ TEST(blueflame_halves_alternate)
 
 TEST(doorbell_when_blueflame_cannot_be_used)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	struct fake_qp f;
 	uint8_t pkt[200], w[1024], zero[64] = { 0 };
 	int size;
@@ -251,7 +250,7 @@ TEST(doorbell_when_blueflame_cannot_be_used)
 
 TEST(send_queue_wraparound)
 {
-#if HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 	struct fake_qp f;
 	uint8_t pkt[120], w[1024];
 	int size;

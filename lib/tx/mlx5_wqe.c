@@ -10,12 +10,11 @@
 #include "tx/mlx5_wqe.h"
 #include "tx/tx_priv.h"
 
-#if __has_include(<infiniband/mlx5dv.h>)
+#include "oms_config.h"
+
+#if OMS_HAVE_MLX5DV
 #include <endian.h>
 #include <infiniband/mlx5dv.h>
-#define TX_HAVE_MLX5DV 1
-#else
-#define TX_HAVE_MLX5DV 0
 #endif
 
 #define TX_MLX5_MAX_DS	63u	/* ds is a 6-bit field */
@@ -30,7 +29,7 @@ int tx_mlx5_sq_check(const struct tx_mlx5_sq *sq)
 	return 0;
 }
 
-#if TX_HAVE_MLX5DV
+#if OMS_HAVE_MLX5DV
 
 static uint8_t tx_mlx5_fm_ce_se(unsigned flags)
 {
@@ -160,7 +159,7 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 	return (int)nbb;
 }
 
-#else /* !TX_HAVE_MLX5DV */
+#else /* !OMS_HAVE_MLX5DV */
 
 int tx_mlx5_build_eth_send(uint8_t *wqe, uint16_t pi, uint32_t qpn,
 			   unsigned flags, const void *pkt, size_t len)

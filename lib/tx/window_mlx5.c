@@ -22,13 +22,12 @@
 #include "tx/mlx5_wqe.h"
 #include "tx/tx_priv.h"
 
-#if __has_include(<infiniband/mlx5dv.h>) && __has_include(<dlfcn.h>)
+#include "oms_config.h"
+
+#if OMS_HAVE_MLX5DV && OMS_HAVE_DLFCN
 #include <dlfcn.h>
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
-#define TX_HAVE_MLX5_WINDOW 1
-#else
-#define TX_HAVE_MLX5_WINDOW 0
 #endif
 
 static void tx_why(char *why, size_t whylen, const char *fmt, ...)
@@ -44,7 +43,7 @@ static void tx_why(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
-#if TX_HAVE_MLX5_WINDOW
+#if OMS_HAVE_MLX5DV && OMS_HAVE_DLFCN
 
 struct tx_verbs {
 	void *ibv, *mlx5;
@@ -352,7 +351,7 @@ OMS_TX_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 	       -EIO : 0;
 }
 
-#else /* !TX_HAVE_MLX5_WINDOW */
+#else /* !(OMS_HAVE_MLX5DV && OMS_HAVE_DLFCN) */
 
 OMS_TX_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
 				     size_t whylen,
