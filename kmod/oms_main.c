@@ -178,3 +178,5 @@ module_exit(oms_exit);
 MODULE_DESCRIPTION("Write-combining BAR windows with ordered-store and doorbell ioctls");
 MODULE_AUTHOR("liboms developers");
 MODULE_LICENSE("GPL");
+/* The same as PACKAGE_VERSION in dkms.conf (and VERSION in the Makefile). */
+MODULE_VERSION("0.1.0");

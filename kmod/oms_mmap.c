@@ -14,6 +14,7 @@
 #include <linux/mm.h>
 
 #include "oms.h"
+#include "oms_compat.h"
 
 static vm_fault_t oms_vm_fault(struct vm_fault *vmf)
 {
@@ -81,10 +82,11 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 		ret = -EINVAL;
 		goto err_put;
 	}
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_flags &= ~VM_MAYEXEC;
+	/* ->mmap() runs with the mmap lock held for writing. */
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_clear(vma, VM_MAYEXEC);
 	if (!(filp->f_mode & FMODE_WRITE))
-		vma->vm_flags &= ~VM_MAYWRITE;
+		vm_flags_clear(vma, VM_MAYWRITE);
 	vma->vm_page_prot = w->wc ? pgprot_writecombine(vma->vm_page_prot) :
 				    pgprot_noncached(vma->vm_page_prot);
 	vma->vm_private_data = w;	/* the reference goes with the VMA */

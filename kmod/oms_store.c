@@ -11,10 +11,10 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <asm/unaligned.h>
 
 #include "oms.h"
 #include "oms_barrier.h"
+#include "oms_compat.h"
 
 bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len)
 {
