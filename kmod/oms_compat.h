@@ -13,7 +13,7 @@
 #define OMS_COMPAT_H
 
 #include <linux/mm.h>
-#include <linux/mmap_lock.h>
+#include <linux/lockdep.h>
 #include <linux/version.h>
 
 /*
@@ -31,18 +31,21 @@
  * and vm_flags_clear().  From 6.4 these also write-lock the VMA (per-VMA
  * locks), asserting that the mmap lock is held for writing, as it is in
  * ->mmap().  Before 6.3 the mmap lock alone covers the flags: below is
- * what those helpers were in 6.3, the assertion and the plain update.
+ * what those helpers were in 6.3, the assertion and the plain update.  The
+ * assertion is lockdep's: mmap_assert_write_locked() calls dump_mm() under
+ * CONFIG_DEBUG_VM, which 6.1 does not export (the debug guest kernel
+ * refused to load a module using it).
  */
 #if KERNEL_VERSION(6, 3, 0) > LINUX_VERSION_CODE
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
-	mmap_assert_write_locked(vma->vm_mm);
+	lockdep_assert_held_write(&vma->vm_mm->mmap_lock);
 	vma->vm_flags |= flags;
 }
 
 static inline void vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
 {
-	mmap_assert_write_locked(vma->vm_mm);
+	lockdep_assert_held_write(&vma->vm_mm->mmap_lock);
 	vma->vm_flags &= ~flags;
 }
 #endif

@@ -11,7 +11,9 @@
 TXG_GUEST := $(B)/tx-guest/txg_guest
 TXG_CHECK := $(B)/tx-guest/txg_check
 TXG_HDRS := tests/tx-guest/txg_stream.h $(LIB_HDRS)
-TXG_CMD := sh tests/vm/run-tx-tests.sh $(CURDIR)/$(KMOD) \
+# oms.ko as built for the guest's default kernel (mk/kmod.mk).
+TXG_KMOD := $(B)/kmod/$(firstword $(KMOD_KVERS))/oms.ko
+TXG_CMD := sh tests/vm/run-tx-tests.sh $(CURDIR)/$(TXG_KMOD) \
 	$(CURDIR)/$(TXG_GUEST) $(CURDIR)/$(TXG_CHECK)
 
 .PHONY: tx-guest
@@ -27,8 +29,8 @@ $(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
 	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -o $@ $< \
 		$(B)/liboms-asan.a $(LIBS)
 
-tx-guest: kmod $(TXG_GUEST) $(TXG_CHECK)
+tx-guest: $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
 	$(Q)sh scripts/run-tests.sh "$(TXG_CMD)"
 
-CHECK_DEPS += $(TXG_GUEST) $(TXG_CHECK)
+CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
 CHECK_CMDS += "$(TXG_CMD)"

@@ -6,19 +6,29 @@
 # is missing, so `make` fails early with a clear message instead of half-way.
 set -eu
 
+# linux-image/headers-amd64 are Debian 12's 6.1; the 6.12 pair is the other
+# kernel Debian 12 ships, and oms.ko's guest suite runs on both.  flex,
+# bison, bc and libelf-dev build the debug guest kernel from linux-source-6.1.
 PKGS="
+bc
+bison
 build-essential
 busybox-static
 clang
+flex
 gnuplot-nox
 ibverbs-providers
 ibverbs-utils
+kmod
 libclang-rt-14-dev
+libelf-dev
 libibverbs-dev
 libnuma-dev
 librdmacm-dev
 linux-headers-amd64
+linux-headers-6.12-amd64
 linux-image-amd64
+linux-image-6.12-amd64
 linux-source-6.1
 perftest
 qemu-system-x86

@@ -2,8 +2,16 @@
 # Boot the installed Debian kernel in QEMU (TCG), run one script in it and
 # re-emit its TAP.  Reusable: any guest script, any extra QEMU arguments.
 #
-# usage: boot.sh [-t SECONDS] [-m MiB] [-s CPUS] [-n NAME] SCRIPT [ARGS...]
-#                [-- QEMU_ARGS...]
+# usage: boot.sh [-t SECONDS] [-m MiB] [-s CPUS] [-n NAME] [-k IMAGE]
+#                [-l LABEL] [-a CMDLINE] SCRIPT [ARGS...] [-- QEMU_ARGS...]
+#
+# The kernel: KVER (environment) names an installed Debian kernel, default
+# the first of tests/vm/kernels.sh; its virtio/9p/overlay modules go into
+# the initramfs.  -k IMAGE boots a kernel image with those drivers built in
+# instead (the debug kernel of scripts/debug-kernel.sh).  -l LABEL is
+# appended to every test line, "[LABEL]", default the kernel release, so a
+# suite run on several kernels names each.  -a adds to the kernel command
+# line.
 #
 # The guest sees the host root read-only (tmpfs overlay on top) and runs
 # SCRIPT ARGS from the current directory.  Lines SCRIPT prints as
@@ -11,17 +19,21 @@
 # lines as "# ..." comments.  Two more TAP lines follow: the guest finished
 # within the timeout (and SCRIPT's non-zero exit status is not ok unless
 # SCRIPT printed a "not ok" itself), and its dmesg shows no
-# BUG:/WARNING:/Oops/Call Trace.
+# BUG:/WARNING:/Oops/Call Trace or hung task report (the detectors of the
+# debug kernel print these too).
 # The full console log stays in build/vm/NAME.log.  Exit status: 0 when no
 # "not ok" was printed.
 set -u
-timeout_s=300 mem=1024 smp=2 name=guest
-while getopts t:m:s:n: o; do
+timeout_s=300 mem=1024 smp=2 name=guest image="" label="" append=""
+while getopts t:m:s:n:k:l:a: o; do
 	case $o in
 	t) timeout_s=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	s) smp=$OPTARG ;;
 	n) name=$OPTARG ;;
+	k) image=$OPTARG ;;
+	l) label=$OPTARG ;;
+	a) append=" $OPTARG" ;;
 	*) exit 2 ;;
 	esac
 done
@@ -39,17 +51,21 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 done
 [ $# -gt 0 ] && shift	# the rest are QEMU arguments
 
-kver=${KVER:-}
-if [ -z "$kver" ]; then
-	for d in /lib/modules/*; do
-		[ -f "/boot/vmlinuz-$(basename "$d")" ] && kver=$(basename "$d")
-	done
+if [ -n "$image" ]; then
+	[ -f "$image" ] || { echo "not ok 1 - no kernel image $image"; exit 1; }
+	kernel=$image kver=-
+	[ -n "$label" ] || label=$(basename "$image")
+else
+	kver=${KVER:-$(sh "$here/kernels.sh" | head -n 1)}
+	[ -n "$kver" ] && [ -f "/boot/vmlinuz-$kver" ] ||
+		{ echo "not ok 1 - no installed kernel '$kver' (tests/vm/kernels.sh)"; exit 1; }
+	kernel=/boot/vmlinuz-$kver
+	[ -n "$label" ] || label=$kver
 fi
-[ -n "$kver" ] || { echo "not ok 1 - no installed kernel in /lib/modules"; exit 1; }
 
 bdir=$(pwd)/build/vm
 mkdir -p "$bdir"
-initrd=$bdir/initramfs-$kver.cpio.gz
+initrd=$bdir/initramfs-$( [ "$kver" = - ] && echo builtin || echo "$kver").cpio.gz
 if [ ! -f "$initrd" ] || [ "$here/init" -nt "$initrd" ] ||
    [ "$here/mkinitramfs.sh" -nt "$initrd" ]; then
 	sh "$here/mkinitramfs.sh" "$kver" "$initrd" ||
@@ -69,18 +85,25 @@ EOT
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
 	-nodefaults -display none -serial stdio -no-reboot \
-	-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 vmenv=$envf" \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 vmenv=$envf$append" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 	"$@" </dev/null >"$log" 2>&1
 qrc=$?
 
-tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" '
-	function emit(ok, text) {
+tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" \
+	-v label="$label" '
+	function emit(ok, text,    d) {
 		n++
 		if (!ok) bad++
-		printf "%s %d %s\n", ok ? "ok" : "not ok", n, text
+		# The label goes before a directive ("# SKIP ...").
+		d = ""
+		if (match(text, / # (SKIP|TODO).*$/)) {
+			d = substr(text, RSTART)
+			text = substr(text, 1, RSTART - 1)
+		}
+		printf "%s %d %s [%s]%s\n", ok ? "ok" : "not ok", n, text, label, d
 	}
 	/^TAP\| / {
 		l = substr($0, 6)
@@ -97,9 +120,11 @@ tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" '
 	}
 	/^DMESG\| / {
 		l = substr($0, 8)
-		if (l ~ /BUG:|WARNING:|Oops|Call Trace/) dm[++ndm] = l
+		if (l ~ /BUG:|WARNING:|Oops|Call Trace|blocked for more than|general protection fault/)
+			dm[++ndm] = l
 		next
 	}
+
 	/^VM-DONE/ { done = 1; split($0, a, "="); grc = a[2]; next }
 	/^VM-FATAL/ { fatal = $0 }
 	END {
@@ -115,10 +140,10 @@ tr -d '\r' <"$log" | awk -v qrc="$qrc" -v tmo="$timeout_s" -v logf="$log" '
 		if (!done)
 			emit(0, "guest dmesg not collected")
 		else if (ndm == 0)
-			emit(1, "guest dmesg has no BUG:/WARNING:/Oops/Call Trace")
+			emit(1, "guest dmesg has no BUG:/WARNING:/Oops/Call Trace/hung task")
 		else {
 			for (i = 1; i <= ndm && i <= 40; i++) print "# dmesg: " dm[i]
-			emit(0, "guest dmesg shows " ndm " BUG:/WARNING:/Oops/Call Trace lines")
+			emit(0, "guest dmesg shows " ndm " BUG:/WARNING:/Oops/Call Trace/hung task lines")
 		}
 		exit bad > 0
 	}'

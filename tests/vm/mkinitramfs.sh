@@ -4,6 +4,7 @@
 # committed.
 #
 # usage: mkinitramfs.sh KVER OUT.cpio.gz
+#   KVER "-": no modules (a kernel with those drivers built in).
 set -eu
 kver=${1:?usage: $0 KVER OUT}
 out=${2:?usage: $0 KVER OUT}
@@ -22,11 +23,23 @@ mkdir -p "$tmp/bin" "$tmp/lib/modules" "$tmp/proc" "$tmp/sys" "$tmp/dev" \
 	"$tmp/lower" "$tmp/upper" "$tmp/newroot"
 cp "$bb" "$tmp/bin/busybox"
 : >"$tmp/modules.list"
+[ "$kver" = - ] && mods=""
 for m in $mods; do
 	f=$(find "/lib/modules/$kver/kernel" -name "$m.ko*" | head -n 1)
-	[ -n "$f" ] || { echo "mkinitramfs: module $m not found" >&2; exit 1; }
-	cp "$f" "$tmp/lib/modules/"
-	echo "$(basename "$f")" >>"$tmp/modules.list"
+	if [ -z "$f" ]; then
+		# Built in on this kernel (6.12: virtio; fscache is part of netfs).
+		grep -q "/$m.ko\$" "/lib/modules/$kver/modules.builtin" 2>/dev/null && continue
+		case $m in fscache) continue ;; esac
+		echo "mkinitramfs: module $m not found for $kver" >&2
+		exit 1
+	fi
+	# busybox insmod takes plain .ko files; Debian's 6.12 ships .ko.xz.
+	case $f in
+	*.ko.xz) xz -dc "$f" >"$tmp/lib/modules/$m.ko" ;;
+	*.ko.zst) zstd -qdc "$f" >"$tmp/lib/modules/$m.ko" ;;
+	*) cp "$f" "$tmp/lib/modules/$m.ko" ;;
+	esac
+	echo "$m.ko" >>"$tmp/modules.list"
 done
 cp "$here/init" "$tmp/init"
 chmod 755 "$tmp/init" "$tmp/bin/busybox"

@@ -3,15 +3,28 @@
 # BAR by module parameter, run the kselftests in order, unload.  Prints TAP;
 # a test binary that dies without a "not ok" line still yields one.
 #
-# usage: run-kmod-guest.sh OMS_KO TESTDIR
+# Each test binary gets a freshly loaded module, so one that fails or times
+# out leaves nothing (an attached window, a held fd) for the next.
+#
+# usage: run-kmod-guest.sh OMS_KO TESTDIR [debug]
+#   debug: the debug kernel (KASAN, lockdep: each call is about ten times
+#   slower): longer timeouts, a quarter of the fuzzer's calls, and a kmemleak
+#   scan once the module is unloaded.
 set -u
-ko=${1:?usage: $0 OMS_KO TESTDIR}
-dir=${2:?usage: $0 OMS_KO TESTDIR}
+ko=${1:?usage: $0 OMS_KO TESTDIR [debug]}
+dir=${2:?usage: $0 OMS_KO TESTDIR [debug]}
+kind=${3:-}
 # Order matters: the data the host checks is written after the fuzzer, and
 # detach_live (rmmod, PCI remove/rescan) runs last.  lockdown raises the
 # kernel's lockdown for good, so it runs after everything else (below).
 tests="compat32 attach caps security directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
 per_test_timeout=${OMS_TEST_TIMEOUT:-150}
+if [ "$kind" = debug ]; then
+	per_test_timeout=600
+	export OMS_FUZZ_DIV=4
+fi
+# What a kernel prints when something is wrong (the detectors included).
+bad_log="BUG:|WARNING:|Oops|Call Trace|blocked for more than"
 n=0
 
 failed=0
@@ -25,6 +38,19 @@ tap() {	# tap OK TEXT
 		failed=1
 	fi
 }
+
+# On the debug kernel, the detectors must be on, or a clean run means
+# nothing: KASAN and KFENCE say so at boot, lockdep keeps debug_locks at 1
+# until its first report, kmemleak has its file, hung-task its timeout.
+if [ "$kind" = debug ]; then
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	dmesg | grep -q 'KernelAddressSanitizer initialized' &&
+		dmesg | grep -q 'kfence: initialized' &&
+		grep -q 'debug_locks: *1' /proc/lockdep_stats &&
+		[ -e /sys/kernel/debug/kmemleak ] &&
+		[ "$(cat /proc/sys/kernel/hung_task_timeout_secs)" -gt 0 ]
+	tap $? "debug kernel: KASAN, KFENCE, lockdep, kmemleak and hung-task detection on"
+fi
 
 bdf=""
 for d in /sys/bus/pci/devices/*; do
@@ -69,7 +95,7 @@ tap $? "/dev/oms exists"
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 out=/tmp/kmod-test.out
-run_test() {	# run_test NAME
+run_test() {	# run_test NAME [last]: last, no fresh module after it
 	t=$1
 	dm0=$(dmesg | wc -l)
 	if [ ! -x "$dir/$t" ]; then
@@ -89,12 +115,24 @@ run_test() {	# run_test NAME
 		tap 1 "$t exited with status $rc (124 = timeout)"
 	fi
 	[ $rc -eq 0 ] || failed=1
-	bad=$(dmesg | tail -n +$((dm0 + 1)) |
-		grep -E 'BUG:|WARNING:|Oops|Call Trace' | head -n 5)
+	bad=$(dmesg | tail -n +$((dm0 + 1)) | grep -E "$bad_log" | head -n 5)
 	if [ -n "$bad" ]; then
 		echo "$bad" | sed 's/^/# dmesg: /'
-		tap 1 "$t: kernel log shows BUG/WARNING/Oops/Call Trace"
+		tap 1 "$t: kernel log shows BUG/WARNING/Oops/Call Trace/hung task"
 	fi
+	[ "${2:-}" = last ] || fresh_module "$t"
+}
+
+# Unload and load again with the suite's parameters (detach_live may have
+# left it unloaded).  A module that cannot be unloaded (a process of the
+# test still holds it) fails here, by name, not in the next test.
+fresh_module() {	# fresh_module AFTER_TEST
+	if grep -q '^oms ' /proc/modules && ! rmmod oms; then
+		tap 1 "rmmod oms after $1"
+		return
+	fi
+	# shellcheck disable=SC2086
+	insmod "$ko" $OMS_LOAD_PARAMS || tap 1 "insmod oms.ko after $1"
 }
 
 for t in $tests; do
@@ -104,6 +142,25 @@ done
 if grep -q '^oms ' /proc/modules; then
 	rmmod oms
 	tap $? "rmmod oms"
+fi
+
+# kmemleak (the debug kernel): what the suite left unreferenced, now that
+# the module is gone.  Scanned here: lockdown, below, closes debugfs.
+# stage2.sh cleared the boot's leftovers; an object is reported once it is
+# older than 5 s and unreferenced in two scans.
+kml=/sys/kernel/debug/kmemleak
+if [ -e $kml ]; then
+	sleep 6
+	if echo scan >$kml && echo scan >$kml && leaks=$(cat $kml); then
+		if [ -z "$leaks" ]; then
+			tap 0 "kmemleak: no unreferenced object after the suite"
+		else
+			echo "$leaks" | head -n 60 | sed 's/^/# kmemleak: /'
+			tap 1 "kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') unreferenced objects after the suite"
+		fi
+	else
+		tap 1 "kmemleak: scan failed"
+	fi
 fi
 
 # Module parameters for an emulated, uncached window; mmio_sweep's INFO
@@ -126,7 +183,7 @@ fi
 if [ -n "$bdf" ]; then
 	insmod "$ko" pci="$bdf" bar=2
 	tap $? "insmod oms.ko pci=$bdf bar=2 (before lockdown)"
-	run_test lockdown
+	run_test lockdown last
 	rmmod oms
 	tap $? "rmmod oms (locked down)"
 fi

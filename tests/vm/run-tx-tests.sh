@@ -17,6 +17,9 @@ shm=$(mktemp /dev/shm/oms-tx-XXXXXXXX) || { echo "not ok 1 - mktemp in /dev/shm"
 trap 'rm -f "$shm"' EXIT INT TERM
 truncate -s 4M "$shm"
 
+# Boot the kernel OMS_KO was built for.
+KVER=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
+export KVER
 sh "$here/boot.sh" -t "${OMS_VM_TIMEOUT:-240}" -n tx-guest \
 	"$here/run-tx-guest.sh" "$ko" "$bdf" "$guest" -- \
 	-object "memory-backend-file,id=txg,share=on,mem-path=$shm,size=4M" \

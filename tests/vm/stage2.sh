@@ -10,6 +10,10 @@ mount -t tmpfs tmpfs /run
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 cd "$VM_CWD" || cd /
+# kmemleak (debug kernel only): forget what boot left behind, so a scan by
+# the script reports only what happened during it.
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+[ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak
 echo "VM-BEGIN"
 rcfile=/run/.vm-rc
 ( eval "set -- $VM_ARGS"; sh "$VM_SCRIPT" "$@"; echo $? >"$rcfile" ) 2>&1 |
