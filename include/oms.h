@@ -262,7 +262,11 @@ int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats);
  * Register [@addr, @addr+@len) as a region of this context's node that
  * initiators may access with the rights in @access (OMS_ACCESS_*).  The
  * key is chosen by the library (seed 003: operations must carry it).
- * Errors: -EINVAL, -ENOSPC (region table full), -ENOMEM.
+ * A range no memory can have is refused on every backend: -EOVERFLOW
+ * when @len exceeds PTRDIFF_MAX (SIZE_MAX among them), -EINVAL when
+ * @addr+@len wraps past the end of the address space (ending exactly at
+ * its top included); nothing is registered then.
+ * Errors: -EINVAL, -EOVERFLOW, -ENOSPC (region table full), -ENOMEM.
  */
 int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len, uint32_t access,
 	       struct oms_mr **mr);

@@ -110,6 +110,8 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 	struct emu_dev *dev = EC(ctx)->dev;
 	int err = -ENOSPC;
 
+	if (len > EMU_MAX_REGION)
+		return -EOVERFLOW;
 	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < EMU_MAX_REGIONS; i++) {
 		struct emu_region *r = &dev->reg[i];

@@ -44,6 +44,9 @@
 #define EMU_MAX_GETS	256	/* reads in progress per queue */
 #define EMU_LINE	64
 #define EMU_MAX_OP	(1u << 20)
+/* The read engine names a line (region << 32 | line index): a longer
+ * region's lines would alias the next region's. */
+#define EMU_MAX_REGION	((uint64_t)EMU_LINE << 32)
 #define EMU_KEY_THRESHOLD 16	/* drops before -EKEYREJECTED */
 #define EMU_SEQ_WINDOW	256	/* reorder buffer window per stream */
 
