@@ -129,6 +129,7 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 		r->len = len;
 		r->node = ctx->attr.node;
 		r->access = access;
+		r->gen++;	/* what was admitted for the slot before fails */
 		r->valid = 1;
 		rmr->dest = ctx->attr.node;
 		rmr->region = i;

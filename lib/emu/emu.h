@@ -65,6 +65,7 @@ struct emu_pend {		/* a taken command not yet performed */
 	struct oms_wr wr;
 	uint64_t due;		/* model time it reaches the memory */
 	uint32_t idx;		/* intake index: the queue's program order */
+	uint32_t gen;		/* its region's generation at intake */
 	uint32_t hold_id;	/* seed-002 posted-write id */
 	uint8_t posted;		/* registered with the hold tracker */
 };
@@ -77,6 +78,7 @@ struct emu_done {		/* a completion on its way back */
 struct emu_get {
 	struct oms_wr wr;
 	uint32_t idx;		/* intake index of the command */
+	uint32_t gen;		/* its region's generation at intake */
 	/* executed: lines read for good (not speculative: never squashed
 	 * after); all executed = the get has read (fences wait for it). */
 	uint32_t nlines, submitted, executed, delivered;
@@ -138,10 +140,18 @@ struct emu_queue {
 	uint8_t in_use;
 };
 
+/*
+ * A slot of the region table.  @gen changes at every registration of the
+ * slot: a command whose key passed at intake carries the generation it
+ * passed for, and is refused at execution if the slot has been
+ * deregistered, or registered again, since (its key then names memory
+ * that is gone or someone else's).
+ */
 struct emu_region {
 	uint8_t *base;
 	uint64_t len;
 	uint32_t node, access;
+	uint32_t gen;
 	uint8_t valid;
 };
 
@@ -226,6 +236,8 @@ int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
 int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
 int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
+int emu_region_live(const struct emu_dev *dev, uint32_t region,
+		    uint32_t gen, uint64_t off, uint64_t len);
 int emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	      const struct emu_pend *p);
 void emu_fail(struct emu_dev *dev, struct emu_queue *q,
@@ -264,7 +276,7 @@ void emu_reads_fini(struct emu_dev *dev);
 uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
 		     uint64_t nic_wait);
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr, uint32_t idx, uint64_t due);
+		   const struct emu_pend *p);
 int emu_reads_step(struct emu_dev *dev);
 void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 

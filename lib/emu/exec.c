@@ -69,6 +69,35 @@ int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 	return 0;
 }
 
+/*
+ * Is [@off, @off+@len) of @region still the memory a command admitted for
+ * generation @gen named?  Not if the region was deregistered since, or
+ * the slot registered again (docs/ordering.md: a revoked region fails the
+ * operation, -EACCES, memory untouched).
+ */
+int emu_region_live(const struct emu_dev *dev, uint32_t region,
+		    uint32_t gen, uint64_t off, uint64_t len)
+{
+	const struct emu_region *r = &dev->reg[region % EMU_MAX_REGIONS];
+
+	return r->valid && r->gen == gen && off <= r->len &&
+	       len <= r->len - off;
+}
+
+/* A data command that passed its checks: the generation it passed for. */
+static uint32_t intake_gen(const struct emu_dev *dev, const struct oms_wr *wr)
+{
+	switch (wr->op) {
+	case OMS_WR_PUT:
+	case OMS_WR_GET:
+	case OMS_WR_FADD:
+	case OMS_WR_CAS:
+		return dev->reg[wr->region].gen;
+	default:
+		return 0;
+	}
+}
+
 /* Host memory of a region changed: squash speculative reads of it. */
 void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
 		    uint64_t len)
@@ -158,10 +187,12 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 	}
 	wait = nic_admit(dev, wr, now);
 	if (get_bypasses_pool(q, wr))
-		return emu_get_accept(dev, q, wr, idx,
-				      emu_get_due(dev, now, wait));
+		return emu_get_accept(dev, q, &(struct emu_pend){
+			.wr = *wr, .idx = idx, .gen = intake_gen(dev, wr),
+			.due = emu_get_due(dev, now, wait) });
 	p = &q->pool[q->npool++];
-	*p = (struct emu_pend){ .wr = *wr, .idx = idx };
+	*p = (struct emu_pend){ .wr = *wr, .idx = idx,
+				.gen = intake_gen(dev, wr) };
 	if (wr->op == OMS_WR_GET) {
 		q->gets_pending++;
 		p->due = emu_get_due(dev, now, wait);
@@ -236,12 +267,10 @@ int emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	uint64_t value = 0;
 	int status = 0;
 
-	if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
-	    wr->op == OMS_WR_CAS) {
-		/* Deregistered since it was checked. */
-		if (!r->valid || wr->off + wr->len > r->len)
-			status = -EACCES;
-	}
+	if ((wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
+	     wr->op == OMS_WR_CAS) &&
+	    !emu_region_live(dev, wr->region, p->gen, wr->off, wr->len))
+		status = -EACCES;
 	if (!status) {
 		uint8_t *at = r->base + wr->off;
 
@@ -309,7 +338,7 @@ static void execute(struct emu_dev *dev, struct emu_queue *q,
 	switch (p->wr.op) {
 	case OMS_WR_GET:
 		q->gets_pending--;
-		emu_get_accept(dev, q, &p->wr, p->idx, p->due);
+		emu_get_accept(dev, q, p);
 		break;
 	case OMS_WR_RESET:
 		reset(dev, q, p);
