@@ -403,12 +403,17 @@ int oms_progress(struct oms_ctx *ctx);
  * length in the accept's private data; on emu the pair is recorded in a
  * process-wide table.  Close listeners before deregistering @mr
  * (oms_ctx_destroy closes them first).
- * Errors: -EINVAL, -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM, -ENODEV.
+ * Errors: -EINVAL, -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM, -ENODEV,
+ * -ENOSPC (emu: the listener's window needs a region slot).
  */
 int oms_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       struct oms_mr *mr, struct oms_listener **out);
 
-/* Stop accepting and disconnect the listener's initiators.  -EINVAL. */
+/*
+ * Stop accepting and disconnect the listener's initiators: what they send
+ * through the descriptor it gave them fails from then on (verbs:
+ * -ECONNRESET; emu: the descriptor's key is revoked, -EACCES).  -EINVAL.
+ */
 int oms_listener_close(struct oms_listener *l);
 
 /*

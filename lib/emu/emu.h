@@ -145,13 +145,15 @@ struct emu_queue {
  * slot: a command whose key passed at intake carries the generation it
  * passed for, and is refused at execution if the slot has been
  * deregistered, or registered again, since (its key then names memory
- * that is gone or someone else's).
+ * that is gone or someone else's).  A listener's window is a slot of its
+ * own on another's memory: @home names that slot (itself for a region).
  */
 struct emu_region {
 	uint8_t *base;
 	uint64_t len;
 	uint32_t node, access;
 	uint32_t gen;
+	uint32_t home;
 	uint8_t valid;
 };
 
@@ -199,6 +201,11 @@ struct emu_dev {
 	emu_observe_fn observe;	/* test: called at each executed store */
 	void *observe_arg;
 };
+
+/* backend.c: a listener's window on a region (its own slot and key) */
+int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
+		    struct oms_rmr *win);
+void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win);
 
 /* conn.c: listeners and connections within the process */
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,

@@ -84,18 +84,31 @@ int emu_region_live(const struct emu_dev *dev, uint32_t region,
 	       len <= r->len - off;
 }
 
-/* A data command that passed its checks: the generation it passed for. */
-static uint32_t intake_gen(const struct emu_dev *dev, const struct oms_wr *wr)
+/*
+ * The pool entry of command @wr (intake index @idx), which passed its
+ * checks.  A data command carries the generation its key passed for, and
+ * one through a listener's window names the window's memory from here on
+ * (the same bytes for C1, the same lines for the read engine).
+ */
+static struct emu_pend admit(const struct emu_dev *dev,
+			     const struct oms_wr *wr, uint32_t idx)
 {
+	struct emu_pend p = { .wr = *wr, .idx = idx };
+	uint32_t home;
+
 	switch (wr->op) {
 	case OMS_WR_PUT:
 	case OMS_WR_GET:
 	case OMS_WR_FADD:
 	case OMS_WR_CAS:
-		return dev->reg[wr->region].gen;
+		home = dev->reg[wr->region].home;
+		p.wr.region = home;
+		p.gen = dev->reg[home].gen;
+		break;
 	default:
-		return 0;
+		break;
 	}
+	return p;
 }
 
 /* Host memory of a region changed: squash speculative reads of it. */
@@ -186,13 +199,14 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 		return 1;
 	}
 	wait = nic_admit(dev, wr, now);
-	if (get_bypasses_pool(q, wr))
-		return emu_get_accept(dev, q, &(struct emu_pend){
-			.wr = *wr, .idx = idx, .gen = intake_gen(dev, wr),
-			.due = emu_get_due(dev, now, wait) });
+	if (get_bypasses_pool(q, wr)) {
+		struct emu_pend g = admit(dev, wr, idx);
+
+		g.due = emu_get_due(dev, now, wait);
+		return emu_get_accept(dev, q, &g);
+	}
 	p = &q->pool[q->npool++];
-	*p = (struct emu_pend){ .wr = *wr, .idx = idx,
-				.gen = intake_gen(dev, wr) };
+	*p = admit(dev, wr, idx);
 	if (wr->op == OMS_WR_GET) {
 		q->gets_pending++;
 		p->due = emu_get_due(dev, now, wait);
