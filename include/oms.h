@@ -243,9 +243,12 @@ struct oms_listener;
 int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
 
 /*
- * Destroy a context: completes (quiet) what is outstanding, deregisters
- * its regions.  Returns the first error quiet reported, or 0; -EINVAL for
- * NULL.  The context is gone either way.
+ * Destroy a context: completes (quiet) what is outstanding, closes its
+ * listeners, deregisters its regions.  Returns the first error quiet
+ * reported, or 0; -EINVAL for NULL; the context is gone either way,
+ * except: -EBUSY while a KVS server, client or writer made with it
+ * (oms_kvs.h) still exists - they own its regions and listeners - and
+ * nothing is changed then: destroy them first, then the context.
  */
 int oms_ctx_destroy(struct oms_ctx *ctx);
 
