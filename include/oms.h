@@ -243,9 +243,12 @@ struct oms_listener;
 int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
 
 /*
- * Destroy a context: completes (quiet) what is outstanding, deregisters
- * its regions.  Returns the first error quiet reported, or 0; -EINVAL for
- * NULL.  The context is gone either way.
+ * Destroy a context: completes (quiet) what is outstanding, closes its
+ * listeners, deregisters its regions.  Returns the first error quiet
+ * reported, or 0; -EINVAL for NULL; the context is gone either way,
+ * except: -EBUSY while a KVS server, client or writer made with it
+ * (oms_kvs.h) still exists - they own its regions and listeners - and
+ * nothing is changed then: destroy them first, then the context.
  */
 int oms_ctx_destroy(struct oms_ctx *ctx);
 
@@ -262,7 +265,11 @@ int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats);
  * Register [@addr, @addr+@len) as a region of this context's node that
  * initiators may access with the rights in @access (OMS_ACCESS_*).  The
  * key is chosen by the library (seed 003: operations must carry it).
- * Errors: -EINVAL, -ENOSPC (region table full), -ENOMEM.
+ * A range no memory can have is refused on every backend: -EOVERFLOW
+ * when @len exceeds PTRDIFF_MAX (SIZE_MAX among them), -EINVAL when
+ * @addr+@len wraps past the end of the address space (ending exactly at
+ * its top included); nothing is registered then.
+ * Errors: -EINVAL, -EOVERFLOW, -ENOSPC (region table full), -ENOMEM.
  */
 int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len, uint32_t access,
 	       struct oms_mr **mr);
@@ -399,12 +406,17 @@ int oms_progress(struct oms_ctx *ctx);
  * length in the accept's private data; on emu the pair is recorded in a
  * process-wide table.  Close listeners before deregistering @mr
  * (oms_ctx_destroy closes them first).
- * Errors: -EINVAL, -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM, -ENODEV.
+ * Errors: -EINVAL, -EADDRINUSE, -EADDRNOTAVAIL, -ENOMEM, -ENODEV,
+ * -ENOSPC (emu: the listener's window needs a region slot).
  */
 int oms_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       struct oms_mr *mr, struct oms_listener **out);
 
-/* Stop accepting and disconnect the listener's initiators.  -EINVAL. */
+/*
+ * Stop accepting and disconnect the listener's initiators: what they send
+ * through the descriptor it gave them fails from then on (verbs:
+ * -ECONNRESET; emu: the descriptor's key is revoked, -EACCES).  -EINVAL.
+ */
 int oms_listener_close(struct oms_listener *l);
 
 /*

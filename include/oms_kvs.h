@@ -22,6 +22,14 @@
  *
  * Error convention as oms.h: 0 (or a count) on success, a negative errno
  * on failure; a call refused for a bad argument changes no state.
+ *
+ * Lifetimes: a server, client or writer uses the context it was made
+ * with until it is destroyed (its region, listener, connections), so that
+ * context refuses oms_ctx_destroy() with -EBUSY, changing nothing, while
+ * it exists.  Destroy writers, then their server; clients; then the
+ * contexts.  Any other order is safe too: the calls refused with -EBUSY
+ * (a context with KVS objects, a server with writers) can be repeated
+ * once what they wait for has gone.
  * Threads: a client and a writer are used by one thread at a time, with
  * that thread's context.
  *

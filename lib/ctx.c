@@ -262,12 +262,31 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 	return 0;
 }
 
+/*
+ * Objects made with @ctx that keep using its regions, listeners or calls
+ * after their create returned (KVS servers, clients, writers).  While one
+ * lives, oms_ctx_destroy() refuses: freeing the regions and listeners it
+ * owns under it would leave it a use-after-free.  Atomic: a writer may go
+ * on another thread than its context's.
+ */
+void oms_ctx_user_get(struct oms_ctx *ctx)
+{
+	__atomic_add_fetch(&ctx->users, 1, __ATOMIC_ACQ_REL);
+}
+
+void oms_ctx_user_put(struct oms_ctx *ctx)
+{
+	__atomic_sub_fetch(&ctx->users, 1, __ATOMIC_ACQ_REL);
+}
+
 OMS_EXPORT int oms_ctx_destroy(struct oms_ctx *ctx)
 {
 	int err;
 
 	if (!ctx)
 		return -EINVAL;
+	if (__atomic_load_n(&ctx->users, __ATOMIC_ACQUIRE))
+		return -EBUSY;
 	err = oms_quiet(ctx);
 	while (ctx->listeners)
 		oms_listener_close(ctx->listeners);

@@ -7,9 +7,27 @@
  * squash stale speculative reads, seed 004).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "oms_priv.h"
+
+/*
+ * No memory can be [@addr, @addr+@len) when the range is longer than any
+ * object may be (pointer differences within it would overflow) or wraps
+ * past the end of the address space (its end is not an address).  Every
+ * backend trusts a region's bounds afterwards: the emulated device
+ * indexes base + offset for whatever offset is below the length, and
+ * ibv_reg_mr must not be handed such a range either.
+ */
+static int mr_range_check(const void *addr, size_t len)
+{
+	if (len > PTRDIFF_MAX)
+		return -EOVERFLOW;
+	if (len > UINTPTR_MAX - (uintptr_t)addr)
+		return -EINVAL;
+	return 0;
+}
 
 OMS_EXPORT int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 			  uint32_t access, struct oms_mr **out)
@@ -20,6 +38,9 @@ OMS_EXPORT int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 	if (!ctx || !addr || !len || !out || !access ||
 	    (access & ~OMS_ACCESS_ALL))
 		return -EINVAL;
+	err = mr_range_check(addr, len);
+	if (err)
+		return err;
 	if (ctx->dead)
 		return ctx->dead;
 	mr = calloc(1, sizeof(*mr));

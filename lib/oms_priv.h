@@ -69,6 +69,7 @@ struct oms_ctx {
 	struct oms_stats st;
 	struct oms_mr *mrs;		/* registered regions */
 	struct oms_listener *listeners;
+	uint32_t users;			/* KVS objects made with it (atomic) */
 };
 
 struct oms_mr {
@@ -92,6 +93,8 @@ int oms_ctx_progress(struct oms_ctx *ctx);
 void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
+void oms_ctx_user_get(struct oms_ctx *ctx);
+void oms_ctx_user_put(struct oms_ctx *ctx);
 
 /* lib/conn.c */
 int oms_mr_listened(const struct oms_mr *mr);

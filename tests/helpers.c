@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "oms.h"
 
 uint64_t t_seed(uint64_t dflt)
 {
@@ -26,6 +27,17 @@ unsigned long t_trials(unsigned long dflt)
 	const char *s = getenv("OMS_TEST_TRIALS");
 
 	return s && *s ? strtoul(s, NULL, 0) : dflt;
+}
+
+struct oms_ctx *t_emu_ctx(uint32_t node)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_ctx *ctx = NULL;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE;
+	a.backend = OMS_BACKEND_EMU;
+	a.node = node;
+	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
 }
 
 /* ---- model fabric for the store orderer (see helpers.h) ---- */

@@ -46,6 +46,12 @@ void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
 /* Trial count: OMS_TEST_TRIALS overrides @dflt (for long soak runs). */
 unsigned long t_trials(unsigned long dflt);
 
+struct oms_ctx;
+
+/* A context on the emulated device at @node, every other attribute at
+ * its default; NULL if it cannot be created. */
+struct oms_ctx *t_emu_ctx(uint32_t node);
+
 #endif
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "helpers.h"
 #include "oms.h"
 #include "oms_kvs.h"
 
@@ -30,22 +31,11 @@ FIXTURE(kvs)
 	struct oms_kvs_writer *w;
 };
 
-static struct oms_ctx *ctx_on(uint32_t node)
-{
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_ctx *c = NULL;
-
-	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE;
-	a.backend = OMS_BACKEND_EMU;
-	a.node = node;
-	return oms_ctx_create(&a, &c) ? NULL : c;
-}
-
 FIXTURE_SETUP(kvs)
 {
-	self->srv = ctx_on(1);
-	self->cli = ctx_on(0);
-	self->wctx = ctx_on(1);
+	self->srv = t_emu_ctx(1);
+	self->cli = t_emu_ctx(0);
+	self->wctx = t_emu_ctx(1);
 	ASSERT_NE(NULL, self->srv);
 	ASSERT_NE(NULL, self->cli);
 	ASSERT_NE(NULL, self->wctx);
@@ -167,7 +157,7 @@ TEST(detector)
 
 TEST(server_bad_args)
 {
-	struct oms_ctx *ctx = ctx_on(1);
+	struct oms_ctx *ctx = t_emu_ctx(1);
 	struct oms_kvs_server *s = (void *)0x1, *s2;
 	struct oms_kvs_table_spec bad[] = {
 		{ .proto = OMS_KVS_BROKEN, .value_size = 64, .items = 1 },
@@ -258,7 +248,7 @@ TEST_F(kvs, client_bad_args)
 		struct oms_kvs_client_attr a;
 		uint32_t tail;
 	} big = { .a = a, .tail = 1 };
-	struct oms_ctx *other = ctx_on(0);
+	struct oms_ctx *other = t_emu_ctx(0);
 	struct oms_mr *mr;
 	struct oms_listener *l;
 	uint64_t junk[512];
@@ -309,7 +299,7 @@ TEST_F(kvs, client_bad_args)
 TEST_F(kvs, get_bad_args)
 {
 	struct oms_kvs_client *c2;
-	struct oms_ctx *other = ctx_on(0);
+	struct oms_ctx *other = t_emu_ctx(0);
 	struct oms_kvs_table *t, *t2;
 	struct oms_kvs_info info = { .size = sizeof(info) };
 	struct oms_kvs_stats st = { .size = sizeof(st) }, st2 = st;

@@ -104,16 +104,18 @@ static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
 	return __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
 }
 
-static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
-		      uint32_t access, struct oms_rmr *rmr)
+/*
+ * Give @tmpl a free slot of the region table, with a fresh key and the
+ * slot's next generation (what was admitted for the slot before fails),
+ * and describe it in *@rmr.  Lock held.  -ENOSPC.
+ */
+static int region_add(struct emu_dev *dev, const struct emu_region *tmpl,
+		      struct oms_rmr *rmr)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
-	int err = -ENOSPC;
-
-	pthread_mutex_lock(&dev->lock);
 	for (uint32_t i = 0; i < EMU_MAX_REGIONS; i++) {
 		struct emu_region *r = &dev->reg[i];
-		uint32_t key;
+		uint32_t key, gen = r->gen + 1;
+		int err;
 
 		if (r->valid)
 			continue;
@@ -122,19 +124,42 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 		oms_kc_clear(&dev->kc, i);
 		err = oms_kc_set(&dev->kc, i, key);
 		if (err)
-			break;
-		r->base = addr;
-		r->len = len;
-		r->node = ctx->attr.node;
-		r->access = access;
+			return err;
+		*r = *tmpl;
+		r->gen = gen;
+		if (tmpl->home >= EMU_MAX_REGIONS)
+			r->home = i;
 		r->valid = 1;
-		rmr->dest = ctx->attr.node;
-		rmr->region = i;
-		rmr->key = key;
-		rmr->access = access;
-		rmr->len = len;
-		break;
+		*rmr = (struct oms_rmr){
+			.dest = r->node, .region = i, .key = key,
+			.access = r->access, .len = r->len,
+		};
+		return 0;
 	}
+	return -ENOSPC;
+}
+
+/* Lock held. */
+static void region_del(struct emu_dev *dev, const struct oms_rmr *rmr)
+{
+	dev->reg[rmr->region].valid = 0;
+	oms_kc_clear(&dev->kc, rmr->region);
+}
+
+static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
+		      uint32_t access, struct oms_rmr *rmr)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+	const struct emu_region r = {
+		.base = addr, .len = len, .node = ctx->attr.node,
+		.access = access, .home = EMU_MAX_REGIONS,	/* itself */
+	};
+	int err;
+
+	if (len > EMU_MAX_REGION)
+		return -EOVERFLOW;
+	pthread_mutex_lock(&dev->lock);
+	err = region_add(dev, &r, rmr);
 	pthread_mutex_unlock(&dev->lock);
 	return err;
 }
@@ -144,11 +169,40 @@ static int emu_mr_dereg(struct oms_ctx *ctx, const struct oms_rmr *rmr)
 	struct emu_dev *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
-	dev->reg[rmr->region].valid = 0;
-	oms_kc_clear(&dev->kc, rmr->region);
+	region_del(dev, rmr);
 	emu_invalidate(dev, rmr->region, 0, rmr->len);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
+}
+
+/*
+ * A listener's window on region @of (conn.c): the same memory under a
+ * slot and key of its own, handed to the initiators that connect, so that
+ * closing the listener revokes what it handed out (on verbs, closing
+ * disconnects them).  Commands through it are about @of's memory from
+ * intake on (exec.c).  -ENOSPC.
+ */
+int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
+		    struct oms_rmr *win)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+	struct emu_region r;
+	int err;
+
+	pthread_mutex_lock(&dev->lock);
+	r = dev->reg[of->region];
+	err = region_add(dev, &r, win);
+	pthread_mutex_unlock(&dev->lock);
+	return err;
+}
+
+void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win)
+{
+	struct emu_dev *dev = EC(ctx)->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	region_del(dev, win);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,

@@ -6,6 +6,10 @@
  * descriptor, exactly what a verbs listener sends in its private data.  A
  * listener bound to no address answers every host name; one bound to an
  * address answers only that name.
+ *
+ * The descriptor is the listener's own window on the region (backend.c):
+ * closing the listener revokes it, so what initiators then send through
+ * it fails (-EACCES), as it does on verbs where closing disconnects them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,7 +25,7 @@ struct emu_listener {
 	int used;
 	char addr[EMU_NAME];	/* "" = any */
 	char port[EMU_NAME];
-	struct oms_rmr rmr;
+	struct oms_rmr rmr;	/* the listener's window */
 };
 
 static struct emu_listener g_listen[EMU_LISTENERS];
@@ -43,7 +47,6 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	struct emu_listener *free_e = NULL;
 	int err = 0;
 
-	(void)ctx;
 	if (!fits(addr) || !fits(port))
 		return -EINVAL;
 	pthread_mutex_lock(&g_listen_lock);
@@ -61,10 +64,12 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = -ENOMEM;
 	if (!err) {
 		memset(free_e, 0, sizeof(*free_e));
+		err = emu_window_open(ctx, &mr->rmr, &free_e->rmr);
+	}
+	if (!err) {
 		if (addr)
 			strcpy(free_e->addr, addr);
 		strcpy(free_e->port, port);
-		free_e->rmr = mr->rmr;
 		free_e->used = 1;
 		*lpriv = free_e;
 	}
@@ -76,8 +81,8 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 {
 	struct emu_listener *e = lpriv;
 
-	(void)ctx;
 	pthread_mutex_lock(&g_listen_lock);
+	emu_window_close(ctx, &e->rmr);
 	e->used = 0;
 	pthread_mutex_unlock(&g_listen_lock);
 }

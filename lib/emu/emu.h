@@ -44,6 +44,9 @@
 #define EMU_MAX_GETS	256	/* reads in progress per queue */
 #define EMU_LINE	64
 #define EMU_MAX_OP	(1u << 20)
+/* The read engine names a line (region << 32 | line index): a longer
+ * region's lines would alias the next region's. */
+#define EMU_MAX_REGION	((uint64_t)EMU_LINE << 32)
 #define EMU_KEY_THRESHOLD 16	/* drops before -EKEYREJECTED */
 #define EMU_SEQ_WINDOW	256	/* reorder buffer window per stream */
 
@@ -62,6 +65,7 @@ struct emu_pend {		/* a taken command not yet performed */
 	struct oms_wr wr;
 	uint64_t due;		/* model time it reaches the memory */
 	uint32_t idx;		/* intake index: the queue's program order */
+	uint32_t gen;		/* its region's generation at intake */
 	uint32_t hold_id;	/* seed-002 posted-write id */
 	uint8_t posted;		/* registered with the hold tracker */
 };
@@ -74,6 +78,7 @@ struct emu_done {		/* a completion on its way back */
 struct emu_get {
 	struct oms_wr wr;
 	uint32_t idx;		/* intake index of the command */
+	uint32_t gen;		/* its region's generation at intake */
 	/* executed: lines read for good (not speculative: never squashed
 	 * after); all executed = the get has read (fences wait for it). */
 	uint32_t nlines, submitted, executed, delivered;
@@ -135,10 +140,20 @@ struct emu_queue {
 	uint8_t in_use;
 };
 
+/*
+ * A slot of the region table.  @gen changes at every registration of the
+ * slot: a command whose key passed at intake carries the generation it
+ * passed for, and is refused at execution if the slot has been
+ * deregistered, or registered again, since (its key then names memory
+ * that is gone or someone else's).  A listener's window is a slot of its
+ * own on another's memory: @home names that slot (itself for a region).
+ */
 struct emu_region {
 	uint8_t *base;
 	uint64_t len;
 	uint32_t node, access;
+	uint32_t gen;
+	uint32_t home;
 	uint8_t valid;
 };
 
@@ -187,6 +202,11 @@ struct emu_dev {
 	void *observe_arg;
 };
 
+/* backend.c: a listener's window on a region (its own slot and key) */
+int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
+		    struct oms_rmr *win);
+void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win);
+
 /* conn.c: listeners and connections within the process */
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       const struct oms_mr *mr, void **lpriv);
@@ -223,6 +243,8 @@ int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
 int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
 int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
+int emu_region_live(const struct emu_dev *dev, uint32_t region,
+		    uint32_t gen, uint64_t off, uint64_t len);
 int emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	      const struct emu_pend *p);
 void emu_fail(struct emu_dev *dev, struct emu_queue *q,
@@ -261,7 +283,7 @@ void emu_reads_fini(struct emu_dev *dev);
 uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
 		     uint64_t nic_wait);
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr, uint32_t idx, uint64_t due);
+		   const struct emu_pend *p);
 int emu_reads_step(struct emu_dev *dev);
 void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
 

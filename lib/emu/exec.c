@@ -69,6 +69,48 @@ int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
 	return 0;
 }
 
+/*
+ * Is [@off, @off+@len) of @region still the memory a command admitted for
+ * generation @gen named?  Not if the region was deregistered since, or
+ * the slot registered again (docs/ordering.md: a revoked region fails the
+ * operation, -EACCES, memory untouched).
+ */
+int emu_region_live(const struct emu_dev *dev, uint32_t region,
+		    uint32_t gen, uint64_t off, uint64_t len)
+{
+	const struct emu_region *r = &dev->reg[region % EMU_MAX_REGIONS];
+
+	return r->valid && r->gen == gen && off <= r->len &&
+	       len <= r->len - off;
+}
+
+/*
+ * The pool entry of command @wr (intake index @idx), which passed its
+ * checks.  A data command carries the generation its key passed for, and
+ * one through a listener's window names the window's memory from here on
+ * (the same bytes for C1, the same lines for the read engine).
+ */
+static struct emu_pend admit(const struct emu_dev *dev,
+			     const struct oms_wr *wr, uint32_t idx)
+{
+	struct emu_pend p = { .wr = *wr, .idx = idx };
+	uint32_t home;
+
+	switch (wr->op) {
+	case OMS_WR_PUT:
+	case OMS_WR_GET:
+	case OMS_WR_FADD:
+	case OMS_WR_CAS:
+		home = dev->reg[wr->region].home;
+		p.wr.region = home;
+		p.gen = dev->reg[home].gen;
+		break;
+	default:
+		break;
+	}
+	return p;
+}
+
 /* Host memory of a region changed: squash speculative reads of it. */
 void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
 		    uint64_t len)
@@ -157,11 +199,14 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 		return 1;
 	}
 	wait = nic_admit(dev, wr, now);
-	if (get_bypasses_pool(q, wr))
-		return emu_get_accept(dev, q, wr, idx,
-				      emu_get_due(dev, now, wait));
+	if (get_bypasses_pool(q, wr)) {
+		struct emu_pend g = admit(dev, wr, idx);
+
+		g.due = emu_get_due(dev, now, wait);
+		return emu_get_accept(dev, q, &g);
+	}
 	p = &q->pool[q->npool++];
-	*p = (struct emu_pend){ .wr = *wr, .idx = idx };
+	*p = admit(dev, wr, idx);
 	if (wr->op == OMS_WR_GET) {
 		q->gets_pending++;
 		p->due = emu_get_due(dev, now, wait);
@@ -236,12 +281,10 @@ int emu_apply(struct emu_dev *dev, struct emu_queue *q,
 	uint64_t value = 0;
 	int status = 0;
 
-	if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
-	    wr->op == OMS_WR_CAS) {
-		/* Deregistered since it was checked. */
-		if (!r->valid || wr->off + wr->len > r->len)
-			status = -EACCES;
-	}
+	if ((wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
+	     wr->op == OMS_WR_CAS) &&
+	    !emu_region_live(dev, wr->region, p->gen, wr->off, wr->len))
+		status = -EACCES;
 	if (!status) {
 		uint8_t *at = r->base + wr->off;
 
@@ -309,7 +352,7 @@ static void execute(struct emu_dev *dev, struct emu_queue *q,
 	switch (p->wr.op) {
 	case OMS_WR_GET:
 		q->gets_pending--;
-		emu_get_accept(dev, q, &p->wr, p->idx, p->due);
+		emu_get_accept(dev, q, p);
 		break;
 	case OMS_WR_RESET:
 		reset(dev, q, p);

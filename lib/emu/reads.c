@@ -83,22 +83,23 @@ uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
 				 lat(dev, dev->cfg.lat_bus_ns));
 }
 
-/* Hand get @wr (intake index @idx) to the read engine, from model time
- * @due on; its lines go to the RLSQ in the order of these calls. */
+/* Hand get @p to the read engine, from model time p->due on; its lines
+ * go to the RLSQ in the order of these calls. */
 int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
-		   const struct oms_wr *wr, uint32_t idx, uint64_t due)
+		   const struct emu_pend *p)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
-	uint64_t first = wr->off / EMU_LINE;
-	uint64_t last = (wr->off + wr->len - 1) / EMU_LINE;
+	uint64_t first = p->wr.off / EMU_LINE;
+	uint64_t last = (p->wr.off + p->wr.len - 1) / EMU_LINE;
 
 	(void)dev;
-	g->wr = *wr;
-	g->idx = idx;
+	g->wr = p->wr;
+	g->idx = p->idx;
+	g->gen = p->gen;
 	g->nlines = (uint32_t)(last - first + 1);
 	g->submitted = g->executed = g->delivered = 0;
 	g->status = 0;
-	g->resp_due = due;
+	g->resp_due = p->due;
 	g->active = 1;
 	q->get_tail++;
 	return 1;
@@ -225,12 +226,12 @@ static void line_execute(struct emu_dev *dev, struct emu_line *lb)
 	if (lb->q != ORPHAN) {
 		struct emu_queue *q = dev->q[lb->q];
 		struct emu_get *g = &q->gets[lb->g];
-		const struct emu_region *r = &dev->reg[g->wr.region];
 		uint64_t off, len;
 
 		line_span(g, lb->idx, &off, &len);
-		if (r->valid && off + len <= r->len)
-			memcpy(lb->data, r->base + off, len);
+		if (emu_region_live(dev, g->wr.region, g->gen, off, len))
+			memcpy(lb->data, dev->reg[g->wr.region].base + off,
+			       len);
 		else
 			get_fail(q, g, -EACCES);
 		if (oms_rlsq_speculative(&dev->rlsq, lb->rid) != 1)

@@ -212,7 +212,7 @@ static int head_step(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
 		q->gets_pending--;
 		q->seq_get[dest] = q->get_tail;
 		q->seq_started |= bit(dest);
-		emu_get_accept(dev, q, &p->wr, p->idx, p->due);
+		emu_get_accept(dev, q, p);
 		return 0;
 	}
 	if (emu_apply(dev, q, p) < 0)

@@ -190,16 +190,21 @@ OMS_EXPORT int oms_kvs_client_create(struct oms_ctx *ctx, const char *host,
 		client_free(c);
 		return err;
 	}
+	oms_ctx_user_get(ctx);
 	*out = c;
 	return 0;
 }
 
 OMS_EXPORT int oms_kvs_client_destroy(struct oms_kvs_client *c)
 {
+	struct oms_ctx *ctx;
+
 	if (!c)
 		return -EINVAL;
 	/* nothing is in flight between polls: each round ends in a quiet */
+	ctx = c->ctx;
 	client_free(c);
+	oms_ctx_user_put(ctx);
 	return 0;
 }
 

@@ -115,6 +115,7 @@ OMS_EXPORT int oms_kvs_server_create(struct oms_ctx *ctx,
 		server_free(s);
 		return err;
 	}
+	oms_ctx_user_get(ctx);
 	*out = s;
 	return 0;
 }
@@ -148,6 +149,7 @@ OMS_EXPORT int oms_kvs_server_destroy(struct oms_kvs_server *s)
 	if (s->listener)
 		oms_listener_close(s->listener);
 	oms_mr_dereg(s->mr);
+	oms_ctx_user_put(s->ctx);
 	server_free(s);
 	return 0;
 }

@@ -86,6 +86,8 @@ OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 		return err;
 	}
 	__atomic_add_fetch(&s->writers, 1, __ATOMIC_ACQ_REL);
+	if (ctx)
+		oms_ctx_user_get(ctx);
 	*out = w;
 	return 0;
 }
@@ -95,6 +97,8 @@ OMS_EXPORT int oms_kvs_writer_destroy(struct oms_kvs_writer *w)
 	if (!w)
 		return -EINVAL;
 	__atomic_sub_fetch(&w->s->writers, 1, __ATOMIC_ACQ_REL);
+	if (w->ctx)
+		oms_ctx_user_put(w->ctx);
 	free(w->img);
 	free(w->val);
 	free(w);
