@@ -9,12 +9,15 @@ set -eu
 # linux-image/headers-amd64 are Debian 12's 6.1; the 6.12 pair is the other
 # kernel Debian 12 ships, and oms.ko's guest suite runs on both.  flex,
 # bison, bc and libelf-dev build the debug guest kernel from linux-source-6.1.
+# pkg-config and file: make check builds an example through liboms.pc and
+# checks how binaries are linked.
 PKGS="
 bc
 bison
 build-essential
 busybox-static
 clang
+file
 flex
 gnuplot-nox
 ibverbs-providers
@@ -31,6 +34,7 @@ linux-image-amd64
 linux-image-6.12-amd64
 linux-source-6.1
 perftest
+pkg-config
 qemu-system-x86
 rdma-core
 rdmacm-utils
