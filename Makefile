@@ -78,7 +78,7 @@ deps:
 	$(Q)sh scripts/deps.sh
 
 $(CONFIG_H): FORCE
-	$(Q)sh scripts/config-header.sh "$(CC)" $@
+	$(Q)sh scripts/config-header.sh "$(CC)" $@ $(VERSION)
 
 .PHONY: FORCE
 FORCE:
@@ -154,16 +154,25 @@ fuzz: $(FUZZERS)
 		sh scripts/run-fuzzer.sh $$f tests/fuzz/corpus/$$(basename $$f) $(FUZZ_SECONDS) || exit 1; \
 	done
 
-# Every public header compiles on its own.
+# Every public header compiles on its own and with every other, in both
+# orders, as C and as C++ (as liburing and rdma-core check theirs).
+CXX ?= g++
 headers-check:
-	$(Q)for h in include/*.h; do \
-		echo "#include \"$$(basename $$h)\"" | \
-		$(CC) -std=gnu11 -Iinclude -Wall -Wextra -Werror -x c -fsyntax-only - || exit 1; \
-	done
+	$(call msg,CHECK,public headers alone and in pairs as C and C++)
+	$(Q)for a in include/*.h; do for b in "" include/*.h; do \
+		src="#include \"$$(basename $$a)\""; \
+		[ -n "$$b" ] && src="$$src\n#include \"$$(basename $$b)\""; \
+		printf "$$src\n" | $(CC) -std=gnu11 -Iinclude -Wall -Wextra -Werror \
+			-x c -fsyntax-only - && \
+		printf "$$src\n" | $(CXX) -std=c++17 -Iinclude -Wall -Wextra -Werror \
+			-x c++ -fsyntax-only - || \
+			{ echo "headers-check: $$a $$b" >&2; exit 1; }; \
+	done; done
 
 -include $(sort $(wildcard mk/*.mk))
 
 CHECK_CMDS := $(TESTS) $(TESTS_ASAN) \
+	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(CHECK_CMDS) \
 	"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed"

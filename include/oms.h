@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,12 +53,7 @@ extern "C" {
  *                      source): seed 004's MMIO-Release.  Not cumulative
  *                      across destinations (that is STRONG).
  */
-enum oms_store_class {
-	OMS_STORE_UNORDERED = 0,
-	OMS_STORE_WEAK = 1,
-	OMS_STORE_STRONG = 2,
-	OMS_STORE_RELEASE = 3,
-};
+#include "oms_order.h"	/* enum oms_store_class, shared with oms.ko */
 
 /* Read ordering (seed 004): flags of oms_get(). */
 enum oms_read_flags {
@@ -253,6 +249,17 @@ int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
 int oms_ctx_destroy(struct oms_ctx *ctx);
 
 /*
+ * The version of the header compiled against; oms_version() returns the
+ * library's at run time, "MAJOR.MINOR.PATCH".  A program may refuse a
+ * library older than its header (same MAJOR: same ABI, the soname).
+ */
+#define OMS_VERSION_MAJOR 0
+#define OMS_VERSION_MINOR 1
+#define OMS_VERSION_PATCH 0
+
+const char *oms_version(void);
+
+/*
  * Capabilities.  caps->size must be set; the answer says whether
  * destination ordering is done in hardware or emulated.  -EINVAL.
  */
@@ -437,8 +444,10 @@ int oms_connect(struct oms_ctx *ctx, const char *host, const char *port,
 /* Default-initialised attribute struct. */
 static inline struct oms_ctx_attr oms_ctx_attr_default(void)
 {
-	struct oms_ctx_attr a = { 0 };
+	struct oms_ctx_attr a;
 
+	/* memset, not "= { 0 }": C++ -Wextra warns about the fields left out. */
+	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	return a;
 }

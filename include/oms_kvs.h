@@ -40,6 +40,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "oms.h"
 
@@ -264,8 +265,10 @@ static inline const char *oms_kvs_proto_name(uint32_t proto)
 
 static inline struct oms_kvs_client_attr oms_kvs_client_attr_default(void)
 {
-	struct oms_kvs_client_attr a = { 0 };
+	struct oms_kvs_client_attr a;
 
+	/* memset, not "= { 0 }": C++ -Wextra warns about the fields left out. */
+	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	return a;
 }

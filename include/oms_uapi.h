@@ -47,6 +47,8 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+#include "oms_order.h"	/* OMS_STORE_*: the numbering liboms uses too */
+
 #define OMS_DEVICE_NAME		"oms"
 #define OMS_IOC_MAGIC		0xB8
 
@@ -160,21 +162,21 @@ struct oms_info {
  * inside the window.  The whole vector and every buffer are checked and
  * copied before the first store, so a bad op writes nothing.
  *
+ * OMS_STORE_RELEASE has no meaning on a window (it orders against earlier
+ * operations to a remote destination) and is refused with EINVAL.
+ *
  * Errors: EBADF (read-only file), EINVAL (count, class, alignment, op
  * reserved != 0, sizes), ERANGE (an op reaches beyond the window, or
  * offset + length overflows), E2BIG (total bytes above
  * OMS_STORE_MAX_BYTES), EFAULT, ENODEV, EPERM (lockdown).
  */
-#define OMS_STORE_UNORDERED	0
-#define OMS_STORE_WEAK		1
-#define OMS_STORE_STRONG	2
 
 #define OMS_STORE_F_FLUSH	(1U << 0)
 
 struct oms_store_op {
 	__u64 offset;
 	__u32 length;
-	__u32 class;		/* OMS_STORE_* */
+	__u32 cls;		/* enum oms_store_class, OMS_STORE_* */
 	__u64 buf;		/* user pointer */
 	__u64 reserved;		/* must be zero */
 };

@@ -73,7 +73,7 @@ int oms_store_prepare(const struct oms_ordered_store *a,
 
 	for (i = 0; i < req->count; i++) {
 		op = &req->ops[i];
-		if (op->reserved || op->class > OMS_STORE_STRONG ||
+		if (op->reserved || op->cls > OMS_STORE_STRONG ||
 		    !op->length || op->length % OMS_STORE_ALIGN ||
 		    op->offset % OMS_STORE_ALIGN) {
 			ret = -EINVAL;
@@ -129,12 +129,12 @@ int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
 
 	for (i = 0; i < req->count; i++) {
 		op = &req->ops[i];
-		if (op->class == OMS_STORE_STRONG)
+		if (op->cls == OMS_STORE_STRONG)
 			oms_order_before_strong(&order);
 		oms_wc_copy(w->base + op->offset, src, op->length);
-		if (op->class == OMS_STORE_STRONG)
+		if (op->cls == OMS_STORE_STRONG)
 			oms_order_after_strong(&order);
-		else if (op->class == OMS_STORE_WEAK)
+		else if (op->cls == OMS_STORE_WEAK)
 			oms_order_weak(&order);
 		src += op->length;
 	}

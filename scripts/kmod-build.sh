@@ -17,7 +17,7 @@ mkdir -p "$out/src/kmod" "$out/src/include"
 cp "$top/Kbuild" "$out/src/"
 cp "$top"/kmod/Kbuild "$top"/kmod/*.c "$top"/kmod/*.h "$out/src/kmod/"
 rm -f "$out"/src/kmod/*.mod.c
-cp "$top/include/oms_uapi.h" "$out/src/include/"
+cp "$top/include/oms_uapi.h" "$top/include/oms_order.h" "$out/src/include/"
 src=$(cd "$out/src" && pwd)
 # A fresh make: an inherited jobserver would add its own "warning:" line.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \

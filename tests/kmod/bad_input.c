@@ -94,7 +94,7 @@ static struct oms_store_op op(uint64_t off, uint32_t len, uint32_t class,
 			      const void *buf)
 {
 	return (struct oms_store_op){ .offset = off, .length = len,
-				      .class = class, .buf = (uintptr_t)buf };
+				      .cls = class, .buf = (uintptr_t)buf };
 }
 
 TEST_F(win, attach_while_attached)

@@ -69,9 +69,9 @@ void _start(void)
 	static uint8_t wqe[64];
 	struct oms_store_op ops[2] = {
 		{ .offset = T_SCRATCH_LIVE, .length = 8,
-		  .class = OMS_STORE_WEAK, .buf = (uintptr_t)&vals[0] },
+		  .cls = OMS_STORE_WEAK, .buf = (uintptr_t)&vals[0] },
 		{ .offset = T_SCRATCH_LIVE + 8, .length = 8,
-		  .class = OMS_STORE_STRONG, .buf = (uintptr_t)&vals[1] },
+		  .cls = OMS_STORE_STRONG, .buf = (uintptr_t)&vals[1] },
 	};
 	struct oms_ordered_store s = { .count = 2, .ops = (uintptr_t)ops };
 	struct oms_doorbell d = { .wqe_len = 64, .wqe = (uintptr_t)wqe,

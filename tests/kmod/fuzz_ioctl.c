@@ -192,7 +192,7 @@ static unsigned long one_call(struct fuzz *f, void **argp)
 		for (k = 0; k < n && k < OMS_STORE_MAX_OPS + 2; k++) {
 			ops[k].offset = rand_offset(f);
 			ops[k].length = rand_len();
-			ops[k].class = rnd() % 8 ? rnd() % 3 : (uint32_t)rnd();
+			ops[k].cls = rnd() % 8 ? rnd() % 3 : (uint32_t)rnd();
 			ops[k].buf = rand_ptr(f, ops[k].length);
 			ops[k].reserved = rnd() % 16 == 0;
 		}

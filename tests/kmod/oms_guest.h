@@ -160,7 +160,7 @@ static inline int t_store1(int fd, uint64_t off, const void *buf, uint32_t len,
 			   uint32_t class, uint32_t flags)
 {
 	struct oms_store_op op = { .offset = off, .length = len,
-				   .class = class,
+				   .cls = class,
 				   .buf = (uintptr_t)buf };
 	struct oms_ordered_store s = { .flags = flags, .count = 1,
 				       .ops = (uintptr_t)&op };

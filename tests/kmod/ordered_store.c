@@ -26,7 +26,7 @@ TEST_F(win, vector_lands_in_order)
 		t_store_payload(k, bufs[k]);
 		ops[k].offset = LAY_STORE + t_store_spec[k].off;
 		ops[k].length = t_store_spec[k].len;
-		ops[k].class = t_store_spec[k].class;
+		ops[k].cls = t_store_spec[k].class;
 		ops[k].buf = (uintptr_t)bufs[k];
 	}
 	/* Start from zeros so that every byte of the image is from here. */
@@ -79,7 +79,7 @@ TEST_F(win, barrier_counts)
 			ops[k].offset = SCRATCH + 8 * k;
 			ops[k].length = 8;
 			ops[k].buf = (uintptr_t)&vals[k];
-			ops[k].class = cl == 'S' ? OMS_STORE_STRONG :
+			ops[k].cls = cl == 'S' ? OMS_STORE_STRONG :
 				       cl == 'W' ? OMS_STORE_WEAK :
 						   OMS_STORE_UNORDERED;
 		}
@@ -112,7 +112,7 @@ TEST_F(win, same_address_last_wins)
 	for (k = 0; k < OMS_STORE_MAX_OPS; k++) {
 		vals[k] = 0xabcd000000000000ull + k;
 		ops[k] = (struct oms_store_op){ .offset = SCRATCH + 0x1000,
-			.length = 8, .class = OMS_STORE_WEAK,
+			.length = 8, .cls = OMS_STORE_WEAK,
 			.buf = (uintptr_t)&vals[k] };
 	}
 	ASSERT_EQ(0, t_ioctl(self->fd, OMS_IOC_ORDERED_STORE, &s));
@@ -140,7 +140,7 @@ TEST_F(win, max_bytes)
 	memset(ops, 0, sizeof(ops));
 	for (k = 0; k < 4; k++)
 		ops[k] = (struct oms_store_op){ .offset = 0x200000 + 0x10000 +
-			(uint64_t)k * q, .length = q, .class = OMS_STORE_WEAK,
+			(uint64_t)k * q, .length = q, .cls = OMS_STORE_WEAK,
 			.buf = (uintptr_t)(buf + (size_t)k * q) };
 	ASSERT_EQ(0, t_ioctl(self->fd, OMS_IOC_ORDERED_STORE, &s));
 	EXPECT_EQ(1, s.barriers);

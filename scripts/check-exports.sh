@@ -1,0 +1,46 @@
+#!/bin/sh
+# The library's exports as TAP: liboms.so exports exactly the symbols
+# lib/liboms.map names, each with its version; every function declared in
+# the public headers (not static inline) is among them.
+#
+# usage: check-exports.sh LIBOMS_SO
+set -u
+so=${1:?usage: $0 LIBOMS_SO}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..3"
+
+sed -n 's/^[[:space:]]*\(oms_[a-z0-9_]*\);$/\1/p' lib/liboms.map | sort >"$tmp/map"
+nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' >"$tmp/dyn"
+sed 's/@.*//' "$tmp/dyn" | sort >"$tmp/exported"
+if cmp -s "$tmp/map" "$tmp/exported"; then
+	echo "ok 1 - $(wc -l <"$tmp/map") symbols exported, exactly those of lib/liboms.map"
+else
+	diff "$tmp/map" "$tmp/exported" | sed 's/^/# map vs .so: /'
+	echo "not ok 1 - exports differ from lib/liboms.map"
+fi
+
+if ! grep -v '@@LIBOMS_' "$tmp/dyn" | grep -q .; then
+	echo "ok 2 - every export carries a LIBOMS_ version"
+else
+	grep -v '@@LIBOMS_' "$tmp/dyn" | sed 's/^/# unversioned: /'
+	echo "not ok 2 - unversioned exports"
+fi
+
+# A declaration: a line (or a continuation) naming oms_x( that is not a
+# static inline definition, a macro or a comment.
+for h in include/*.h; do
+	awk '/^static inline/ { skip = 1 }
+	     /^[a-z].*[ *](oms_[a-z0-9_]+)\(/ && !skip {
+		match($0, /oms_[a-z0-9_]+\(/)
+		print substr($0, RSTART, RLENGTH - 1)
+	     }
+	     /^}/ || /;$/ { skip = 0 }' "$h"
+done | sort -u >"$tmp/declared"
+missing=$(comm -23 "$tmp/declared" "$tmp/map")
+if [ -z "$missing" ] && [ -s "$tmp/declared" ]; then
+	echo "ok 3 - all $(wc -l <"$tmp/declared") calls declared in include/ are exported"
+else
+	echo "$missing" | sed 's/^/# declared, not exported: /'
+	echo "not ok 3 - calls declared in include/ missing from the exports"
+fi

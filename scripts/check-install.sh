@@ -1,0 +1,51 @@
+#!/bin/sh
+# Install into a DESTDIR tree and build apps/oms_info.c against it the way a
+# user does, through pkg-config: linked dynamically, then fully statically
+# (gcc -static, pkg-config --static: liboms.a and the libraries its
+# Requires.private names), and run both.  TAP.
+#
+# usage: check-install.sh
+set -u
+cc=${CC:-cc}
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+prefix=/usr/local
+echo "1..3"
+
+if make -s install DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 &&
+   [ -f "$dest$prefix/lib/pkgconfig/liboms.pc" ]; then
+	echo "ok 1 - make install DESTDIR=: library, headers, liboms.pc"
+else
+	sed 's/^/# /' "$dest/install.log"
+	echo "not ok 1 - make install DESTDIR="
+fi
+
+# pkg-config answers for the tree as if it were installed at / (a sysroot):
+# liboms's paths get the DESTDIR prefix, system ones stay as they are.
+export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$dest"
+n=1
+for how in dynamic static; do
+	n=$((n + 1))
+	static=""
+	[ $how = static ] && static=--static
+	# shellcheck disable=SC2086
+	flags=$(pkg-config --cflags liboms) &&
+		libs=$(pkg-config $static --libs liboms) ||
+		{ echo "not ok $n - pkg-config $static liboms"; continue; }
+	bin=$dest/oms_info-$how
+	# shellcheck disable=SC2086
+	if $cc $static -o "$bin" apps/oms_info.c $flags $libs >"$dest/cc.log" 2>&1 &&
+	   LD_LIBRARY_PATH="$dest$prefix/lib" "$bin" >"$dest/run.log" 2>&1; then
+		if [ $how = static ]; then
+			file "$bin" | grep -q 'statically linked'
+		else
+			LD_LIBRARY_PATH="$dest$prefix/lib" ldd "$bin" | grep -q "$dest.*liboms.so"
+		fi ||
+			{ echo "not ok $n - apps/oms_info ($how) is not linked as asked"; continue; }
+		echo "ok $n - apps/oms_info built through pkg-config ($how) and ran"
+	else
+		sed 's/^/# /' "$dest/cc.log" "$dest/run.log" | head -n 20
+		echo "not ok $n - apps/oms_info through pkg-config ($how)"
+	fi
+done
