@@ -38,12 +38,15 @@ if [ $dironly -eq 1 ]; then
 	exit 0
 fi
 
-for t in flex bison bc gcc make; do
+for t in flex bison bc gcc make openssl; do
 	command -v $t >/dev/null ||
 		{ echo "debug-kernel: $t not installed (make deps)" >&2; exit 1; }
 done
 [ -f /usr/include/libelf.h ] ||
 	{ echo "debug-kernel: libelf-dev not installed (make deps)" >&2; exit 1; }
+# The lockdown LSM selects MODULE_SIG: sign-file and extract-cert need it.
+[ -f /usr/include/openssl/opensslv.h ] ||
+	{ echo "debug-kernel: libssl-dev not installed (make deps)" >&2; exit 1; }
 
 mkdir -p "$cache"
 

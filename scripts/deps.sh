@@ -8,7 +8,9 @@ set -eu
 
 # linux-image/headers-amd64 are Debian 12's 6.1; the 6.12 pair is the other
 # kernel Debian 12 ships, and oms.ko's guest suite runs on both.  flex,
-# bison, bc and libelf-dev build the debug guest kernel from linux-source-6.1.
+# bison, bc, libelf-dev, libssl-dev and openssl build the debug guest kernel
+# from linux-source-6.1 (its lockdown LSM selects module signing, whose
+# tools need OpenSSL).
 # pkg-config and file: make check builds an example through liboms.pc and
 # checks how binaries are linked.
 PKGS="
@@ -25,6 +27,7 @@ ibverbs-utils
 kmod
 libclang-rt-14-dev
 libelf-dev
+libssl-dev
 libibverbs-dev
 libnuma-dev
 librdmacm-dev
@@ -33,6 +36,7 @@ linux-headers-6.12-amd64
 linux-image-amd64
 linux-image-6.12-amd64
 linux-source-6.1
+openssl
 perftest
 pkg-config
 qemu-system-x86
