@@ -32,18 +32,6 @@ static int touch_sigbus(volatile uint32_t *p, int write)
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
 static void bdf_str(const struct t_pci *p, char *s, size_t n)
 {
 	snprintf(s, n, "%04x:%02x:%02x.%x", p->domain, p->bus, p->slot,
@@ -121,7 +109,7 @@ TEST(unbind_with_live_mapping)
 	ASSERT_LE(0, fd);
 	t_detach(fd);
 	snprintf(path, sizeof(path), "%s/new_id", drv);
-	ASSERT_EQ(0, write_file(path, "1af4 1110"));
+	ASSERT_EQ(0, t_write_file(path, "1af4 1110"));
 	snprintf(path, sizeof(path), "%s/%s", drv, bdf);
 	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s not bound", bdf);
 
@@ -132,9 +120,9 @@ TEST(unbind_with_live_mapping)
 	EXPECT_EQ(0, touch_sigbus(m, 1));
 
 	snprintf(path, sizeof(path), "%s/remove_id", drv);
-	write_file(path, "1af4 1110");
+	t_write_file(path, "1af4 1110");
 	snprintf(path, sizeof(path), "%s/unbind", drv);
-	ASSERT_EQ(0, write_file(path, bdf));
+	ASSERT_EQ(0, t_write_file(path, bdf));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
 	EXPECT_EQ(1, touch_sigbus(m, 0));
@@ -167,13 +155,13 @@ TEST(remove_with_live_mapping)
 	EXPECT_EQ(marker, v);
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf);
-	ASSERT_EQ(0, write_file(path, "1"));
+	ASSERT_EQ(0, t_write_file(path, "1"));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
 	EXPECT_EQ(1, touch_sigbus(&m[1024 + 7], 0));
 	EXPECT_EQ(-ENODEV, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
+	ASSERT_EQ(0, t_write_file("/sys/bus/pci/rescan", "1"));
 	for (i = 0; i < 50 && t_find_ivshmem(&p); i++)
 		usleep(100000);
 	ASSERT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));

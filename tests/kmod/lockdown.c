@@ -12,32 +12,12 @@
 
 #define T_LOCKDOWN "/sys/kernel/security/lockdown"
 
-static int sysfs_mmap(const struct t_pci *p, int bar)
-{
-	char path[256];
-	void *m;
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path),
-		 "/sys/bus/pci/devices/%04x:%02x:%02x.%x/resource%d",
-		 p->domain, p->bus, p->slot, p->func, bar);
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		ret = -errno;
-	else
-		munmap(m, 4096);
-	close(fd);
-	return ret;
-}
-
 TEST(pci_refused_under_lockdown)
 {
 	uint64_t v = 0x10cdd0e10cdd0e1ull;
 	struct oms_info info;
 	struct t_pci p;
+	char bdf[32];
 	void *m;
 	int fd, lfd;
 
@@ -60,7 +40,9 @@ TEST(pci_refused_under_lockdown)
 	ASSERT_EQ(9, write(lfd, "integrity", 9));
 	close(lfd);
 	/* The kernel's own rule: the sysfs BAR mmap is refused now. */
-	EXPECT_EQ(-EPERM, sysfs_mmap(&p, T_IVSHMEM_BAR));
+	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%x", p.domain, p.bus,
+		 p.slot, p.func);
+	EXPECT_EQ(-EPERM, t_sysfs_mmap(bdf, T_IVSHMEM_BAR));
 
 	/* The window attached before: no mapping, no stores. */
 	errno = 0;

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -43,6 +44,43 @@ static inline int t_parse_bdf(const char *s, struct t_pci *p)
 {
 	return sscanf(s, "%x:%x:%x.%x", &p->domain, &p->bus, &p->slot,
 		      &p->func) == 4 ? 0 : -1;
+}
+
+/* Write @s to the sysfs (or other) file @path: 0 or -errno. */
+static inline int t_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -errno;
+}
+
+/*
+ * A read-only mmap of BAR @bar of PCI device @bdf through sysfs (what the
+ * kernel's own rules allow): 0 or -errno.
+ */
+static inline int t_sysfs_mmap(const char *bdf, int bar)
+{
+	char path[256];
+	void *m;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource%d",
+		 bdf, bar);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		ret = -errno;
+	else
+		munmap(m, 4096);
+	close(fd);
+	return ret;
 }
 
 /* The ivshmem device, or -1 when the guest has none. */

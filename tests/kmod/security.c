@@ -19,18 +19,6 @@
 #define T_E1000_DEVICE	0x100e
 #define T_PARAM		"/sys/module/oms/parameters/allow_claimed"
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -errno;
-}
-
 TEST_F(win, read_only_fd)
 {
 	uint8_t before[256], after[256], buf[256];
@@ -135,27 +123,6 @@ static int bound_to(const char *bdf, const char *drv)
 	return access(path, F_OK) == 0;
 }
 
-/* mmap of the sysfs resource file: 0 or -errno. */
-static int sysfs_mmap(const char *bdf, int bar)
-{
-	char path[256];
-	void *m;
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource%d",
-		 bdf, bar);
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		ret = -errno;
-	else
-		munmap(m, 4096);
-	close(fd);
-	return ret;
-}
-
 TEST(claimed_bar)
 {
 	volatile uint32_t *m;
@@ -174,17 +141,17 @@ TEST(claimed_bar)
 	fd = open(T_DEV, O_RDWR);
 	ASSERT_LE(0, fd);
 	t_detach(fd);
-	write_file(T_PARAM, "0");	/* the default */
+	t_write_file(T_PARAM, "0");	/* the default */
 
 	/* The kernel's own rule for the same BAR: sysfs mmap refused. */
-	EXPECT_EQ(-EINVAL, sysfs_mmap(bdf, 0));
+	EXPECT_EQ(-EINVAL, t_sysfs_mmap(bdf, 0));
 	EXPECT_EQ(-EBUSY, t_attach_pci(fd, &p, 0, 0));
 	EXPECT_EQ(-EBUSY, t_attach_pci(fd, &p, 0, OMS_ATTACH_UC));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
 
 	/* The administrator's override: attached beside the driver. */
-	ASSERT_EQ(0, write_file(T_PARAM, "1"));
+	ASSERT_EQ(0, t_write_file(T_PARAM, "1"));
 	EXPECT_EQ(0, t_attach_pci(fd, &p, 0, OMS_ATTACH_UC));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_PCI, info.kind);
@@ -195,15 +162,15 @@ TEST(claimed_bar)
 		munmap((void *)m, 4096);
 	}
 	EXPECT_EQ(0, t_detach(fd));
-	ASSERT_EQ(0, write_file(T_PARAM, "0"));
+	ASSERT_EQ(0, t_write_file(T_PARAM, "0"));
 
 	/* Unbound, the BAR is free: attached and claimed by oms. */
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/e1000/unbind", bdf));
-	EXPECT_EQ(0, sysfs_mmap(bdf, 0));
+	ASSERT_EQ(0, t_write_file("/sys/bus/pci/drivers/e1000/unbind", bdf));
+	EXPECT_EQ(0, t_sysfs_mmap(bdf, 0));
 	EXPECT_EQ(0, t_attach_pci(fd, &p, 0, OMS_ATTACH_UC));
-	EXPECT_EQ(-EINVAL, sysfs_mmap(bdf, 0)) TH_LOG("oms holds the region");
+	EXPECT_EQ(-EINVAL, t_sysfs_mmap(bdf, 0)) TH_LOG("oms holds the region");
 	EXPECT_EQ(0, t_detach(fd));
-	EXPECT_EQ(0, write_file("/sys/bus/pci/drivers/e1000/bind", bdf));
+	EXPECT_EQ(0, t_write_file("/sys/bus/pci/drivers/e1000/bind", bdf));
 	EXPECT_TRUE(bound_to(bdf, "e1000"));
 	close(fd);
 }
