@@ -16,9 +16,11 @@ trap 'rm -f "$log"' EXIT
 
 for cmd in "$@"; do
 	echo "# ---- $cmd"
+	t0=$(date +%s)
 	timeout -k 10 "$timeout_s" sh -c "$cmd" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	echo "# ---- $(($(date +%s) - t0)) s"
 	p=$(grep -E '^ok [0-9]+' "$log" | grep -vc '# SKIP')
 	s=$(grep -E '^ok [0-9]+.*# SKIP' "$log" | wc -l)
 	f=$(grep -Ec '^not ok [0-9]+' "$log")
