@@ -50,7 +50,7 @@ LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h) $(CONFIG_H)
 
 TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c,$(wildcard tests/*.c)))
 TEST_SHARED := tests/helpers.c tests/ordering_model.c
-TEST_SHARED_HDRS := tests/helpers.h tests/ordering_model.h
+TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TESTS_ASAN := $(TEST_SRCS:tests/%.c=$(B)/tests-asan/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 
 FIXTURE(conn)

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 
 TEST(library_matches_header)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 #include "emu/emu.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 
 #define REGION (256u << 10)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 
 #define MAX_LEN 4

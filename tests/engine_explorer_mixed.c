@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 
 #define MAX_DEPTH	80

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "engine/doorbell.h"
 #include "engine/op_counter.h"

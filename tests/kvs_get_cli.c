@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 
 static char g_bin[512];
 

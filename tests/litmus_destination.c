@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "engine/rob.h"
 #include "engine/rlsq.h"

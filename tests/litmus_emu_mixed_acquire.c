@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms.h"
 #include "emu/emu.h"

@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms.h"
 #include "emu/emu.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms.h"
 #include "emu/emu.h"

@@ -5,7 +5,7 @@
  * orderer, and the same program is run with the orderer bypassed to show
  * the outcome does happen without it (the check can fail).
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 
 #define TRIALS 100000

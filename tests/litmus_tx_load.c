@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms_tx.h"
 

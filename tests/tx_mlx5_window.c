@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms_tx.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "helpers.h"
 #include "oms_tx.h"
 #include "tx/tx_priv.h"

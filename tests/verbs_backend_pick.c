@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 
 static int have_device(void)
