@@ -2,6 +2,7 @@
 #
 #   make kmod [W=1]   build kmod/oms.ko against the installed Debian kernel
 #   make kmod-check   checkpatch + a clean W=1 build per kernel, as TAP
+#   make dkms-install / dkms-remove   the packaged module (as root)
 #   make check        also, for every installed Debian kernel and for the
 #                     debug kernel: build oms.ko for it, boot it in QEMU
 #                     and run tests/kmod/ there
@@ -31,7 +32,7 @@ KMOD_PER_KERNEL := $(KMOD_KVERS:%=$(B)/kmod/%/oms.ko)
 KDEBUG := $(shell sh scripts/debug-kernel.sh --dir)
 KDEBUG_KO := $(B)/kmod/debug/oms.ko
 
-.PHONY: kmod kmod-check kmod-tests kmod-clean kmod-bench
+.PHONY: kmod kmod-check kmod-tests kmod-clean kmod-bench dkms-install dkms-remove
 
 # W= on the command line reaches kbuild through MAKEFLAGS.
 kmod:
@@ -80,13 +81,23 @@ $(B)/kmod-tests/compat32: tests/kmod/compat32.c tests/kmod/oms_test.h include/om
 		-idirafter /usr/include/$$($(CC) -print-multiarch) -o $@ $< 2>/dev/null || \
 		echo "  compat32: $(CC) -m32 failed, the guest will skip it"
 
+# The packaged module (dkms.conf), the "oms" group and the udev rule that
+# lets its members open /dev/oms; as root.  KVER: the running kernel unless
+# given.  make check runs both in a guest of every Debian kernel.
+dkms-install:
+	$(Q)sh scripts/dkms.sh install $(if $(filter command line,$(origin KVER)),$(KVER))
+
+dkms-remove:
+	$(Q)sh scripts/dkms.sh remove
+
 kmod-clean:
 	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) clean
 
 CHECK_DEPS += kmod-tests $(KMOD_PER_KERNEL) $(KDEBUG_KO)
 CHECK_CMDS += "sh tests/kmod/kmod-lint.sh $(KMOD_PER_KERNEL:%/oms.ko=%) $(KDEBUG_KO:%/oms.ko=%)" \
 	$(foreach k,$(KMOD_PER_KERNEL),"sh tests/vm/run-kmod-tests.sh $(CURDIR)/$(k) $(CURDIR)/$(B)/kmod-tests") \
-	"sh tests/vm/run-kmod-tests.sh -k $(KDEBUG)/arch/x86/boot/bzImage $(CURDIR)/$(KDEBUG_KO) $(CURDIR)/$(B)/kmod-tests"
+	"sh tests/vm/run-kmod-tests.sh -k $(KDEBUG)/arch/x86/boot/bzImage $(CURDIR)/$(KDEBUG_KO) $(CURDIR)/$(B)/kmod-tests" \
+	$(foreach k,$(KMOD_KVERS),"sh tests/vm/run-kmod-dkms.sh $(k) $(CURDIR)/$(B)/kmod-tests")
 
 # The MMIO transmit experiment (docs/kmod.md): MMIO_BENCH swept over message
 # sizes with fences on and off, in the guest.  Not part of `make check`.

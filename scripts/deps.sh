@@ -12,13 +12,15 @@ set -eu
 # from linux-source-6.1 (its lockdown LSM selects module signing, whose
 # tools need OpenSSL).
 # pkg-config and file: make check builds an example through liboms.pc and
-# checks how binaries are linked.
+# checks how binaries are linked.  dkms and udev: the guest suite installs
+# the packaged module with dkms and checks the udev rule for /dev/oms.
 PKGS="
 bc
 bison
 build-essential
 busybox-static
 clang
+dkms
 file
 flex
 gnuplot-nox
@@ -42,6 +44,7 @@ pkg-config
 qemu-system-x86
 rdma-core
 rdmacm-utils
+udev
 xz-utils
 "
 

@@ -25,19 +25,7 @@ if [ "$kind" = debug ]; then
 fi
 # What a kernel prints when something is wrong (the detectors included).
 bad_log="BUG:|WARNING:|Oops|Call Trace|blocked for more than"
-n=0
-
-failed=0
-
-tap() {	# tap OK TEXT
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=1
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # On the debug kernel, the detectors must be on, or a clean run means
 # nothing: KASAN and KFENCE say so at boot, lockdep keeps debug_locks at 1

@@ -13,11 +13,8 @@ role=${1:?usage: $0 a|b BUILD_DIR}
 bdir=${2:?usage: $0 a|b BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 port=7471
-n=0
-tap() {	# tap STATUS TEXT
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $role: $2"; else echo "not ok $n - $role: $2"; fi
-}
+tap_prefix="$role: "
+. "$here/tap.sh"
 
 case $role in
 a) me=10.77.0.1 peer=10.77.0.2 ;;

@@ -8,6 +8,9 @@ export HOME=/root
 # /tmp stays the host's (through the overlay): the project may live there.
 mount -t tmpfs tmpfs /run
 mkdir -p /dev/shm /dev/pts
+# devtmpfs has no /dev/fd (udev or systemd would add it): bash's <(...),
+# which dkms uses, needs it.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /dev/shm
 cd "$VM_CWD" || cd /
 # kmemleak (debug kernel only): forget what boot left behind, so a scan by

@@ -1,0 +1,15 @@
+# Sourced by the guest scripts: `tap STATUS TEXT` prints the next TAP line,
+# "ok N - TEXT" when STATUS is 0, else "not ok N - TEXT" and failed=1.
+# $tap_prefix, when set, goes before TEXT.  boot.sh renumbers what every
+# script prints into one sequence.
+n=0
+failed=0
+tap() {	# tap STATUS TEXT
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - ${tap_prefix:-}$2"
+	else
+		echo "not ok $n - ${tap_prefix:-}$2"
+		failed=1
+	fi
+}
