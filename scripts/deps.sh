@@ -12,7 +12,8 @@ set -eu
 # from linux-source-6.1 (its lockdown LSM selects module signing, whose
 # tools need OpenSSL).
 # pkg-config and file: make check builds an example through liboms.pc and
-# checks how binaries are linked.
+# checks how binaries are linked.  pandoc converts man/*.md into the man
+# pages at build time; groff-base renders them for make check.
 PKGS="
 bc
 bison
@@ -22,6 +23,7 @@ clang
 file
 flex
 gnuplot-nox
+groff-base
 ibverbs-providers
 ibverbs-utils
 kmod
@@ -37,6 +39,7 @@ linux-image-amd64
 linux-image-6.12-amd64
 linux-source-6.1
 openssl
+pandoc
 perftest
 pkg-config
 qemu-system-x86
