@@ -57,3 +57,5 @@ install-man: man
 	install -m 644 $(filter %.3,$(MAN_PAGES) $(MAN_LINKS)) \
 		$(DESTDIR)$(MANDIR)/man3/
 	install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/
+
+CHECK_CMDS += "sh scripts/check-man.sh $(B)"
