@@ -14,6 +14,8 @@ set -eu
 # pkg-config and file: make check builds an example through liboms.pc and
 # checks how binaries are linked.  dkms and udev: the guest suite installs
 # the packaged module with dkms and checks the udev rule for /dev/oms.
+# pandoc converts man/*.md into the man pages at build time; groff-base
+# renders them for make check.
 PKGS="
 bc
 bison
@@ -24,6 +26,7 @@ dkms
 file
 flex
 gnuplot-nox
+groff-base
 ibverbs-providers
 ibverbs-utils
 kmod
@@ -39,6 +42,7 @@ linux-image-amd64
 linux-image-6.12-amd64
 linux-source-6.1
 openssl
+pandoc
 perftest
 pkg-config
 qemu-system-x86
