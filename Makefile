@@ -9,7 +9,8 @@
 # Sources are discovered per directory: one test per file in tests/, one
 # program per file in apps/ and bench/.  mk/*.mk add areas with their own
 # rules (the kernel module and its guest tests); they may append commands to
-# CHECK_CMDS, each of which must print TAP.
+# CHECK_CMDS, each of which must print TAP.  scripts/run-tests.sh runs them
+# CHECK_JOBS at a time (default 2): commands never share a file.
 
 VERSION_MAJOR := 0
 VERSION := $(VERSION_MAJOR).1.0
@@ -171,11 +172,15 @@ headers-check:
 
 -include $(sort $(wildcard mk/*.mk))
 
-CHECK_CMDS := $(TESTS) $(TESTS_ASAN) \
-	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \
+# The runner starts them in this order, CHECK_JOBS (2) at a time, and
+# prints their TAP in this order: the long ones (the guests of mk/*.mk,
+# the explorer's long run, the fuzzers) first, so that the short ones fill
+# the gaps at the end instead of the long ones running alone.
+CHECK_CMDS := $(CHECK_CMDS) \
+	"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed" \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
-	$(CHECK_CMDS) \
-	"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed"
+	$(TESTS) $(TESTS_ASAN) \
+	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh"
 
 # check and demo install what is missing first (as root; anyone else gets
 # the apt-get line and make stops), then run in a fresh make, which sees
@@ -185,7 +190,7 @@ check demo:
 	$(Q)$(MAKE) --no-print-directory $@-run
 
 check-run: all headers-check $(CHECK_DEPS)
-	$(Q)sh scripts/run-tests.sh $(CHECK_CMDS)
+	$(Q)bash scripts/run-tests.sh $(CHECK_CMDS)
 
 demo-run: all
 	$(Q)sh scripts/demo.sh

@@ -30,7 +30,7 @@ $(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
 		$(B)/liboms-asan.a $(LIBS)
 
 tx-guest: $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
-	$(Q)sh scripts/run-tests.sh "$(TXG_CMD)"
+	$(Q)bash scripts/run-tests.sh "$(TXG_CMD)"
 
 CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
 CHECK_CMDS += "$(TXG_CMD)"

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Run test commands, pass their TAP through, and total the results.
 #
 # Each argument is one command (a test binary or a quoted shell command) that
@@ -7,20 +7,43 @@
 # so a crash or a timeout is never silent.  The last line is
 #   N passed, N failed, N skipped
 # and the exit status is non-zero if anything failed.
+#
+# CHECK_JOBS commands run at once (default 2).  Most of make check's time is
+# QEMU guests and single-threaded runs (libFuzzer, the explorer) that leave
+# a core idle; two at a time fill both cores of the machines it runs on.
+# Each command's output is held until it ends and printed in the order the
+# commands were given, each followed by its wall time, so the log reads the
+# same at any CHECK_JOBS.  Commands must not share files: each names its
+# own (mktemp, per-name logs).  Bash for `wait -n`.
 set -u
 timeout_s=${TEST_TIMEOUT:-600}
+jobs=${CHECK_JOBS:-2}
+case $jobs in '' | *[!0-9]* | 0) echo "run-tests: CHECK_JOBS must be a positive integer" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0
 failed_cmds=""
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+dir=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM
 
-for cmd in "$@"; do
+cmds=("$@")
+total=${#cmds[@]}
+
+start() {	# start INDEX: run command INDEX in the background
+	local i=$1
+	(
+		t0=$(date +%s)
+		timeout -k 10 "$timeout_s" sh -c "${cmds[$i]}" >"$dir/$i.out" 2>&1
+		echo "$? $(($(date +%s) - t0))" >"$dir/$i.rc.tmp"
+		mv "$dir/$i.rc.tmp" "$dir/$i.rc"
+	) &
+}
+
+report() {	# report INDEX: print a finished command's TAP and count it
+	local i=$1 cmd=${cmds[$1]} log=$dir/$1.out rc secs p s f why
+	read -r rc secs <"$dir/$i.rc"
 	echo "# ---- $cmd"
-	t0=$(date +%s)
-	timeout -k 10 "$timeout_s" sh -c "$cmd" >"$log" 2>&1
-	rc=$?
 	cat "$log"
-	echo "# ---- $(($(date +%s) - t0)) s"
+	echo "# ---- $secs s"
 	p=$(grep -E '^ok [0-9]+' "$log" | grep -vc '# SKIP')
 	s=$(grep -E '^ok [0-9]+.*# SKIP' "$log" | wc -l)
 	f=$(grep -Ec '^not ok [0-9]+' "$log")
@@ -33,6 +56,25 @@ for cmd in "$@"; do
 	[ "$f" -gt 0 ] && failed_cmds="$failed_cmds
 #   $cmd"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	rm -f "$log"
+}
+
+next=0 printed=0 running=0
+while [ "$printed" -lt "$total" ]; do
+	while [ "$running" -lt "$jobs" ] && [ "$next" -lt "$total" ]; do
+		start "$next"
+		next=$((next + 1)) running=$((running + 1))
+	done
+	wait -n
+	# Every finished command frees a slot; print those whose turn it is.
+	running=0
+	for ((i = printed; i < next; i++)); do
+		[ -e "$dir/$i.rc" ] || running=$((running + 1))
+	done
+	while [ "$printed" -lt "$next" ] && [ -e "$dir/$printed.rc" ]; do
+		report "$printed"
+		printed=$((printed + 1))
+	done
 done
 
 [ -n "$failed_cmds" ] && echo "# failed:$failed_cmds"
