@@ -185,9 +185,12 @@ CHECK_CMDS := $(CHECK_CMDS) \
 # check and demo install what is missing first (as root; anyone else gets
 # the apt-get line and make stops), then run in a fresh make, which sees
 # the installed packages and kernels (CONFIG_H, tests/vm/kernels.sh).
+# The build runs on every CPU unless make was given -j (then its jobserver
+# reaches the sub-make through MAKEFLAGS).
 check demo:
 	$(Q)sh scripts/deps.sh
-	$(Q)$(MAKE) --no-print-directory $@-run
+	$(Q)case " $$MAKEFLAGS" in *" -j"* | *jobserver*) j= ;; *) j=-j$$(nproc) ;; esac; \
+		$(MAKE) --no-print-directory $$j $@-run
 
 check-run: all headers-check $(CHECK_DEPS)
 	$(Q)bash scripts/run-tests.sh $(CHECK_CMDS)
