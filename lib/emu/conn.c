@@ -149,7 +149,7 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	if (!fits(port))
 		return -EINVAL;
 	if (emu_resolve(addr, &addrs))
-		return -EADDRNOTAVAIL;	/* as rdma_getaddrinfo() on verbs */
+		return -EADDRNOTAVAIL;	/* as on verbs */
 	pthread_mutex_lock(&g_listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &g_listen[i];
@@ -199,7 +199,7 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	if (!fits(port))
 		return -EINVAL;
 	if (emu_resolve(host, &addrs))
-		return -EHOSTUNREACH;	/* as rdma_getaddrinfo() on verbs */
+		return -EHOSTUNREACH;	/* as on verbs */
 	pthread_mutex_lock(&g_listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &g_listen[i];
