@@ -123,10 +123,12 @@ $(B)/apps/%: apps/%.c $(STATIC) $(LIB_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIBS)
 
-$(B)/bench/%: bench/%.c $(STATIC) $(LIB_HDRS) bench/bench_util.h
+$(B)/bench/%: bench/%.c bench/common/bench_args.c $(STATIC) $(LIB_HDRS) \
+		bench/bench_util.h bench/bench_args.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< $(STATIC) $(LIBS) -lm
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< \
+		bench/common/bench_args.c $(STATIC) $(LIBS) -lm
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
 

@@ -48,13 +48,4 @@ static inline void bu_printf(int on, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* True if @flag is among argv. */
-static inline int bu_has_flag(int argc, char **argv, const char *flag)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], flag))
-			return 1;
-	return 0;
-}
-
 #endif

@@ -15,11 +15,12 @@
  *   rlsq_acquire_read   acquire + relaxed read through the RLSQ (RC-opt):
  *                       submit both, execute, complete, deliver
  *
- * usage: engine [--json] [--iters N]
+ * usage: engine [-n N] [--json] [--out_json FILE]; engine --help lists them
  */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bench_args.h"
 #include "bench_util.h"
 #include "engine/rlsq.h"
 #include "engine/rob.h"
@@ -164,12 +165,6 @@ static int bench_rlsq(uint64_t iters, struct result *r)
 	return 0;
 }
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: engine [--json] [--iters N]\n");
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	int (*fns[])(uint64_t, struct result *) = {
@@ -177,41 +172,39 @@ int main(int argc, char **argv)
 		bench_rlsq,
 	};
 	uint64_t iters = 10000000;
-	int json = 0;
+	const struct ba_opt opts[] = {
+		{ 'n', "iters", NULL, BA_UINT, "N",
+		  "operations per benchmark (perftest's iterations)",
+		  &iters, .min = 2, .max = 1ull << 40, .flags = BA_U64 },
+	};
+	struct ba ba = {
+		.prog = "engine", .opts = opts,
+		.nopts = sizeof(opts) / sizeof(opts[0]),
+		.about = "ns per operation of the pure ordering engine's fast "
+			 "paths (one thread, no I/O).",
+	};
+	int r = ba_parse(&ba, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-			char *end;
-
-			iters = strtoull(argv[++i], &end, 0);
-			if (*end || iters < 2 || iters > (1ull << 40))
-				return usage();
-		} else {
-			return usage();
-		}
-	}
-
-	bu_printf(!json, "%s\n %-22s %14s %12s %12s\n%s\n", BU_RULE, "op",
+	if (r != BA_GO_ON)
+		return r;
+	ba_set_backend(&ba, "none");	/* the engine alone, no device */
+	bu_printf(!ba.json, "%s\n %-22s %14s %12s %12s\n%s\n", BU_RULE, "op",
 		  "#ops", "ns/op", "Mops/s", BU_RULE);
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		struct result r = { 0 };
+		struct result res = { 0 };
 		double nsop;
 
-		if (fns[i](iters, &r)) {
+		if (fns[i](iters, &res)) {
 			fprintf(stderr, "engine: benchmark %zu failed\n", i);
 			return 1;
 		}
-		nsop = (double)r.ns / (double)r.ops;
-		if (json)
-			printf("{\"op\":\"%s\",\"ops\":%llu,\"ns_per_op\":%.2f,"
-			       "\"mops\":%.2f}\n", r.op,
-			       (unsigned long long)r.ops, nsop, 1e3 / nsop);
-		else
-			printf(" %-22s %14llu %12.2f %12.2f\n", r.op,
-			       (unsigned long long)r.ops, nsop, 1e3 / nsop);
+		nsop = (double)res.ns / (double)res.ops;
+		ba_json(&ba, "\"op\":\"%s\",\"ops\":%llu,\"ns_per_op\":%.2f,"
+			"\"mops\":%.2f", res.op, (unsigned long long)res.ops,
+			nsop, 1e3 / nsop);
+		bu_printf(!ba.json, " %-22s %14llu %12.2f %12.2f\n", res.op,
+			  (unsigned long long)res.ops, nsop, 1e3 / nsop);
 	}
-	bu_printf(!json, "%s\n", BU_RULE);
-	return 0;
+	bu_printf(!ba.json, "%s\n", BU_RULE);
+	return ba_close(&ba);
 }

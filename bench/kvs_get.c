@@ -4,13 +4,14 @@
  * with the four get protocols of lib/kvs and the broken baseline, on two
  * hosts or in one process.
  *
- *   kvs_get --server [--port P] [--bind ADDR] [--items N] [--size S|--sweep]
- *           [--proto P|all] [--writers N]
- *   kvs_get --client HOST [--port P] [--proto P|all] [--size S|--sweep]
- *           [--threads N] [--qps N] [--batch N] [--duration S] [--items N]
- *           [--json]
+ *   kvs_get --server [-p PORT] [--bind ADDR] [--items N] [-s SIZE | -a]
+ *           [--proto SET] [--writers N]
+ *   kvs_get --client HOST [-p PORT] [--proto SET] [-s SIZE | -a]
+ *           [--threads N] [-q QPS] [--batch N] [-D SEC] [--items N]
+ *           [--runs N] [--json] [--out_json FILE]
  *   kvs_get --local [client and server options] [--scale N] [--order O]
  *                   [--nic-req-ns N]
+ *   kvs_get --help lists every option with its range and default.
  *
  * The server serves one region holding a table per (protocol layout, size)
  * until SIGINT/SIGTERM; --writers threads update random items in each
@@ -29,7 +30,6 @@
  * 2 for bad flags.  See docs/kvs.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_args.h"
 #include "bench_util.h"
 #include "oms.h"
 #include "oms_kvs.h"
@@ -60,239 +61,120 @@ struct opts {
 	uint32_t items, threads, qps, batch, writers, runs;
 	double duration;
 	int json;
-	int backend;			/* enum oms_backend */
+	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
 	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
 	int items_set;
+	/* as the command line gives them */
+	int server, local, sweep;
+	uint32_t port_n, size;
+	char port_s[8];
 };
 
-static void usage(FILE *f)
+/* Names of the choices, in the numbering of their enums. */
+static const char *proto_names[OMS_KVS_NPROTO + 1];	/* main() fills */
+static const char *const backend_names[] = {
+	[OMS_BACKEND_AUTO] = "auto", [OMS_BACKEND_EMU] = "emu",
+	[OMS_BACKEND_VERBS] = "verbs", [OMS_BACKEND_VERBS + 1] = NULL,
+};
+static const char *const order_names[] = {
+	[OMS_ORDER_RC_OPT] = "rc-opt", [OMS_ORDER_RC] = "rc",
+	[OMS_ORDER_NIC] = "nic", [OMS_ORDER_NIC + 1] = NULL,
+};
+
+static struct opts args = {
+	.port_n = 18515, .size = 64, .items = 1024, .threads = 4, .qps = 1,
+	.batch = 32, .duration = 5, .runs = 1, .scale = 500,
+	.order = OMS_ORDER_RC_OPT,
+};
+
+static const struct ba_opt opts[] = {
+	{ 0, "server", NULL, BA_FLAG, NULL,
+	  "serve the tables until SIGINT or SIGTERM", &args.server,
+	  .group = 1 },
+	{ 0, "client", NULL, BA_STRING, "HOST",
+	  "get from the server at HOST", &args.host, .group = 1 },
+	{ 0, "local", NULL, BA_FLAG, NULL,
+	  "server and clients in this process, on the emulated device",
+	  &args.local, .group = 1 },
+	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
+	  &args.port_n, .min = 1, .max = 65535 },
+	{ 0, "bind", NULL, BA_STRING, "ADDR",
+	  "server: the address to listen on; --local: clients connect to it",
+	  &args.bind, .dflt = "any; --local: localhost" },
+	{ 0, "items", NULL, BA_UINT, "N",
+	  "server: items per table; client: use keys < N", &args.items,
+	  .min = 1, .max = 1u << 24 },
+	{ 's', "size", NULL, BA_SIZE, "SIZE", "value bytes", &args.size,
+	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8, .group = 2 },
+	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 4 KiB",
+	  &args.sweep, .group = 2 },
+	{ 0, "proto", NULL, BA_SET, "SET", "get protocols", &args.protos,
+	  .names = proto_names, .dflt = "all for --server, else single" },
+	{ 0, "writers", NULL, BA_UINT, "N",
+	  "server, local: threads updating random items", &args.writers,
+	  .min = 0, .max = MAX_WRITERS },
+	{ 0, "threads", NULL, BA_UINT, "N",
+	  "client threads, each its own context", &args.threads, .min = 1,
+	  .max = MAX_THREADS },
+	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	{ 0, "batch", NULL, BA_UINT, "N", "gets outstanding per thread",
+	  &args.batch, .min = 1, .max = OMS_KVS_MAX_BATCH },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
+	  "seconds per (protocol, size) cell", &args.duration, .dmin = 0.05,
+	  .dmax = 3600 },
+	{ 0, "runs", NULL, BA_UINT, "N",
+	  "best of N runs per cell, protocols interleaved", &args.runs,
+	  .min = 1, .max = 100 },
+	{ 0, "backend", NULL, BA_CHOICE, "B",
+	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
+	  .names = backend_names, .dflt = "auto; --local: emu" },
+	{ 0, "scale", NULL, BA_UINT, "N",
+	  "local, emu: latency model, wall ns per model ns; 0: no model, "
+	  "wall time", &args.scale, .min = 0, .max = 100000 },
+	{ 0, "order", NULL, BA_CHOICE, "O",
+	  "local, emu: where reads are ordered", &args.order,
+	  .names = order_names },
+	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
+	  "local, emu: responder NIC model ns per request (0: bytes only)",
+	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	BA_OPT_REPORT_GBITS,
+};
+
+static struct ba ba = {
+	.prog = "kvs_get", .opts = opts,
+	.nopts = sizeof(opts) / sizeof(opts[0]),
+	.synopsis = "--server | --client HOST | --local [options]",
+	.about = "KVS get throughput (seed 004 Fig 7) with liboms's get "
+		 "protocols.",
+	.epilog = "Exit status: 0; 1 server unreachable, table missing or "
+		  "server gone; 2 bad flags.",
+	.need_group = 1,
+};
+
+/* What the table filled, in the form the rest uses. */
+static void settle(struct opts *o)
 {
-	fprintf(f,
-"usage: kvs_get --server [--port P] [--bind ADDR] [--items N] [--size S | --sweep]\n"
-"                        [--proto P|all] [--writers N]\n"
-"       kvs_get --client HOST [--port P] [--proto P|all] [--size S | --sweep]\n"
-"                        [--threads N] [--qps N] [--batch N] [--duration S]\n"
-"                        [--items N] [--json]\n"
-"       kvs_get --local  [client and server options] [--scale N] [--order O]\n"
-"\n"
-"KVS get throughput (seed 004 Fig 7) with liboms's get protocols.\n"
-"  --proto P     single, validation, farm, pessimistic, broken, or all\n"
-"                (server default all; client default single)\n"
-"  --size S      value bytes, a multiple of 8 (default 64); --sweep: 64 B-4 KiB\n"
-"  --items N     server: items per table (default 1024); client: use keys < N\n"
-"  --port P      default 18515; --bind ADDR: server address (default any)\n"
-"  --writers N   server/local: threads updating random items (default 0)\n"
-"  --threads N   client threads, each its own context (default 4)\n"
-"  --qps N       connections (QPs) per thread (default 1)\n"
-"  --batch N     gets outstanding per thread, 1..%u (default 32)\n"
-"  --duration S  seconds per (protocol, size) cell (default 5)\n"
-"  --runs N      best of N runs per cell, protocols interleaved (default 1)\n"
-"  --json        one JSON object per cell on stdout instead of the table\n"
-"  --backend B   emu or verbs (default: OMS_BACKEND, else automatic; --local:\n"
-"                emu, its clients connect to --bind or localhost)\n"
-"  --scale N     local, emu: latency model, wall ns per model ns (default 500;\n"
-"                0 = no model, wall time)\n"
-"  --order O     local, emu: read ordering rc-opt (default), rc or nic\n"
-"  --nic-req-ns N local, emu: responder NIC service time per request, model\n"
-"                ns (its message rate; default 0 = only bytes are charged)\n"
-"Exit status: 0; 1 server unreachable, table missing or server gone; 2 bad flags.\n",
-		OMS_KVS_MAX_BATCH);
-}
-
-static int bad_flag(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "kvs_get: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	usage(stderr);
-	return 2;
-}
-
-static int num(const char *s, unsigned long lo, unsigned long hi,
-	       uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_proto(const char *s, uint32_t *mask)
-{
-	if (!strcmp(s, "all")) {
-		*mask = (1u << OMS_KVS_NPROTO) - 1;
-		return 0;
-	}
-	for (uint32_t p = 0; p < OMS_KVS_NPROTO; p++) {
-		if (!strcmp(s, oms_kvs_proto_name(p))) {
-			*mask = 1u << p;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int parse(int argc, char **argv, struct opts *o)
-{
-	enum { O_SERVER = 256, O_CLIENT, O_LOCAL, O_PORT, O_BIND, O_ITEMS,
-	       O_SIZE, O_SWEEP, O_PROTO, O_WRITERS, O_THREADS, O_QPS,
-	       O_BATCH, O_DURATION, O_JSON, O_BACKEND, O_SCALE, O_ORDER,
-	       O_RUNS, O_NIC_REQ, O_HELP };
-	static const struct option lo[] = {
-		{ "server", no_argument, NULL, O_SERVER },
-		{ "client", required_argument, NULL, O_CLIENT },
-		{ "local", no_argument, NULL, O_LOCAL },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "bind", required_argument, NULL, O_BIND },
-		{ "items", required_argument, NULL, O_ITEMS },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "sweep", no_argument, NULL, O_SWEEP },
-		{ "proto", required_argument, NULL, O_PROTO },
-		{ "writers", required_argument, NULL, O_WRITERS },
-		{ "threads", required_argument, NULL, O_THREADS },
-		{ "qps", required_argument, NULL, O_QPS },
-		{ "batch", required_argument, NULL, O_BATCH },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "backend", required_argument, NULL, O_BACKEND },
-		{ "scale", required_argument, NULL, O_SCALE },
-		{ "order", required_argument, NULL, O_ORDER },
-		{ "runs", required_argument, NULL, O_RUNS },
-		{ "nic-req-ns", required_argument, NULL, O_NIC_REQ },
-		{ "help", no_argument, NULL, O_HELP },
-		{ NULL, 0, NULL, 0 },
-	};
-	int proto_set = 0, sweep = 0, c;
-	uint32_t size = 64;
-	char *end;
-
-	*o = (struct opts){ .port = "18515", .items = 1024, .threads = 4,
-			    .qps = 1, .batch = 32, .duration = 5, .runs = 1,
-			    .scale = 500, .order = OMS_ORDER_RC_OPT };
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		const char *a = optarg;
-		enum mode m = M_NONE;
-
-		switch (c) {
-		case O_SERVER: m = M_SERVER; break;
-		case O_CLIENT: m = M_CLIENT; o->host = a; break;
-		case O_LOCAL: m = M_LOCAL; break;
-		case O_PORT:
-			if (!*a || strlen(a) > 32)
-				return bad_flag("bad --port '%s'", a);
-			o->port = a;
-			break;
-		case O_BIND: o->bind = a; break;
-		case O_ITEMS:
-			if (num(a, 1, 1u << 24, &o->items))
-				return bad_flag("bad --items '%s' (1..16777216)", a);
-			o->items_set = 1;
-			break;
-		case O_SIZE:
-			if (num(a, 8, OMS_KVS_MAX_VALUE, &size) || size % 8)
-				return bad_flag("bad --size '%s' (a multiple of 8, 8..65536)", a);
-			break;
-		case O_SWEEP: sweep = 1; break;
-		case O_PROTO:
-			if (parse_proto(a, &o->protos))
-				return bad_flag("bad --proto '%s'", a);
-			proto_set = 1;
-			break;
-		case O_WRITERS:
-			if (num(a, 0, MAX_WRITERS, &o->writers))
-				return bad_flag("bad --writers '%s' (0..16)", a);
-			break;
-		case O_THREADS:
-			if (num(a, 1, MAX_THREADS, &o->threads))
-				return bad_flag("bad --threads '%s' (1..64)", a);
-			break;
-		case O_QPS:
-			if (num(a, 1, OMS_MAX_NODES, &o->qps))
-				return bad_flag("bad --qps '%s' (1..16)", a);
-			break;
-		case O_BATCH:
-			if (num(a, 1, OMS_KVS_MAX_BATCH, &o->batch))
-				return bad_flag("bad --batch '%s' (1..256)", a);
-			break;
-		case O_DURATION:
-			errno = 0;
-			o->duration = strtod(a, &end);
-			if (errno || end == a || *end || !(o->duration >= 0.05) ||
-			    o->duration > 3600)
-				return bad_flag("bad --duration '%s' (0.05..3600 s)", a);
-			break;
-		case O_JSON: o->json = 1; break;
-		case O_BACKEND:
-			if (!strcmp(a, "emu"))
-				o->backend = OMS_BACKEND_EMU;
-			else if (!strcmp(a, "verbs"))
-				o->backend = OMS_BACKEND_VERBS;
-			else
-				return bad_flag("bad --backend '%s' (emu, verbs)", a);
-			break;
-		case O_SCALE:
-			if (num(a, 0, 100000, &o->scale))
-				return bad_flag("bad --scale '%s' (0..100000)", a);
-			break;
-		case O_NIC_REQ:
-			if (num(a, 0, 1000000, &o->nic_req_ns))
-				return bad_flag("bad --nic-req-ns '%s' (0..1000000)",
-						a);
-			break;
-		case O_ORDER:
-			if (!strcmp(a, "rc-opt"))
-				o->order = OMS_ORDER_RC_OPT;
-			else if (!strcmp(a, "rc"))
-				o->order = OMS_ORDER_RC;
-			else if (!strcmp(a, "nic"))
-				o->order = OMS_ORDER_NIC;
-			else
-				return bad_flag("bad --order '%s' (rc-opt, rc, nic)", a);
-			break;
-		case O_RUNS:
-			if (num(a, 1, 100, &o->runs))
-				return bad_flag("bad --runs '%s' (1..100)", a);
-			break;
-		case O_HELP:
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return bad_flag("unknown or incomplete option '%s'",
-					argv[optind - 1]);
-		}
-		if (m != M_NONE) {
-			if (o->mode != M_NONE)
-				return bad_flag("%s: one of --server, --client, --local",
-						"more than one mode");
-			o->mode = m;
-		}
-	}
-	if (optind < argc)
-		return bad_flag("unexpected argument '%s'", argv[optind]);
-	if (o->mode == M_NONE)
-		return bad_flag("%s", "say --server, --client HOST or --local");
+	o->json = ba.json;
+	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	snprintf(o->port_s, sizeof(o->port_s), "%u", o->port_n);
+	o->port = o->port_s;
+	o->items_set = ba_seen(&ba, "items");
 	/* --local is the emulated device's mode unless a backend is named */
-	if (o->mode == M_LOCAL && !o->backend && !getenv("OMS_BACKEND"))
+	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
+	    !getenv("OMS_BACKEND"))
 		o->backend = OMS_BACKEND_EMU;
-	if (!proto_set)
+	if (!ba_seen(&ba, "proto"))
 		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
 			    1u << OMS_KVS_SINGLE;
-	if (sweep) {
+	if (o->sweep) {
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = NSWEEP;
 	} else {
-		o->sizes[0] = size;
+		o->sizes[0] = o->size;
 		o->nsizes = 1;
 	}
-	return -1;	/* go on */
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -802,29 +684,26 @@ static void print_head(const struct opts *o, const char *backend, int model)
 static void print_row(const struct opts *o, const char *backend, int model,
 		      uint32_t proto, uint32_t size, const struct result *r)
 {
-	if (o->json) {
-		printf("{\"bench\":\"kvs_get\",\"backend\":\"%s\","
-		       "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
-		       "\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
-		       "\"gets\":%llu,\"mops\":%.3f,\"gbps\":%.3f,"
-		       "\"p50_us\":%.3f,\"p99_us\":%.3f,\"torn\":%llu,"
-		       "\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
-		       "\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u}\n",
-		       backend,
-		       oms_kvs_proto_name(proto), size, o->threads, o->qps,
-		       o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
-		       (unsigned long long)r->gets, r->mops, r->gbps,
-		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
-		       (unsigned long long)r->retries,
-		       model ? "model" : "wall", model ? o->scale : 0,
-		       o->duration, o->runs, model ? o->nic_req_ns : 0);
-	} else {
+	ba_set_backend(&ba, backend);
+	ba_json(&ba, "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
+		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
+		"\"gets\":%llu,\"mops\":%.3f,\"gbps\":%.3f,"
+		"\"p50_us\":%.3f,\"p99_us\":%.3f,\"torn\":%llu,"
+		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
+		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u",
+		oms_kvs_proto_name(proto), size, o->threads, o->qps,
+		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
+		(unsigned long long)r->gets, r->mops, r->gbps,
+		r->p50_us, r->p99_us, (unsigned long long)r->torn,
+		(unsigned long long)r->retries,
+		model ? "model" : "wall", model ? o->scale : 0,
+		o->duration, o->runs, model ? o->nic_req_ns : 0);
+	if (!o->json)
 		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %7llu "
 		       "%9llu\n", size, oms_kvs_proto_name(proto),
 		       (unsigned long long)r->gets, r->mops, r->gbps,
 		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
 		       (unsigned long long)r->retries);
-	}
 	fflush(stdout);
 }
 
@@ -948,20 +827,29 @@ static int run_local(const struct opts *o)
 	return fail;
 }
 
+static int run(const struct opts *o)
+{
+	switch (o->mode) {
+	case M_SERVER:
+		return run_server(o);
+	case M_CLIENT:
+		return run_clients(o, o->host);
+	default:
+		return run_local(o);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	struct opts o;
-	int r = parse(argc, argv, &o);
+	int r;
 
-	if (r >= 0)
+	for (uint32_t p = 0; p < OMS_KVS_NPROTO; p++)
+		proto_names[p] = oms_kvs_proto_name(p);
+	r = ba_parse(&ba, argc, argv);
+	if (r != BA_GO_ON)
 		return r;
+	settle(&args);
 	signal(SIGPIPE, SIG_IGN);
-	switch (o.mode) {
-	case M_SERVER:
-		return run_server(&o);
-	case M_CLIENT:
-		return run_clients(&o, o.host);
-	default:
-		return run_local(&o);
-	}
+	r = run(&args);
+	return ba_close(&ba) && !r ? 1 : r;
 }

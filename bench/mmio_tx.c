@@ -14,7 +14,7 @@
  *   producer   the queue free-runs over the window as over a BAR whose
  *              device keeps up: Gb/s written = bytes stored into the window
  *              / producer time; payload Gb/s = packet bytes carried / time.
- *              Median of --reps runs of at least --ms each.
+ *              Median of --reps runs of at least -D seconds each.
  *   verified   the same queue with credits; a consumer thread on the other
  *              core plays the NIC: it reads what was published, passes the
  *              chunks through the model of the path to the device (each
@@ -25,11 +25,12 @@
  *              delivered whole and in order / wall time.  The producer
  *              publishes (one fence) every quarter of the window.
  *
- * usage: mmio_tx [--json] [--sizes a,b,..] [--modes m,..] [--ms N]
- *                [--reps N] [--verify-mib N] [--reorder N] [--payload-check]
- *                [--dat FILE]
+ * usage: mmio_tx [-s SIZES | -a] [--modes m,..] [-D SEC | --ms N] [--reps N]
+ *                [--verify-mib N] [--reorder N] [--payload-check]
+ *                [--dat FILE] [--json] [--out_json FILE]
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@
 #include <immintrin.h>
 #endif
 
+#include "bench_args.h"
 #include "bench_util.h"
 #include "oms_tx.h"
 #include "tx/barrier.h"
@@ -49,8 +51,8 @@
 
 enum mode { M_RAW, M_UNFENCED, M_FENCED, M_SEQ, M_COUNT };
 
-static const char *const mode_name[M_COUNT] = {
-	"raw", "unfenced", "fenced", "sequenced",
+static const char *const mode_name[M_COUNT + 1] = {
+	"raw", "unfenced", "fenced", "sequenced", NULL,
 };
 static const unsigned mode_cls[M_COUNT] = {
 	OMS_TX_WEAK, OMS_TX_WEAK, OMS_TX_STRONG, OMS_TX_SEQUENCED,
@@ -63,6 +65,9 @@ struct opts {
 	unsigned ms, reps, reorder;
 	uint64_t verify_bytes;
 	const char *dat;
+	/* as the command line gives them */
+	uint32_t mode_set, verify_mib;
+	double dur_s;
 };
 
 struct point {
@@ -387,123 +392,74 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int usage(void)
+static struct opts args = {
+	.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 }, .nsizes = 8,
+	.mode_set = (1u << M_COUNT) - 1, .dur_s = 0.1, .reps = 3,
+	.reorder = 16, .verify_mib = 64,
+};
+
+static const struct ba_opt opts[] = {
+	{ 's', "size", "sizes", BA_SIZES, "SIZES",
+	  "bytes written per message", args.sizes, .min = 64, .max = 8192,
+	  .step = 64, .count = &args.nsizes, .max_items = MAX_SIZES,
+	  .group = 1 },
+	{ 'a', "all", NULL, BA_FLAG, NULL,
+	  "every size, 64 B - 8 KiB (what runs without -s)", .group = 1 },
+	{ 0, "modes", NULL, BA_SET, "MODES", "transmit modes", &args.mode_set,
+	  .names = mode_name },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
+	  "each producer run lasts at least this", &args.dur_s, .dmin = 0.001,
+	  .dmax = 100, .group = 2 },
+	{ 0, "ms", NULL, BA_DOUBLE, "N", "the same in milliseconds",
+	  &args.dur_s, .dmin = 1, .dmax = 100000, .scale = 1e-3, .group = 2 },
+	{ 0, "reps", NULL, BA_UINT, "N", "producer runs per point (median)",
+	  &args.reps, .min = 1, .max = 99 },
+	{ 0, "verify-mib", NULL, BA_UINT, "N",
+	  "MiB per verified pass (0: none)", &args.verify_mib, .min = 0,
+	  .max = 65536 },
+	{ 0, "reorder", NULL, BA_UINT, "N",
+	  "verified: chunks a chunk may be overtaken by", &args.reorder,
+	  .min = 0, .max = 64 },
+	{ 0, "payload-check", NULL, BA_FLAG, NULL,
+	  "the queue checks every payload", .dst = &args.pcheck },
+	{ 0, "dat", NULL, BA_STRING, "FILE", "gnuplot columns into FILE",
+	  .dst = &args.dat },
+	BA_OPT_REPORT_GBITS,
+};
+
+/* What the table filled, in the form the passes use. */
+static void settle(void)
 {
-	fprintf(stderr,
-		"usage: mmio_tx [--json] [--sizes a,b,..] [--modes m,..] [--ms N]\n"
-		"               [--reps N] [--verify-mib N] [--reorder N]\n"
-		"               [--payload-check] [--dat FILE]\n"
-		"  sizes: bytes written per message, multiples of 64 in 64..8192\n"
-		"  modes: raw,unfenced,fenced,sequenced\n");
-	return 2;
-}
-
-static int parse_u(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (*s == '\0' || *end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	static const unsigned dflt[] = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
-
-	memset(o, 0, sizeof(*o));
-	memcpy(o->sizes, dflt, sizeof(dflt));
-	o->nsizes = sizeof(dflt) / sizeof(dflt[0]);
 	for (int m = 0; m < M_COUNT; m++)
-		o->modes[m] = 1;
-	o->ms = 100;
-	o->reps = 3;
-	o->reorder = 16;
-	o->verify_bytes = 64ull << 20;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned u;
-
-		if (!strcmp(a, "--json")) {
-			o->json = 1;
-		} else if (!strcmp(a, "--payload-check")) {
-			o->pcheck = 1;
-		} else if (!strcmp(a, "--ms") && v) {
-			if (parse_u(v, 1, 100000, &o->ms))
-				return -1;
-			i++;
-		} else if (!strcmp(a, "--reps") && v) {
-			if (parse_u(v, 1, 99, &o->reps))
-				return -1;
-			i++;
-		} else if (!strcmp(a, "--reorder") && v) {
-			if (parse_u(v, 0, 64, &o->reorder))
-				return -1;
-			i++;
-		} else if (!strcmp(a, "--verify-mib") && v) {
-			if (parse_u(v, 0, 65536, &u))
-				return -1;
-			o->verify_bytes = (uint64_t)u << 20;
-			i++;
-		} else if (!strcmp(a, "--dat") && v) {
-			o->dat = v;
-			i++;
-		} else if (!strcmp(a, "--sizes") && v) {
-			char tmp[256], *save = NULL, *tok;
-
-			if (strlen(v) >= sizeof(tmp))
-				return -1;
-			strcpy(tmp, v);
-			o->nsizes = 0;
-			for (tok = strtok_r(tmp, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (o->nsizes == MAX_SIZES ||
-				    parse_u(tok, 64, 8192, &u) || u % 64)
-					return -1;
-				o->sizes[o->nsizes++] = u;
-			}
-			if (!o->nsizes)
-				return -1;
-			i++;
-		} else if (!strcmp(a, "--modes") && v) {
-			char tmp[256], *save = NULL, *tok;
-
-			if (strlen(v) >= sizeof(tmp))
-				return -1;
-			strcpy(tmp, v);
-			memset(o->modes, 0, sizeof(o->modes));
-			for (tok = strtok_r(tmp, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				int found = 0;
-
-				for (int m = 0; m < M_COUNT; m++)
-					if (!strcmp(tok, mode_name[m]))
-						o->modes[m] = found = 1;
-				if (!found)
-					return -1;
-			}
-			i++;
-		} else {
-			return -1;
-		}
-	}
-	return 0;
+		args.modes[m] = !!(args.mode_set & (1u << m));
+	args.ms = (unsigned)llround(args.dur_s * 1000);
+	args.verify_bytes = (uint64_t)args.verify_mib << 20;
 }
 
 int main(int argc, char **argv)
 {
 	static struct point pts[MAX_SIZES][M_COUNT];
-	struct opts o;
+	struct ba ba = {
+		.prog = "mmio_tx", .opts = opts,
+		.nopts = sizeof(opts) / sizeof(opts[0]),
+		.about = "MMIO transmit into a write-combining window "
+			 "(seed 004 Fig 4): unfenced, fence per\nmessage and "
+			 "sequenced, with the emulated NIC verifying order.",
+	};
 	FILE *dat = NULL;
+	struct opts o;
+	int rc = ba_parse(&ba, argc, argv);
 
-	if (parse_args(argc, argv, &o))
-		return usage();
+	if (rc != BA_GO_ON)
+		return rc;
+	args.json = ba.json;
+	settle();
+	o = args;
 	if (oms_tx_window_mem(WINDOW, &win)) {
 		fprintf(stderr, "mmio_tx: cannot map the window\n");
 		return 1;
 	}
+	ba_set_backend(&ba, "mem");	/* the window is process memory */
 	memset(oms_tx_window_base(win), 0, WINDOW);	/* fault it in */
 	for (int i = 0; i < NSRC; i++) {
 		src_buf[i] = aligned_alloc(64, OMS_TX_MAX_MSG);
@@ -577,33 +533,33 @@ int main(int argc, char **argv)
 					 p->ooo || p->lost || p->corrupted ?
 					 "NO" : "yes");
 			}
-			if (o.json) {
-				printf("{\"mode\":\"%s\",\"size\":%u,\"payload\":%zu,"
-				       "\"meta_bytes\":%zu,\"msgs\":%llu,"
-				       "\"gbps\":%.3f,\"payload_gbps\":%.3f,"
-				       "\"verified_gbps\":%.3f,\"coupled_gbps\":%.3f,"
-				       "\"ratio_vs_unfenced\":%.3f,"
-				       "\"fences_per_msg\":%.4f,\"verified_msgs\":%llu,"
-				       "\"out_of_order\":%llu,\"lost\":%llu,"
-				       "\"corrupted\":%llu,\"dropped\":%llu,"
-				       "\"reorder\":%u,\"payload_check\":%d}\n",
-				       mode_name[m], size, p->payload,
-				       size - p->payload,
-				       (unsigned long long)p->msgs, p->gbps,
-				       p->payload_gbps,
-				       p->verified ? p->verified_gbps : 0.0,
-				       p->verified ? p->coupled_gbps : 0.0, ratio,
-				       fpm, (unsigned long long)p->vmsgs,
-				       (unsigned long long)p->ooo,
-				       (unsigned long long)p->lost,
-				       (unsigned long long)p->corrupted,
-				       (unsigned long long)p->dropped, o.reorder,
-				       o.pcheck);
-			} else {
+			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"
+				"\"payload\":%zu,\"meta_bytes\":%zu,"
+				"\"msgs\":%llu,"
+				"\"gbps\":%.3f,\"payload_gbps\":%.3f,"
+				"\"verified_gbps\":%.3f,\"coupled_gbps\":%.3f,"
+				"\"ratio_vs_unfenced\":%.3f,"
+				"\"fences_per_msg\":%.4f,"
+				"\"verified_msgs\":%llu,"
+				"\"out_of_order\":%llu,\"lost\":%llu,"
+				"\"corrupted\":%llu,\"dropped\":%llu,"
+				"\"reorder\":%u,\"payload_check\":%d",
+				mode_name[m], size, p->payload,
+				size - p->payload,
+				(unsigned long long)p->msgs, p->gbps,
+				p->payload_gbps,
+				p->verified ? p->verified_gbps : 0.0,
+				p->verified ? p->coupled_gbps : 0.0, ratio,
+				fpm, (unsigned long long)p->vmsgs,
+				(unsigned long long)p->ooo,
+				(unsigned long long)p->lost,
+				(unsigned long long)p->corrupted,
+				(unsigned long long)p->dropped, o.reorder,
+				o.pcheck);
+			if (!o.json)
 				printf(" %-10s %6u %7zu %10.2f %10.2f %10s %9.3f %9.3f %8s\n",
 				       mode_name[m], size, p->payload, p->gbps,
 				       p->payload_gbps, ver, ratio, fpm, ino);
-			}
 			fflush(stdout);
 		}
 	}
@@ -652,5 +608,5 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NSRC; i++)
 		free(src_buf[i]);
 	oms_tx_window_close(win);
-	return 0;
+	return ba_close(&ba);
 }

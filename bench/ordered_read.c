@@ -13,18 +13,22 @@
  * runs the model dilated by --scale (wall ns per model ns, default 500)
  * so the emulation's own CPU cost (about 1 us per 64 B read on two cores)
  * stays small next to the modelled latencies; figures are in model time.
- * Each cell runs --ms wall milliseconds (default 100, at least 16 reads)
- * with up to --qd reads in flight (default 256, at most 64 KiB).
+ * Each cell runs -D seconds of wall time (or --ms milliseconds; default
+ * 0.1 s, at least 16 reads) with up to --qd reads in flight (default 256,
+ * at most 64 KiB).  -s picks sizes (default -a, all of them).
  *
  * Each figure is the best of --runs runs (default 2).
  *
- *   ordered_read [--json] [--scale N] [--ms N] [--qd N] [--runs N]
+ *   ordered_read [-s SIZES | -a] [-D SEC | --ms N] [--scale N] [--qd N]
+ *                [--runs N] [--json] [--out_json FILE]
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_args.h"
 #include "bench_util.h"
 #include "oms.h"
 
@@ -43,17 +47,18 @@ static const struct mode modes[] = {
 	{ "rc-opt", OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE },
 };
 
-static const uint32_t sizes[] = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
-#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define NSIZES 8	/* 64 B - 8 KiB */
 
-static unsigned long arg(int argc, char **argv, const char *flag,
-			 unsigned long dflt)
+/* The backend the first run used, for the JSON records. */
+static char g_backend[16] = "?";
+
+static void note_backend(struct oms_ctx *ctx)
 {
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], flag))
-			return strtoul(argv[i + 1], NULL, 0);
-	return dflt;
+	struct oms_caps caps = { .size = sizeof(caps) };
+
+	if (g_backend[0] == '?' && !oms_query_caps(ctx, &caps))
+		snprintf(g_backend, sizeof(g_backend), "%s", caps.backend_name);
 }
 
 /* Model-time Mop/s of @mode at @size; -errno on failure. */
@@ -87,6 +92,7 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	err = oms_ctx_create(&a, &ini);
 	if (err)
 		return err;
+	note_backend(ini);
 	a.node = 1;
 	err = oms_ctx_create(&a, &tgt);
 	if (!err)
@@ -126,20 +132,59 @@ out:
 	return err;
 }
 
+/* The command line; what ba_parse() leaves untouched keeps these values. */
+static struct {
+	uint32_t scale, qd, runs;
+	uint32_t sizes[NSIZES], nsizes;
+	double dur_s;
+} o = {
+	.scale = 500, .qd = 256, .runs = 2, .dur_s = 0.1,
+	.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 },
+	.nsizes = NSIZES,
+};
+
+static const struct ba_opt opts[] = {
+	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes per read", o.sizes,
+	  .min = 64, .max = 8192, .flags = BA_POW2, .count = &o.nsizes,
+	  .max_items = NSIZES, .group = 1 },
+	{ 'a', "all", NULL, BA_FLAG, NULL,
+	  "every size, 64 B - 8 KiB (what runs without -s)", .group = 1 },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell",
+	  &o.dur_s, .dmin = 0.001, .dmax = 600, .group = 2 },
+	{ 0, "ms", NULL, BA_DOUBLE, "N", "the same in milliseconds", &o.dur_s,
+	  .dmin = 1, .dmax = 600000, .scale = 1e-3, .group = 2 },
+	{ 0, "scale", NULL, BA_UINT, "N", "latency model: wall ns per model ns",
+	  &o.scale, .min = 1, .max = 100000 },
+	{ 0, "qd", NULL, BA_UINT, "N", "reads in flight (at most 64 KiB)",
+	  &o.qd, .min = 1, .max = 1024 },
+	{ 0, "runs", NULL, BA_UINT, "N", "best of N runs per cell", &o.runs,
+	  .min = 1, .max = 100 },
+	BA_OPT_REPORT_GBITS,
+};
+
 int main(int argc, char **argv)
 {
-	int json = bu_has_flag(argc, argv, "--json");
-	uint32_t scale = (uint32_t)arg(argc, argv, "--scale", 500);
-	uint64_t wall_ms = arg(argc, argv, "--ms", 100);
-	uint32_t qd = (uint32_t)arg(argc, argv, "--qd", 256);
-	uint32_t runs = (uint32_t)arg(argc, argv, "--runs", 2);
+	struct ba ba = {
+		.prog = "ordered_read", .opts = opts,
+		.nopts = sizeof(opts) / sizeof(opts[0]),
+		.about = "Read throughput by ordering mode (unordered, nic, "
+			 "rc, rc-opt) on the emulated\ndevice with the "
+			 "paper's Table 2 latencies (seed 004 Fig 5), in model "
+			 "time.",
+	};
+	int r = ba_parse(&ba, argc, argv), json = ba.json, fail = 0;
+	uint32_t scale = o.scale, qd = o.qd, runs = o.runs;
+	uint64_t wall_ms = (uint64_t)llround(o.dur_s * 1000);
 	double mops[NMODES][NSIZES];
-	uint8_t *mem = aligned_alloc(64, REGION), *dst = aligned_alloc(64, REGION);
-	int fail = 0;
+	uint8_t *mem, *dst;
 
-	if (!mem || !dst || !scale || qd == 0 || qd > 1024 || !runs) {
-		fprintf(stderr, "ordered_read: bad arguments\n");
-		return 2;
+	if (r != BA_GO_ON)
+		return r;
+	mem = aligned_alloc(64, REGION);
+	dst = aligned_alloc(64, REGION);
+	if (!mem || !dst) {
+		fprintf(stderr, "ordered_read: out of memory\n");
+		return 1;
 	}
 	memset(mem, 1, REGION);
 	memset(dst, 0, REGION);
@@ -149,6 +194,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ordered_read: the emulated device failed\n");
 		return 1;
 	}
+	ba_set_backend(&ba, g_backend);
 	bu_printf(!json, "Ordered DMA reads on the emulated device (seed 004 "
 		  "Fig 5): one QP, Table 2 latencies,\n"
 		  "model time (scale %u wall ns per model ns), up to %u reads "
@@ -161,8 +207,10 @@ int main(int argc, char **argv)
 	bu_printf(!json, "  opt/unord\n");
 	if (!json)
 		bu_rule();
-	for (unsigned s = 0; s < NSIZES; s++) {
-		bu_printf(!json, " %-8u", sizes[s]);
+	for (unsigned s = 0; s < o.nsizes; s++) {
+		uint32_t size = o.sizes[s];
+
+		bu_printf(!json, " %-8u", size);
 		for (unsigned m = 0; m < NMODES; m++) {
 			int err = 0;
 
@@ -171,27 +219,24 @@ int main(int argc, char **argv)
 			for (uint32_t k = 0; k < runs && !err; k++) {
 				double x = 0;
 
-				err = run(&modes[m], sizes[s], scale, wall_ms,
+				err = run(&modes[m], size, scale, wall_ms,
 					  qd, mem, dst, &x);
 				if (x > mops[m][s])
 					mops[m][s] = x;
 			}
-			double gbps = mops[m][s] * sizes[s] * 8 / 1000.0;
+			double gbps = mops[m][s] * size * 8 / 1000.0;
 
 			if (err) {
 				fprintf(stderr, "%s %u: %s\n", modes[m].name,
-					sizes[s], strerror(-err));
+					size, strerror(-err));
 				fail = 1;
 				mops[m][s] = 0;
 				gbps = 0;
 			}
-			if (json)
-				printf("{\"bench\":\"ordered_read\",\"mode\":"
-				       "\"%s\",\"size\":%u,\"mops\":%.3f,"
-				       "\"gbps\":%.3f,\"scale\":%u,\"qd\":%u,"
-				       "\"runs\":%u}\n",
-				       modes[m].name, sizes[s], mops[m][s],
-				       gbps, scale, qd, runs);
+			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"
+				"\"mops\":%.3f,\"gbps\":%.3f,\"scale\":%u,"
+				"\"qd\":%u,\"runs\":%u", modes[m].name, size,
+				mops[m][s], gbps, scale, qd, runs);
 			bu_printf(!json, " %15.2f %6.2f", mops[m][s], gbps);
 			fflush(stdout);
 		}
@@ -202,5 +247,5 @@ int main(int argc, char **argv)
 		bu_rule();
 	free(mem);
 	free(dst);
-	return fail;
+	return ba_close(&ba) || fail;
 }

@@ -3,27 +3,43 @@
  * Connections on the emulated device.  Every context of the process shares
  * one device, so a "network" is a process-wide table of listeners keyed by
  * address and port: oms_connect() finds the entry and copies the region
- * descriptor, exactly what a verbs listener sends in its private data.  A
- * listener bound to no address answers every host name; one bound to an
- * address answers only that name.
+ * descriptor, exactly what a verbs listener sends in its private data.
+ *
+ * Host names are resolved as librdmacm resolves them (getaddrinfo), and
+ * addresses are compared, not strings: a listener on 127.0.0.1 answers
+ * "localhost" and one on "localhost" answers 127.0.0.1, as on verbs.  A
+ * listener bound to no address (or to a wildcard one) answers every host.
+ * A name that does not resolve fails as on verbs: -EADDRNOTAVAIL to listen,
+ * -EHOSTUNREACH to connect.
  *
  * The descriptor is the listener's own window on the region (backend.c):
  * closing the listener revokes it, so what initiators then send through
  * it fails (-EACCES), as it does on verbs where closing disconnects them.
  */
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "oms_priv.h"
 #include "emu/emu.h"
 
 #define EMU_LISTENERS	64
 #define EMU_NAME	64
+#define EMU_ADDRS	8	/* addresses kept of one name */
+
+/* What a name resolved to: any address, or these. */
+struct emu_addrs {
+	int any;
+	int n;
+	struct sockaddr_storage a[EMU_ADDRS];
+};
 
 struct emu_listener {
 	int used;
-	char addr[EMU_NAME];	/* "" = any */
+	struct emu_addrs addrs;
 	char port[EMU_NAME];
 	struct oms_rmr rmr;	/* the listener's window */
 };
@@ -36,19 +52,104 @@ static int fits(const char *s)
 	return !s || strlen(s) < EMU_NAME;
 }
 
-static int same_addr(const struct emu_listener *e, const char *addr)
+/* The bytes of @sa's address (not its port); their length in *@len. */
+static const void *addr_bytes(const struct sockaddr_storage *sa, size_t *len)
 {
-	return !e->addr[0] || !addr || !strcmp(e->addr, addr);
+	if (sa->ss_family == AF_INET) {
+		*len = sizeof(struct in_addr);
+		return &((const struct sockaddr_in *)sa)->sin_addr;
+	}
+	if (sa->ss_family == AF_INET6) {
+		*len = sizeof(struct in6_addr);
+		return &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	}
+	*len = 0;
+	return NULL;
+}
+
+static int same_sockaddr(const struct sockaddr_storage *x,
+			 const struct sockaddr_storage *y)
+{
+	size_t lx, ly;
+	const void *bx = addr_bytes(x, &lx), *by = addr_bytes(y, &ly);
+
+	return x->ss_family == y->ss_family && bx && lx == ly &&
+	       !memcmp(bx, by, lx);
+}
+
+/* 0.0.0.0 or ::, which a listener binds to mean every address. */
+static int wildcard(const struct sockaddr_storage *sa)
+{
+	static const uint8_t zero[sizeof(struct in6_addr)];
+	size_t len;
+	const void *b = addr_bytes(sa, &len);
+
+	return b && !memcmp(b, zero, len);
+}
+
+static int has_addr(const struct emu_addrs *s,
+		    const struct sockaddr_storage *sa)
+{
+	for (int i = 0; i < s->n; i++)
+		if (same_sockaddr(&s->a[i], sa))
+			return 1;
+	return 0;
+}
+
+/*
+ * Resolve @name (NULL: any address) into *@out, before taking the table's
+ * lock: a lookup may take a while.  -ENOENT if it names nothing.
+ */
+static int emu_resolve(const char *name, struct emu_addrs *out)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+
+	memset(out, 0, sizeof(*out));
+	if (!name) {
+		out->any = 1;
+		return 0;
+	}
+	if (getaddrinfo(name, NULL, &hints, &res))
+		return -ENOENT;
+	for (ai = res; ai && out->n < EMU_ADDRS; ai = ai->ai_next) {
+		struct sockaddr_storage sa = { 0 };
+		size_t len;
+
+		if (ai->ai_addrlen > sizeof(sa))
+			continue;
+		memcpy(&sa, ai->ai_addr, ai->ai_addrlen);
+		if (!addr_bytes(&sa, &len) || has_addr(out, &sa))
+			continue;
+		if (wildcard(&sa))
+			out->any = 1;
+		out->a[out->n++] = sa;
+	}
+	freeaddrinfo(res);
+	return out->n ? 0 : -ENOENT;
+}
+
+/* Could one host reach both: one side any, or an address in common. */
+static int overlap(const struct emu_addrs *x, const struct emu_addrs *y)
+{
+	if (x->any || y->any)
+		return 1;
+	for (int i = 0; i < x->n; i++)
+		if (has_addr(y, &x->a[i]))
+			return 1;
+	return 0;
 }
 
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       const struct oms_mr *mr, void **lpriv)
 {
 	struct emu_listener *free_e = NULL;
+	struct emu_addrs addrs;
 	int err = 0;
 
-	if (!fits(addr) || !fits(port))
+	if (!fits(port))
 		return -EINVAL;
+	if (emu_resolve(addr, &addrs))
+		return -EADDRNOTAVAIL;	/* as on verbs */
 	pthread_mutex_lock(&g_listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &g_listen[i];
@@ -56,7 +157,8 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		if (!e->used) {
 			if (!free_e)
 				free_e = e;
-		} else if (!strcmp(e->port, port) && same_addr(e, addr)) {
+		} else if (!strcmp(e->port, port) &&
+			   overlap(&e->addrs, &addrs)) {
 			err = -EADDRINUSE;
 		}
 	}
@@ -67,8 +169,7 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = emu_window_open(ctx, &mr->rmr, &free_e->rmr);
 	}
 	if (!err) {
-		if (addr)
-			strcpy(free_e->addr, addr);
+		free_e->addrs = addrs;
 		strcpy(free_e->port, port);
 		free_e->used = 1;
 		*lpriv = free_e;
@@ -90,18 +191,21 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr)
 {
+	struct emu_addrs addrs;
 	int err = -ECONNREFUSED;
 
 	(void)ctx;
 	(void)timeout_ms;	/* nothing to wait for in one process */
-	if (!fits(host) || !fits(port))
+	if (!fits(port))
 		return -EINVAL;
+	if (emu_resolve(host, &addrs))
+		return -EHOSTUNREACH;	/* as on verbs */
 	pthread_mutex_lock(&g_listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &g_listen[i];
 
 		if (e->used && !strcmp(e->port, port) &&
-		    (!e->addr[0] || !strcmp(e->addr, host))) {
+		    overlap(&e->addrs, &addrs)) {
 			*rmr = e->rmr;
 			err = 0;
 			break;

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One way to take arguments for every benchmark: each describes its options
+ * in a table (names, type, range, help); ba_parse() reads argv with
+ * getopt_long, checks every value against the table and fills the
+ * benchmark's variables, so that all of them answer --help alike and refuse
+ * a bad value alike (exit 2, the flag and its range on stderr, nothing
+ * measured).  perftest's short names where they mean the same thing: -s
+ * size, -a all sizes, -D duration (s), -n iterations, -q QPs, -p port.
+ *
+ * The layer also owns the JSON records: --json writes them on stdout,
+ * --out_json FILE into FILE, and ba_json() adds to every one the metadata
+ * a figure needs to be compared later (liboms version, host, kernel,
+ * backend, UTC time).
+ *
+ * The implementation is bench/common/bench_args.c: each .c file in bench/ is a
+ * program of its own.
+ */
+#ifndef OMS_BENCH_ARGS_H
+#define OMS_BENCH_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum ba_type {
+	BA_FLAG,	/* no value: *(int *)dst = 1; dst may be NULL */
+	BA_UINT,	/* whole number, decimal, in min..max */
+	BA_SIZE,	/* bytes: a BA_UINT that may end in K, M, G */
+	BA_SIZES,	/* comma list of BA_SIZE into uint32_t dst[] */
+	BA_DOUBLE,	/* real in dmin..dmax; dst = it * scale */
+	BA_STRING,	/* text, not empty nor "-...": const char *dst */
+	BA_CHOICE,	/* one of names[]: uint32_t dst = its index */
+	BA_SET,		/* comma set of names[] or "all": bit i each */
+};
+
+/* ba_opt.flags */
+#define BA_U64		1u	/* BA_UINT, BA_SIZE: a uint64_t dst */
+#define BA_POW2		2u	/* BA_UINT, BA_SIZE(S): a power of 2 */
+
+struct ba_opt {
+	char short_name;	/* 0: long name only */
+	const char *long_name;
+	const char *alias;	/* an older long name, still taken */
+	enum ba_type type;
+	const char *metavar;	/* "N", "SEC", "HOST"... */
+	const char *help;
+	void *dst;
+	/* BA_UINT, BA_SIZE, BA_SIZES: the range, and a multiple of step */
+	uint64_t min, max;
+	uint32_t step;		/* 0: any */
+	unsigned flags;
+	double dmin, dmax;	/* BA_DOUBLE: the range in its own unit, */
+	double scale;		/* and dst = value * scale (0: 1) */
+	const char *const *names;	/* BA_CHOICE, BA_SET; NULL-ended */
+	uint32_t *count;	/* BA_SIZES: how many were given */
+	uint32_t max_items;	/* BA_SIZES: room in dst */
+	int group;		/* > 0: at most one option of a group */
+	const char *dflt;	/* default as --help says it; NULL: dst's */
+};
+
+/* perftest's --report_gbits, for the benchmarks that print bandwidth. */
+#define BA_OPT_REPORT_GBITS { .long_name = "report_gbits", .type = BA_FLAG, \
+	.help = "perftest's flag, taken: bandwidth here is always in Gb/s" }
+
+struct ba {
+	/* set by the benchmark */
+	const char *prog;
+	const char *synopsis;	/* after "usage: prog "; NULL: [options] */
+	const char *about;	/* what it measures, a line or two */
+	const char *epilog;	/* after the options (exit codes), or NULL */
+	const struct ba_opt *opts;
+	unsigned nopts;
+	int need_group;		/* > 0: an option of this group needed */
+	/* set by ba_parse() */
+	int json;		/* --json */
+	const char *out_json;	/* --out_json FILE */
+	/* private */
+	FILE *jf;
+	const char *backend;
+	uint64_t seen;		/* bit i: opts[i] given */
+	char meta[1024];
+};
+
+/* ba_parse(): go on and measure; anything else is the exit status. */
+#define BA_GO_ON	(-1)
+
+/*
+ * Parse @argv by @ba's table.  --help prints the usage on stdout and
+ * returns 0; a bad value, an unknown flag, a missing value, a stray
+ * argument or two options of one group print why on stderr and return 2.
+ * Otherwise opens --out_json and returns BA_GO_ON.
+ */
+int ba_parse(struct ba *ba, int argc, char **argv);
+
+/* True if the option named @long_name was on the command line. */
+int ba_seen(const struct ba *ba, const char *long_name);
+
+/* Refuse the command line after ba_parse(): prints "prog: why", returns 2. */
+int ba_fail(const struct ba *ba, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The backend the records name ("emu", "verbs", "mem"...). */
+void ba_set_backend(struct ba *ba, const char *backend);
+
+/*
+ * One JSON record: @fmt gives its fields without the braces
+ * ("\"op\":\"%s\",\"ns\":%.2f"); the record goes to stdout under --json
+ * and to the --out_json file, with "bench" first and the metadata
+ * ("liboms", "host", "kernel", "backend", "timestamp") last.
+ */
+void ba_json(struct ba *ba, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* True if records go anywhere (--json or --out_json). */
+static inline int ba_json_on(const struct ba *ba)
+{
+	return ba->json || ba->out_json;
+}
+
+/* Close --out_json; 1 (with a message) if it could not all be written. */
+int ba_close(struct ba *ba);
+
+#endif

@@ -1,0 +1,160 @@
+#!/bin/sh
+# The benchmarks' one face (bench/bench_args.h), on the built binaries:
+#   --help      exit 0, the usage on stdout naming the flags, nothing run
+#               (no JSON, no --out_json file);
+#   bad values  a non-number, a value out of range, an unknown choice, an
+#               empty set, a missing value, an unknown flag, a stray
+#               argument: exit 2, stderr names the flag, nothing run;
+#   one tiny real run each with --json and --out_json: every record, on
+#               stdout and in the file, carries the metadata.
+# TAP, the plan last.
+#
+# usage: sh tests/bench-args.sh BUILD_DIR
+set -u
+bdir=${1:-build}/bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+
+tap() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		sed 's/^/#   stderr: /' "$tmp/err" 2>/dev/null | head -n 5
+	fi
+}
+
+# run BENCH ARGS...: exit status in $rc, output in $tmp/out and $tmp/err
+run() {
+	b=$1
+	shift
+	rm -f "$tmp/out" "$tmp/err" "$tmp/j.json"
+	timeout 60 "$bdir/$b" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# --help: 0, a usage on stdout that names @flags, no run, no file
+check_help() {
+	b=$1
+	shift
+	run "$b" --json --out_json "$tmp/j.json" --help
+	ok=0
+	[ $rc -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err" ] || ok=1
+	grep -q "^usage: $b" "$tmp/out" || ok=1
+	grep -q '^{' "$tmp/out" && ok=1
+	[ -e "$tmp/j.json" ] && ok=1
+	for f in --json --out_json --help "$@"; do
+		grep -q -e "$f" "$tmp/out" || { echo "# $b --help lacks $f"; ok=1; }
+	done
+	grep -q 'default' "$tmp/out" || ok=1
+	tap $ok "$b --help: exit 0, usage on stdout with every flag, nothing run"
+	run "$b" -h
+	[ $rc -eq 0 ] && grep -q "^usage: $b" "$tmp/out"
+	tap $? "$b -h: exit 0, usage"
+}
+
+# check_bad BENCH FLAG ARGS...: exit 2, stderr names FLAG, nothing run
+check_bad() {
+	b=$1
+	flag=$2
+	shift 2
+	run "$b" "$@" --json --out_json "$tmp/j.json"
+	ok=0
+	[ $rc -eq 2 ] || ok=1
+	# named in the message, not only in a usage text listing every flag
+	grep -q -e "^$b: .*$flag" "$tmp/err" || ok=1
+	[ -s "$tmp/out" ] && ok=1
+	[ -e "$tmp/j.json" ] && ok=1
+	tap $ok "$b $*: exit 2 ($rc), stderr names $flag, nothing run"
+}
+
+# every JSON record in FILE has the metadata; prints how many there are
+records_ok() {
+	grep '^{' "$1" >"$tmp/rec"
+	[ -s "$tmp/rec" ] || return 1
+	for k in bench liboms host kernel backend; do
+		grep -v "\"$k\":\"[^\"]" "$tmp/rec" | grep -q . && {
+			echo "# a record without \"$k\": $(grep -v "\"$k\":\"[^\"]" "$tmp/rec" | head -n 1)"
+			return 1
+		}
+	done
+	grep -Ev '"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"' \
+		"$tmp/rec" | grep -q . && { echo "# a record without an ISO-8601 UTC timestamp"; return 1; }
+	return 0
+}
+
+# check_run BENCH ARGS...: one tiny real run, records on stdout and in a file
+check_run() {
+	b=$1
+	shift
+	run "$b" "$@" --json --out_json "$tmp/j.json"
+	ok=0
+	[ $rc -eq 0 ] || ok=1
+	records_ok "$tmp/out" || ok=1
+	records_ok "$tmp/j.json" || ok=1
+	[ "$(grep -c '^{' "$tmp/out")" = "$(grep -c '^{' "$tmp/j.json" 2>/dev/null)" ] || ok=1
+	tap $ok "$b $* --json --out_json: exit 0, $(grep -c '^{' "$tmp/out") records, each with its metadata, the same in the file"
+}
+
+for b in engine kvs_get mmio_tx ordered_read; do
+	[ -x "$bdir/$b" ] || { tap 1 "$bdir/$b is built"; continue; }
+	run "$b" --bogus
+	[ $rc -eq 2 ] && grep -q -e "^$b: .*--bogus" "$tmp/err" &&
+		[ ! -s "$tmp/out" ]
+	tap $? "$b --bogus: exit 2, stderr names it"
+done
+
+check_help engine --iters
+check_bad engine --iters -n abc
+check_bad engine --iters -n 1
+check_bad engine --iters --iters
+check_bad engine extra extra
+check_run engine -n 1000
+# --out_json alone: the table on stdout, the records in the file
+run engine -n 1000 --out_json "$tmp/j.json"
+[ $rc -eq 0 ] && ! grep -q '^{' "$tmp/out" && grep -q 'ns/op' "$tmp/out" &&
+	records_ok "$tmp/j.json"
+tap $? "engine --out_json without --json: table on stdout, records in the file"
+
+check_help mmio_tx --size --modes --duration --ms --reps --verify-mib \
+	--reorder --dat --report_gbits
+check_bad mmio_tx --size -s 100
+check_bad mmio_tx --size --sizes 64,,128
+check_bad mmio_tx --duration -D 0
+check_bad mmio_tx --ms --ms abc
+check_bad mmio_tx --reps --reps 100
+check_bad mmio_tx --modes --modes bogus
+check_bad mmio_tx --modes --modes ,
+check_bad mmio_tx --modes --modes ''
+check_bad mmio_tx --all -s 64 -a
+check_run mmio_tx -s 64 -D 0.001 --reps 1 --verify-mib 1
+
+check_help ordered_read --size --duration --ms --scale --qd --runs
+check_bad ordered_read --ms --ms abc
+check_bad ordered_read --size -s 192
+check_bad ordered_read --size -s ,
+check_bad ordered_read --qd --qd 0
+check_bad ordered_read --scale --scale -1
+check_bad ordered_read --duration -D 1e999
+check_run ordered_read -s 64 -D 0.001 --runs 1
+
+check_help kvs_get --server --client --local --port --size --proto --threads \
+	--qps --batch --duration --backend --order
+check_bad kvs_get --server
+check_bad kvs_get --local --local --server
+check_bad kvs_get --size --local -s 12
+check_bad kvs_get --size --local -s 1X
+check_bad kvs_get --threads --local --threads 0
+check_bad kvs_get --port --local -p 70000
+check_bad kvs_get --duration --local -D x
+check_bad kvs_get --proto --local --proto ,
+check_bad kvs_get --proto --local --proto single,nope
+check_bad kvs_get --backend --local --backend ib
+check_bad kvs_get --order --local --order sideways
+check_bad kvs_get --client --client
+check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
+	--scale 0 --port 7989
+
+echo "1..$n"
