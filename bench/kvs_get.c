@@ -687,8 +687,8 @@ static void print_row(const struct opts *o, const char *backend, int model,
 	ba_set_backend(&ba, backend);
 	ba_json(&ba, "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
 		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
-		"\"gets\":%llu,\"mops\":%.3f,\"gbps\":%.3f,"
-		"\"p50_us\":%.3f,\"p99_us\":%.3f,\"torn\":%llu,"
+		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
+		"\"p50_us\":%.6g,\"p99_us\":%.6g,\"torn\":%llu,"
 		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u",
 		oms_kvs_proto_name(proto), size, o->threads, o->qps,

@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 				gbps = 0;
 			}
 			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"
-				"\"mops\":%.3f,\"gbps\":%.3f,\"scale\":%u,"
+				"\"mops\":%.6g,\"gbps\":%.6g,\"scale\":%u,"
 				"\"qd\":%u,\"runs\":%u", modes[m].name, size,
 				mops[m][s], gbps, scale, qd, runs);
 			bu_printf(!json, " %15.2f %6.2f", mops[m][s], gbps);
