@@ -61,7 +61,7 @@ $(KDEBUG_KO): $(KMOD_SRCS) $(KDEBUG)/.oms-built
 
 kmod-tests: $(KMOD_TESTS) $(KMOD_CHECKER) $(B)/kmod-tests/compat32
 
-$(B)/kmod-tests/%: tests/kmod/%.c tests/kmod/oms_test.h tests/kmod/oms_guest.h tests/kmod/oms_window_fixture.h include/oms_uapi.h $(HARNESS)
+$(B)/kmod-tests/%: tests/kmod/%.c tests/kmod/oms_test.h tests/kmod/oms_guest.h tests/kmod/oms_window_fixture.h tests/harness.h include/oms_uapi.h $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/kmod -o $@ $<

@@ -2,7 +2,9 @@
 # Run test commands, pass their TAP through, and total the results.
 #
 # Each argument is one command (a test binary or a quoted shell command) that
-# prints TAP.  Every command is bounded by TEST_TIMEOUT seconds (default 600).
+# prints TAP.  Every command is bounded by TEST_TIMEOUT seconds (default
+# 5400: a last resort against a hang; the guests and the kselftest harness
+# bound their own parts well below it).
 # A command that exits non-zero without a "not ok" line counts as one failure,
 # so a crash or a timeout is never silent.  The last line is
 #   N passed, N failed, N skipped
@@ -16,7 +18,7 @@
 # same at any CHECK_JOBS.  Commands must not share files: each names its
 # own (mktemp, per-name logs).  Bash for `wait -n`.
 set -u
-timeout_s=${TEST_TIMEOUT:-600}
+timeout_s=${TEST_TIMEOUT:-5400}
 jobs=${CHECK_JOBS:-2}
 case $jobs in '' | *[!0-9]* | 0) echo "run-tests: CHECK_JOBS must be a positive integer" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0

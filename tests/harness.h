@@ -6,7 +6,7 @@
  * beside the host tests) a test that needs 3 s when idle has been seen to
  * need more.  Tests bound their loops by counts, not by the clock; this
  * timeout only catches a hang, so it is far above any test's need, and
- * below scripts/run-tests.sh's bound on the whole binary (600 s).
+ * below scripts/run-tests.sh's bound on the whole binary.
  *
  * TEST() reads TEST_TIMEOUT_DEFAULT where it is used, so redefining it
  * here reaches every test below the include.

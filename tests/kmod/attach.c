@@ -3,7 +3,7 @@
  * attach.c - the window loaded by module parameter, then attach/detach by
  * ioctl: PCI BAR and emulated, write-combining and uncached, INFO.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 /* Runs first: the module was loaded with pci=<ivshmem> bar=2. */

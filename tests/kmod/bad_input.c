@@ -4,7 +4,7 @@
  * changes nothing: INFO and the window contents (a 64 KiB region that the
  * valid parts of the bad calls aim at) are compared before and after.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 #define REGION		0x1c0000

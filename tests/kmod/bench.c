@@ -5,7 +5,7 @@
  * and TSC count, and the documented pattern left in the window (checked on
  * the host for the PCI variant).
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 static int drop_cap(int cap)

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 

@@ -6,7 +6,7 @@
  * cycles the test takes 4 MiB of fresh memory, so a module that took new
  * pages for every window would get other pages each time.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 #define CYCLES	50

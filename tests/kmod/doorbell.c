@@ -5,7 +5,7 @@
  * to the BF register in 64-byte chunks.  Checked on the host for the PCI
  * variant.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 

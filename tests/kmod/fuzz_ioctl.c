@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 #define FUZZ_PROCS 3		/* concurrent fuzzers in the second test */
@@ -279,7 +279,7 @@ FIXTURE_TEARDOWN(fz)
 {
 }
 
-TEST_F_TIMEOUT(fz, random_ioctls, 280)
+TEST_F_TIMEOUT(fz, random_ioctls, 600)
 {
 	struct fuzz f = { 0 };
 	const char *seed = getenv("OMS_FUZZ_SEED");
@@ -411,7 +411,7 @@ static int fuzz_proc(unsigned int seed, unsigned long *faults_ok,
 	return 0;
 }
 
-TEST_F_TIMEOUT(fz, concurrent_ioctls_and_faults, 280)
+TEST_F_TIMEOUT(fz, concurrent_ioctls_and_faults, 600)
 {
 	unsigned long counts[FUZZ_PROCS][2];
 	unsigned long ok_touch = 0, bus = 0;
@@ -542,7 +542,7 @@ static int fuzz_restricted(int mode, unsigned int seed, unsigned long *c)
 	return 0;
 }
 
-TEST_F_TIMEOUT(fz, read_only_and_unprivileged, 280)
+TEST_F_TIMEOUT(fz, read_only_and_unprivileged, 600)
 {
 	static uint8_t before[65536], after[65536];
 	unsigned int seed = (unsigned int)time(NULL);

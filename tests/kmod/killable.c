@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 static double now(void)

@@ -7,7 +7,7 @@
  * (one way), so the guest script runs it last, with oms.ko loaded on the
  * ivshmem BAR.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 #define T_LOCKDOWN "/sys/kernel/security/lockdown"

@@ -4,7 +4,7 @@
  * (read back, FLUSH, and on the host for the PCI variant); mmap inside and
  * beyond the window bounds; MAP_PRIVATE and growth refused.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 
 FIXTURE(win) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * oms_guest.h - helpers of the oms.ko kselftests (guest side only).
- * Tests include kselftest_harness.h first, then this file.
+ * Tests include harness.h (tests/, the kselftest harness) first, then this file.
  */
 #ifndef OMS_GUEST_H
 #define OMS_GUEST_H

@@ -4,7 +4,7 @@
  * order (overlaps resolve to the later op; checked on the host for the PCI
  * variant), and each vector issues exactly the barriers its classes need.
  */
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 

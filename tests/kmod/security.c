@@ -11,7 +11,7 @@
  */
 #include <sys/stat.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 

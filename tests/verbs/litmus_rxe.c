@@ -47,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "harness.h"
 #include "oms.h"
 #include "rxe_proto.h"
 
@@ -499,7 +499,7 @@ TEST_F(rxe, litmus_L17_global_fence_publishes)
  * the new value (C1, R after W), whatever the put's class and path
  * (inline, or a bounce buffer for the longer one).
  */
-TEST_F_TIMEOUT(rxe, litmus_L26_get_after_put_same_address, 150)
+TEST_F_TIMEOUT(rxe, litmus_L26_get_after_put_same_address, 600)
 {
 	static const enum oms_store_class cls[] = {
 		OMS_STORE_UNORDERED, OMS_STORE_WEAK, OMS_STORE_STRONG,
@@ -572,17 +572,17 @@ static uint64_t l33_run(struct __test_metadata *_metadata,
 	return bad;
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L33_get_then_weak_put_same_address, 150)
+TEST_F_TIMEOUT(rxe, litmus_L33_get_then_weak_put_same_address, 600)
 {
 	EXPECT_EQ(0, l33_run(_metadata, self, self->ctx, L33_WEAK));
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L33_get_fence_weak_put_same_address, 150)
+TEST_F_TIMEOUT(rxe, litmus_L33_get_fence_weak_put_same_address, 600)
 {
 	EXPECT_EQ(0, l33_run(_metadata, self, self->ctx, L33_FENCE));
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L33_get_then_strong_put_same_address, 150)
+TEST_F_TIMEOUT(rxe, litmus_L33_get_then_strong_put_same_address, 600)
 {
 	EXPECT_EQ(0, l33_run(_metadata, self, self->ctx, L33_STRONG));
 }
@@ -642,19 +642,19 @@ static uint64_t l34_run(struct __test_metadata *_metadata,
 	return bad;
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_same_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_same_dest, 600)
 {
 	EXPECT_EQ(0, l34_run(_metadata, self, self->ctx, step_l34_same));
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_other_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_other_dest, 600)
 {
 	EXPECT_EQ(0, l34_run(_metadata, self, self->ctx, step_l34_other));
 }
 
 /* The other-destination program with no ordering: the put on the idle QP
  * is echoed into F before the READ behind the busy QP reads it. */
-TEST_F_TIMEOUT(rxe, control_L34_no_ordering_other_dest, 150)
+TEST_F_TIMEOUT(rxe, control_L34_no_ordering_other_dest, 600)
 {
 	uint64_t bad;
 
@@ -718,19 +718,19 @@ static uint64_t l35_run(struct __test_metadata *_metadata,
 	return bad;
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L35_acquire_then_get_same_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L35_acquire_then_get_same_dest, 600)
 {
 	EXPECT_EQ(0, l35_run(_metadata, self, self->ctx, step_l35_same));
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L35_acquire_then_get_other_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L35_acquire_then_get_other_dest, 600)
 {
 	EXPECT_EQ(0, l35_run(_metadata, self, self->ctx, step_l35_other));
 }
 
 /* With no ordering the get of Y on the idle QP reads before the READ of
  * F behind the busy one. */
-TEST_F_TIMEOUT(rxe, control_L35_no_ordering_other_dest, 150)
+TEST_F_TIMEOUT(rxe, control_L35_no_ordering_other_dest, 600)
 {
 	uint64_t bad;
 
@@ -765,7 +765,7 @@ TEST_F(rxe, litmus_L36_dest_seq_refused_on_verbs)
  */
 #define L37_ITERS	24
 
-TEST_F_TIMEOUT(rxe, litmus_L37_failed_put_breaks_the_chain, 150)
+TEST_F_TIMEOUT(rxe, litmus_L37_failed_put_breaks_the_chain, 600)
 {
 	const uint64_t data[1] = { A_OFF };
 	struct oms_stats st0 = { .size = sizeof(st0) };
@@ -843,7 +843,7 @@ static int step_l38_weak(FIXTURE_DATA(rxe) *self, struct oms_ctx *ctx, int i)
 	return step_l38(self, ctx, i, OMS_STORE_WEAK);
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L38_fadd_then_strong_put_other_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L38_fadd_then_strong_put_other_dest, 600)
 {
 	uint64_t seen, bad;
 
@@ -852,7 +852,7 @@ TEST_F_TIMEOUT(rxe, litmus_L38_fadd_then_strong_put_other_dest, 150)
 	EXPECT_EQ(0, bad);
 }
 
-TEST_F_TIMEOUT(rxe, control_L38_fadd_then_weak_put_other_dest, 150)
+TEST_F_TIMEOUT(rxe, control_L38_fadd_then_weak_put_other_dest, 600)
 {
 	uint64_t seen, bad;
 
@@ -863,7 +863,7 @@ TEST_F_TIMEOUT(rxe, control_L38_fadd_then_weak_put_other_dest, 150)
 	EXPECT_GT(bad, 0);
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L38_cas_then_acquire_get, 150)
+TEST_F_TIMEOUT(rxe, litmus_L38_cas_then_acquire_get, 600)
 {
 	static uint64_t old[ITERS + 1], got[ITERS + 1];
 	const uint64_t l = RX_SCRATCH + 0x3000;
@@ -906,7 +906,7 @@ static int step_l39(FIXTURE_DATA(rxe) *self, struct oms_ctx *ctx, int i)
 				   OMS_STORE_RELEASE);
 }
 
-TEST_F_TIMEOUT(rxe, litmus_L39_release_after_puts_same_dest, 150)
+TEST_F_TIMEOUT(rxe, litmus_L39_release_after_puts_same_dest, 600)
 {
 	struct oms_stats st = { .size = sizeof(st) };
 	uint64_t seen, bad, held0;

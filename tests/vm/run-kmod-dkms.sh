@@ -15,7 +15,7 @@ trap 'rm -f "$shm"' EXIT INT TERM
 truncate -s 4M "$shm"
 # The ivshmem device's address is fixed by the order of -device options:
 # the guest script finds it by vendor and device id.
-KVER=$kver sh "$here/boot.sh" -n "dkms-$kver" -t "${OMS_VM_TIMEOUT:-1500}" \
+KVER=$kver sh "$here/boot.sh" -n "dkms-$kver" -t "${OMS_VM_TIMEOUT:-3000}" \
 	"$here/kmod-dkms-guest.sh" "$dir" -- \
 	-object "memory-backend-file,id=hm,share=on,mem-path=$shm,size=4M" \
 	-device ivshmem-plain,memdev=hm

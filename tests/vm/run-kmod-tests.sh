@@ -25,11 +25,11 @@ if [ -n "$image" ]; then
 	# PCI interrupts (_PRT) ran into its loop timeout and tripped the
 	# soft-lockup detector at boot and at every driver bind; the BIOS's
 	# PIRQ table routes them instead.
-	set -- -t "${OMS_VM_TIMEOUT:-1500}" -k "$image" -l "$rel" -a acpi=noirq
+	set -- -t "${OMS_VM_TIMEOUT:-5000}" -k "$image" -l "$rel" -a acpi=noirq
 	kind=debug
 else
 	export KVER="$rel"
-	set -- -t "${OMS_VM_TIMEOUT:-330}"
+	set -- -t "${OMS_VM_TIMEOUT:-3000}"
 	kind=""
 fi
 sh "$here/boot.sh" -n "kmod-$rel" "$@" \

@@ -12,7 +12,7 @@
 set -u
 bdir=${1:?usage: $0 BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
-tmo=${OMS_RXE_TIMEOUT:-1000}	# TCG guests: the litmus suite takes minutes
+tmo=${OMS_RXE_TIMEOUT:-2700}	# TCG guests: the litmus suite takes minutes, more under load
 nic=${OMS_RXE_NIC:-e1000}	# virtio-net-pci stalls under load (docs/verbs.md)
 
 skip() { echo "ok 1 # SKIP $*"; exit 0; }

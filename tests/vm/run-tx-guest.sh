@@ -23,7 +23,7 @@ if ! insmod "$ko" pci="$bdf" bar=2; then
 fi
 echo "ok 1 - insmod oms.ko pci=$bdf bar=2"
 
-timeout -k 5 "${OMS_TEST_TIMEOUT:-120}" "$guest" >"$out" 2>&1
+timeout -k 5 "${OMS_TEST_TIMEOUT:-600}" "$guest" >"$out" 2>&1
 rc=$?
 cat "$out"
 if [ $rc -ne 0 ]; then

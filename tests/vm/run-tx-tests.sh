@@ -20,7 +20,7 @@ truncate -s 4M "$shm"
 # Boot the kernel OMS_KO was built for.
 KVER=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 export KVER
-sh "$here/boot.sh" -t "${OMS_VM_TIMEOUT:-240}" -n tx-guest \
+sh "$here/boot.sh" -t "${OMS_VM_TIMEOUT:-1200}" -n tx-guest \
 	"$here/run-tx-guest.sh" "$ko" "$bdf" "$guest" -- \
 	-object "memory-backend-file,id=txg,share=on,mem-path=$shm,size=4M" \
 	-device ivshmem-plain,memdev=txg,addr=0x10

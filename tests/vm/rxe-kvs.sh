@@ -13,7 +13,7 @@ kvs_server() {
 	"$bdir/bench/kvs_get" --server --bind "$me" --port $kvs_port --proto all \
 		--size 64 --items 256 --writers 1 >/run/kvs-server.log 2>&1 &
 	kpid=$!
-	wait_file "$shared/kvs-done" 200
+	wait_file "$shared/kvs-done" 900
 	done_rc=$?
 	kill -0 $kpid 2>/dev/null
 	alive=$?
@@ -77,10 +77,10 @@ kvs_client() {
 	running=$?
 	rm -f "$shared/a-stopped"
 	echo 10 >"$shared/stop-a"
-	wait_file "$shared/a-stopped" 10
+	wait_file "$shared/a-stopped" 60
 	t0=$(date +%s.%N)
 	i=0
-	while kill -0 $cpid 2>/dev/null && [ $i -lt 150 ]; do
+	while kill -0 $cpid 2>/dev/null && [ $i -lt 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -91,7 +91,9 @@ kvs_client() {
 	msg=$(grep -v '^\[\|progress' /run/kvs-stop.err | tail -n 1)
 	echo "# kvs with the server host stopped: exit $rc after $t s: $msg"
 	[ $running -eq 0 ] && [ $rc -ne 0 ] && [ $rc -ne 255 ] && [ -n "$msg" ] &&
-		awk -v t="$t" 'BEGIN { exit !(t < 5) }'
-	tap $? "kvs_get --client: server host stopped mid-run -> exit $rc within 5 s ($t s) with a message"
+		awk -v t="$t" 'BEGIN { exit !(t < 20) }'
+	# The context's watchdog is 2 s; 20 s is for a loaded host, where the
+	# guest itself runs slowly.  A hang runs into the 30 s bound above.
+	tap $? "kvs_get --client: server host stopped mid-run -> exit $rc within 20 s ($t s) with a message"
 	touch "$shared/kvs-done"
 }
