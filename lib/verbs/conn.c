@@ -42,9 +42,27 @@ int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 	return vb_errno(-ENOMEM);
 }
 
-int vb_set_ack_timeout(struct rdma_cm_id *id)
+/*
+ * The QP's ACK timeout exponent (4.096 us << t per try): the smallest, from
+ * VB_ACK_TIMEOUT up, at which the transport's VB_RETRY_CNT + 1 tries last
+ * the context's timeout_ms.  The transport then gives a peer as long as
+ * the caller does before declaring it dead (-ETIMEDOUT): a fixed ~1 s
+ * failed quiet on a Soft-RoCE guest that a loaded host had stopped for
+ * longer, while the context allowed 20 s.
+ */
+uint8_t vb_ack_timeout(uint32_t timeout_ms)
 {
+	uint64_t want_ns = (uint64_t)timeout_ms * 1000000ull;
 	uint8_t t = VB_ACK_TIMEOUT;
+
+	while (t < 31 && (4096ull << t) * (VB_RETRY_CNT + 1) < want_ns)
+		t++;
+	return t;
+}
+
+int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id)
+{
+	uint8_t t = vb_ack_timeout(vc->ctx->attr.timeout_ms);
 
 	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			       &t, sizeof(t)) ? vb_errno(-EINVAL) : 0;
@@ -242,7 +260,7 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 			vc->dev_name);
 		return -ENODEV;
 	}
-	err = vb_set_ack_timeout(c->id);
+	err = vb_set_ack_timeout(vc, c->id);
 	if (err)
 		return err;
 	if (rdma_resolve_route(c->id, ms_left(deadline)))

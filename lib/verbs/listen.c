@@ -81,7 +81,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 		return -ENOMEM;
 	err = vb_qp_create(vc, id, 1, &inl);
 	if (!err)
-		err = vb_set_ack_timeout(id);
+		err = vb_set_ack_timeout(vc, id);
 	if (err) {
 		if (id->qp)
 			rdma_destroy_qp(id);

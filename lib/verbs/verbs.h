@@ -45,8 +45,10 @@
 #define VB_CHAIN	32		/* WRs per ibv_post_send */
 #define VB_BOUNCE	4096		/* bounce bytes per operation slot */
 #define VB_INLINE_WANT	256		/* max_inline_data asked for */
-#define VB_ACK_TIMEOUT	15		/* 4.096 us << 15 = 134 ms */
-#define VB_RETRY_CNT	7		/* ~1 s to declare a peer dead */
+#define VB_ACK_TIMEOUT	15		/* at least 4.096 us << 15 = 134 ms
+					 * per try; more when the context's
+					 * timeout_ms asks (vb_ack_timeout) */
+#define VB_RETRY_CNT	7		/* tries after the first */
 #define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
 #define VB_KICK_NS	(200ull * 1000000)	/* a QP that stood still this
 						 * long with WRs on it gets a
@@ -160,7 +162,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	       uint32_t timeout_ms, struct oms_rmr *rmr);
 void vb_conn_events(struct vb_ctx *vc);
 void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c);
-int vb_set_ack_timeout(struct rdma_cm_id *id);
+uint8_t vb_ack_timeout(uint32_t timeout_ms);
+int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id);
 uint8_t vb_rd_atomic(int dev_max);
 int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 		 uint32_t *max_inline);

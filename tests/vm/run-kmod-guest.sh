@@ -117,11 +117,21 @@ run_test() {	# run_test NAME [last]: last, no fresh module after it
 # Unload and load again with the suite's parameters (detach_live may have
 # left it unloaded).  A module that cannot be unloaded (a process of the
 # test still holds it) fails here, by name, not in the next test.
+# A test killed by its timeout may leave processes that are still exiting
+# (closing /dev/oms, unmapping the window): they are killed by name and
+# given a bounded while; a module still held after that fails here.
 fresh_module() {	# fresh_module AFTER_TEST
-	if grep -q '^oms ' /proc/modules && ! rmmod oms; then
-		tap 1 "rmmod oms after $1"
-		return
-	fi
+	pkill -KILL -f "^$dir/$1( |\$)" 2>/dev/null
+	i=0
+	while grep -q '^oms ' /proc/modules && ! rmmod oms 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 30 ]; then
+			rmmod oms
+			tap 1 "rmmod oms after $1 (held for 30 s)"
+			return
+		fi
+		sleep 1
+	done
 	# shellcheck disable=SC2086
 	insmod "$ko" $OMS_LOAD_PARAMS || tap 1 "insmod oms.ko after $1"
 }
