@@ -8,7 +8,7 @@
  *           [--proto SET] [--writers N]
  *   kvs_get --client HOST [-p PORT] [--proto SET] [-s SIZE | -a]
  *           [--threads N] [-q QPS] [--batch N] [-D SEC] [--items N]
- *           [--runs N] [--json] [--out_json FILE]
+ *           [--runs N] [--timeout-ms MS] [--json] [--out_json FILE]
  *   kvs_get --local [client and server options] [--scale N] [--order O]
  *                   [--nic-req-ns N]
  *   kvs_get --help lists every option with its range and default.
@@ -64,6 +64,7 @@ struct opts {
 	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
 	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
+	uint32_t timeout_ms;		/* a peer silent this long is dead */
 	int items_set;
 	/* as the command line gives them */
 	int server, local, sweep;
@@ -84,7 +85,7 @@ static const char *const order_names[] = {
 
 static struct opts args = {
 	.port_n = 18515, .size = 64, .items = 1024, .threads = 4, .qps = 1,
-	.batch = 32, .duration = 5, .runs = 1, .scale = 500,
+	.batch = 32, .duration = 5, .runs = 1, .scale = 500, .timeout_ms = 2000,
 	.order = OMS_ORDER_RC_OPT,
 };
 
@@ -139,6 +140,9 @@ static const struct ba_opt opts[] = {
 	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
 	  "local, emu: responder NIC model ns per request (0: bytes only)",
 	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
+	  "declare a silent server dead after this long (oms_ctx_attr "
+	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
 	BA_OPT_REPORT_GBITS,
 };
 
@@ -186,7 +190,7 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_TIMEOUT;
 	a.node = node;
-	a.timeout_ms = 2000;	/* a server gone is noticed within 2 s */
+	a.timeout_ms = o->timeout_ms;	/* 2 s: a server gone is noticed */
 	if (o->backend) {
 		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
 		a.backend = (uint32_t)o->backend;

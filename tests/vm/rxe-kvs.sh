@@ -35,14 +35,17 @@ kvs_client() {
 	# the server may still be starting: retry (bounded)
 	i=0
 	while ! "$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
-		--threads 1 --qps 1 --batch 4 --duration 0.2 --json >/dev/null 2>&1; do
+		--threads 1 --qps 1 --batch 4 --duration 0.2 --timeout-ms 20000 --json >/dev/null 2>&1; do
 		i=$((i + 1))
 		[ $i -gt 60 ] && break
 		sleep 1
 	done
 	for p in $kvs_protos; do
+		# A loaded host can stop this TCG guest for seconds: 20 s
+		# before a silent server counts as dead, as in litmus_rxe.
 		out=$("$k" --client "$peer" --port $kvs_port --proto $p --size 64 --items 256 \
-			--threads 1 --qps 2 --batch 8 --duration 1 --json 2>/run/kvs-$p.err)
+			--threads 1 --qps 2 --batch 8 --duration 1 --timeout-ms 20000 \
+			--json 2>/run/kvs-$p.err)
 		rc=$?
 		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
 		echo "# kvs $p: $line"
