@@ -26,6 +26,7 @@ int main(void)
 	}
 	oms_query_caps(ctx, &caps);
 	printf("backend:              %s\n", caps.backend_name);
+	printf("chosen because:       %s\n", caps.backend_why);
 	printf("destination ordering: %s\n", caps.dest_ordering);
 	printf("acquire reads:        %s\n",
 	       caps.flags & OMS_CAP_ACQUIRE_READ ? "yes" : "no");

@@ -205,6 +205,10 @@ struct oms_caps {
 	char device[32];		/* RDMA device name, "" if none */
 	int32_t numa_node;		/* device's NUMA node, -1 unknown */
 	uint32_t reserved;
+	/* Why this backend: the attribute, OMS_BACKEND, or what AUTO found
+	 * (no RDMA device; a device but rdma-core not loadable, and why).
+	 * Filled only when caps->size covers it (added in 0.1). */
+	char backend_why[160];
 };
 
 /* Context statistics (oms_ctx_stats).  @size first: set it. */
@@ -231,10 +235,16 @@ struct oms_listener;
 /*
  * Create a context.  Backend: attr->backend if set, else the OMS_BACKEND
  * environment variable ("emu", "verbs"), else verbs when an RDMA device is
- * present, else emu.  @attr may be NULL (all defaults).
+ * present and rdma-core can be loaded, else emu; oms_caps.backend_why says
+ * which.  liboms.so does not depend on rdma-core or libnuma: the verbs
+ * backend loads libibverbs.so.1 and librdmacm.so.1 (and libnuma.so.1 if
+ * there) when a context first asks for it, so a program that only uses
+ * the emulated device runs where they are not installed.
+ * @attr may be NULL (all defaults).
  * Errors: -EINVAL (bad field, unknown comp_mask or flag bit), -E2BIG
  * (attr larger than known with non-zero tail), -ENODEV (backend asked for
- * is not available), -ENOMEM, -EBUSY (too many contexts).
+ * is not available), -ELIBACC (verbs asked for, rdma-core not loadable),
+ * -ENOMEM, -EBUSY (too many contexts).
  */
 int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
 

@@ -147,4 +147,8 @@ struct oms_backend_ops {
 extern const struct oms_backend_ops oms_emu_backend;
 extern const struct oms_backend_ops oms_verbs_backend;
 
+/* lib/verbs/backend.c: load rdma-core for the verbs backend (once per
+ * process).  0, or -ELIBACC with the reason in @why. */
+int oms_verbs_load(char *why, size_t whylen);
+
 #endif

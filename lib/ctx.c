@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -155,8 +156,9 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 	return 0;
 }
 
-/* An RDMA device is present when /sys/class/infiniband lists one. */
-static int rdma_device_present(void)
+/* The first RDMA device /sys/class/infiniband lists, into @name; 0 if
+ * there is none. */
+static int rdma_device_present(char *name, size_t len)
 {
 	DIR *d = opendir("/sys/class/infiniband");
 	struct dirent *e;
@@ -164,36 +166,55 @@ static int rdma_device_present(void)
 
 	if (!d)
 		return 0;
-	while (!found && (e = readdir(d)))
+	while (!found && (e = readdir(d))) {
 		found = e->d_name[0] != '.';
+		if (found)
+			snprintf(name, len, "%.63s", e->d_name);
+	}
 	closedir(d);
 	return found;
 }
 
 /*
  * Backend: attr, else OMS_BACKEND ("emu", "verbs"), else verbs when an RDMA
- * device is present, else emu.  Verbs without a device is -ENODEV (from
- * its open); what verbs cannot do is refused here: destination sequence
- * numbers need a reorder buffer at the destination (-EOPNOTSUPP).
+ * device is present and rdma-core can be loaded, else emu; @why says which
+ * rule decided (oms_caps.backend_why).  Verbs asked for without rdma-core
+ * is -ELIBACC; without a device, -ENODEV (from its open).  What verbs
+ * cannot do is refused here: destination sequence numbers need a reorder
+ * buffer at the destination (-EOPNOTSUPP).
  */
-static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **be)
+static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **be,
+			char *why, size_t whylen)
 {
 	const char *env = getenv("OMS_BACKEND");
+	char dev[64], err_why[192];
 
-	if (a->backend == OMS_BACKEND_AUTO && env && *env) {
+	if (a->backend != OMS_BACKEND_AUTO) {
+		snprintf(why, whylen, "asked for in oms_ctx_attr.backend");
+	} else if (env && *env) {
 		if (!strcmp(env, "emu"))
 			a->backend = OMS_BACKEND_EMU;
 		else if (!strcmp(env, "verbs"))
 			a->backend = OMS_BACKEND_VERBS;
 		else
 			return -EINVAL;
+		snprintf(why, whylen, "OMS_BACKEND=%.32s", env);
+	} else if (!rdma_device_present(dev, sizeof(dev))) {
+		a->backend = OMS_BACKEND_EMU;
+		snprintf(why, whylen, "no RDMA device in /sys/class/infiniband");
+	} else if (oms_verbs_load(err_why, sizeof(err_why))) {
+		a->backend = OMS_BACKEND_EMU;
+		snprintf(why, whylen, "RDMA device %.31s, but rdma-core is not loadable: %.80s",
+			 dev, err_why);
+	} else {
+		a->backend = OMS_BACKEND_VERBS;
+		snprintf(why, whylen, "RDMA device %.63s present", dev);
 	}
-	if (a->backend == OMS_BACKEND_AUTO)
-		a->backend = rdma_device_present() ? OMS_BACKEND_VERBS :
-						     OMS_BACKEND_EMU;
 	if (a->backend == OMS_BACKEND_VERBS) {
 		if (a->dest_seq_mask)
 			return -EOPNOTSUPP;
+		if (oms_verbs_load(NULL, 0))
+			return -ELIBACC;
 		*be = &oms_verbs_backend;
 		return 0;
 	}
@@ -215,6 +236,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 {
 	struct oms_so_chan_cfg cc[OMS_MAX_NODES];
 	struct oms_ctx_attr a;
+	char why[160] = "";
 	const struct oms_backend_ops *be;
 	struct oms_ctx *ctx;
 	int err;
@@ -223,7 +245,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		return -EINVAL;
 	err = attr_parse(attr, &a);
 	if (!err)
-		err = pick_backend(&a, &be);
+		err = pick_backend(&a, &be, why, sizeof(why));
 	if (err)
 		return err;
 	ctx = calloc(1, sizeof(*ctx));
@@ -231,6 +253,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		return -ENOMEM;
 	ctx->attr = a;
 	ctx->be = be;
+	snprintf(ctx->backend_why, sizeof(ctx->backend_why), "%s", why);
 	ctx->qdepth = a.queue_depth;
 	ctx->op = calloc(ctx->qdepth, sizeof(*ctx->op));
 	ctx->free = calloc(ctx->qdepth, sizeof(*ctx->free));
@@ -311,6 +334,7 @@ OMS_EXPORT int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps)
 	c.queue_depth = ctx->qdepth;
 	c.numa_node = -1;
 	c.flags |= OMS_CAP_CONNECT;
+	snprintf(c.backend_why, sizeof(c.backend_why), "%s", ctx->backend_why);
 	ctx->be->caps(ctx, &c);
 	if (ctx->be->dest_order_hw)
 		c.flags |= OMS_CAP_DEST_ORDER_HW;

@@ -70,6 +70,7 @@ struct oms_ctx {
 	struct oms_mr *mrs;		/* registered regions */
 	struct oms_listener *listeners;
 	uint32_t users;			/* KVS objects made with it (atomic) */
+	char backend_why[160];		/* why this backend (pick_backend) */
 };
 
 struct oms_mr {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install into a DESTDIR tree and build apps/oms_info.c against it the way a
 # user does, through pkg-config: linked dynamically, then fully statically
-# (gcc -static, pkg-config --static: liboms.a and the libraries its
-# Requires.private names), and run both.  TAP.
+# (gcc -static, pkg-config --static: liboms.a and its Libs.private; rdma-core
+# is not among them, the verbs backend loads it at run time), and run both.
+# TAP.
 #
 # usage: check-install.sh
 set -u

@@ -6,9 +6,11 @@
  * -EINVAL, and what verbs cannot do is refused with -EOPNOTSUPP: sequence
  * numbers at the destination (DEST_SEQ) and held class-2 responses.
  * Where a device exists the verbs context reports it in the capabilities.
+ * backend_why in the capabilities names the rule that chose.
  */
 #include <errno.h>
 #include <glob.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,33 @@ TEST(auto_follows_the_device)
 	ASSERT_EQ(0, oms_query_caps(ctx, &c));
 	EXPECT_EQ(have_device() ? OMS_BACKEND_VERBS : OMS_BACKEND_EMU,
 		  c.backend);
+	if (have_device()) {
+		EXPECT_EQ(0, strncmp(c.backend_why, "RDMA device ", 12));
+	} else {
+		EXPECT_STREQ("no RDMA device in /sys/class/infiniband",
+			     c.backend_why);
+	}
+	EXPECT_EQ(0, oms_ctx_destroy(ctx));
+}
+
+/* A caller that knows only the older, shorter struct gets no why and no
+ * write past its size. */
+TEST(why_only_within_size)
+{
+	struct oms_caps c;
+	struct oms_ctx *ctx = NULL;
+	size_t old = offsetof(struct oms_caps, backend_why);
+
+	ASSERT_EQ(0, create(OMS_BACKEND_EMU, 0, &ctx));
+	memset(&c, 0x5a, sizeof(c));
+	c.size = (uint32_t)old;
+	ASSERT_EQ(0, oms_query_caps(ctx, &c));
+	EXPECT_EQ(old, c.size);
+	for (size_t i = old; i < sizeof(c); i++)
+		ASSERT_EQ(0x5a, ((unsigned char *)&c)[i]);
+	c.size = sizeof(c);
+	ASSERT_EQ(0, oms_query_caps(ctx, &c));
+	EXPECT_STREQ("asked for in oms_ctx_attr.backend", c.backend_why);
 	EXPECT_EQ(0, oms_ctx_destroy(ctx));
 }
 
@@ -58,6 +87,7 @@ TEST(env_forces_and_refuses)
 	ASSERT_EQ(0, oms_ctx_create(NULL, &ctx));
 	ASSERT_EQ(0, oms_query_caps(ctx, &c));
 	EXPECT_EQ(OMS_BACKEND_EMU, c.backend);
+	EXPECT_STREQ("OMS_BACKEND=emu", c.backend_why);
 	EXPECT_EQ(0, oms_ctx_destroy(ctx));
 	setenv("OMS_BACKEND", "nonsense", 1);
 	ctx = (struct oms_ctx *)0x1;

@@ -14,9 +14,17 @@
 #include "verbs/verbs.h"
 #include "tx/barrier.h"
 
+/* rdma-core is loaded here, not by the dynamic linker (rdma_lib.h). */
+int oms_verbs_load(char *why, size_t whylen)
+{
+	return vb_rdma_load(why, whylen);
+}
+
 static int vb_open(struct oms_ctx *ctx)
 {
-	return vb_dev_open(ctx);
+	int err = vb_rdma_load(NULL, 0);
+
+	return err ? err : vb_dev_open(ctx);
 }
 
 static void vb_close(struct oms_ctx *ctx)

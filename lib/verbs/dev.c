@@ -8,7 +8,6 @@
  * later connections can be checked against it.
  */
 #include <errno.h>
-#include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <numa.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -32,8 +32,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include <infiniband/verbs.h>
-#include <rdma/rdma_cma.h>
+#include "verbs/rdma_lib.h"	/* rdma-core, loaded at run time */
 
 #include "oms_priv.h"
 
