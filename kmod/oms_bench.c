@@ -19,7 +19,7 @@
 #include <asm/tsc.h>
 #endif
 
-#include "oms.h"
+#include "oms_drv.h"
 #include "oms_barrier.h"
 
 #define OMS_BENCH_DEFAULT_SPAN	SZ_256K

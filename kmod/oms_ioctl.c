@@ -16,7 +16,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "oms.h"
+#include "oms_drv.h"
 
 union oms_arg {
 	struct oms_attach attach;

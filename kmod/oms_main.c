@@ -13,7 +13,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 
-#include "oms.h"
+#include "oms_drv.h"
 
 struct oms_device oms = {
 	.lock = __MUTEX_INITIALIZER(oms.lock),

@@ -13,7 +13,7 @@
  */
 #include <linux/mm.h>
 
-#include "oms.h"
+#include "oms_drv.h"
 #include "oms_compat.h"
 
 static vm_fault_t oms_vm_fault(struct vm_fault *vmf)

@@ -12,7 +12,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "oms.h"
+#include "oms_drv.h"
 #include "oms_barrier.h"
 #include "oms_compat.h"
 

@@ -26,7 +26,7 @@
 #include <linux/slab.h>
 #include <asm/set_memory.h>
 
-#include "oms.h"
+#include "oms_drv.h"
 
 static bool allow_claimed;
 module_param(allow_claimed, bool, 0644);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * oms.h - internal interfaces of oms.ko.
+ * oms_drv.h - internal interfaces of oms.ko (the public header of liboms
+ * is include/oms.h; this one is the driver's own).
  *
  * The window is an object with its own lifetime (struct oms_window): one
  * per attach, reference counted, found from the device (oms.win, under
@@ -21,8 +22,8 @@
  * A benchmark holds only w->use for reading, so open, release, INFO and
  * page faults never wait behind it; detach makes it stop at its next chunk.
  */
-#ifndef OMS_H
-#define OMS_H
+#ifndef OMS_DRV_H
+#define OMS_DRV_H
 
 #include <linux/fs.h>
 #include <linux/kref.h>
@@ -118,4 +119,4 @@ bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len);
 int oms_bench_check(const struct oms_bench *a);
 int oms_bench_exec(struct oms_window *w, struct oms_bench *a);
 
-#endif /* OMS_H */
+#endif /* OMS_DRV_H */
