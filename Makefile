@@ -23,8 +23,8 @@ CC ?= cc
 CLANG ?= clang
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -pthread \
-	-Iinclude -Ilib -I$(B) $(WARN)
+LIB_CFLAGS := -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -pthread $(WARN)
+BASE_CFLAGS := $(LIB_CFLAGS) -Iinclude -Ilib -I$(B)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 # liboms itself needs only these: rdma-core and libnuma are loaded at run
@@ -74,7 +74,7 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 # Commands run by `make check`; each prints TAP.  mk/*.mk may append.
 CHECK_CMDS :=
 
-.PHONY: all lib tests check check-run demo demo-run deps install clean fuzz \
+.PHONY: all lib print-layer-cflags tests check check-run demo demo-run deps install clean fuzz \
 	headers-check
 all: lib $(APPS) $(BENCHES) tests
 
@@ -93,20 +93,41 @@ $(HARNESS):
 	$(call msg,EXTRACT,kselftest)
 	$(Q)sh scripts/kselftest-headers.sh $(B)/kselftest
 
+# Layers the build enforces.  A library object sees the include path of
+# its layer (LAYER_INC), not all of lib/: the engine is built with its own
+# headers and the store-class numbering (include/oms_order.h) only, from a
+# directory of links made for it, so an engine file that includes
+# oms_priv.h, a backend or the context layer does not compile.
+# tests/layers.sh shows it (make print-layer-cflags LAYER=engine).
+LAYER_INC := -Iinclude -Ilib -I$(B)
+LAYER_ENGINE := $(B)/layers/engine
+ENGINE_OBJS := $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/engine/%, \
+	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
+$(ENGINE_OBJS): LAYER_INC := -I$(LAYER_ENGINE)
+$(ENGINE_OBJS): | $(LAYER_ENGINE)/oms_order.h
+
+$(LAYER_ENGINE)/oms_order.h: include/oms_order.h
+	$(Q)mkdir -p $(@D)
+	$(Q)ln -sfn $(CURDIR)/lib/engine $(@D)/engine
+	$(Q)ln -sf $(CURDIR)/$< $@
+
+print-layer-cflags: $(LAYER_ENGINE)/oms_order.h
+	@echo $(LIB_CFLAGS) $(if $(filter engine,$(LAYER)),-I$(LAYER_ENGINE),$(LAYER_INC))
+
 $(B)/obj/%.o: %.c $(LIB_HDRS)
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(LIB_CFLAGS) $(LAYER_INC) $(CFLAGS) -c -o $@ $<
 
 $(B)/pic/%.o: %.c $(LIB_HDRS)
 	$(call msg,CC,$< [pic])
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
+	$(Q)$(CC) $(LIB_CFLAGS) $(LAYER_INC) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(B)/asan/%.o: %.c $(LIB_HDRS)
 	$(call msg,CC,$< [asan])
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+	$(Q)$(CC) $(LIB_CFLAGS) $(LAYER_INC) $(ASAN_FLAGS) -c -o $@ $<
 
 $(STATIC): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -188,7 +209,7 @@ CHECK_CMDS := $(CHECK_CMDS) \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(TESTS) $(TESTS_ASAN) \
 	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \
-	"sh tests/no-rdma-libs.sh $(B)"
+	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh"
 
 # check and demo install what is missing first (as root; anyone else gets
 # the apt-get line and make stops), then run in a fresh make, which sees

@@ -111,7 +111,7 @@
 
 #include <stdint.h>
 
-#include "oms.h"
+#include "oms_order.h"	/* the store classes; nothing else of oms.h */
 
 #define OMS_SO_MAX_CHANNELS	64
 #define OMS_SO_MAX_HELD		65536
