@@ -94,25 +94,37 @@ $(HARNESS):
 	$(Q)sh scripts/kselftest-headers.sh $(B)/kselftest
 
 # Layers the build enforces.  A library object sees the include path of
-# its layer (LAYER_INC), not all of lib/: the engine is built with its own
-# headers and the store-class numbering (include/oms_order.h) only, from a
-# directory of links made for it, so an engine file that includes
-# oms_priv.h, a backend or the context layer does not compile.
-# tests/layers.sh shows it (make print-layer-cflags LAYER=engine).
+# its layer (LAYER_INC), not all of lib/, from a directory of links made
+# for the layer:
+#   engine  its own headers and the store-class numbering (oms_order.h);
+#   kvs     the public headers, its own, lib/util/ and ctx_users.h (the
+#           one door into the context layer) - it is built over the API.
+# So an engine file that includes oms_priv.h, a backend or oms.h, or a
+# KVS file that includes oms_priv.h or the engine, does not compile.
+# tests/layers.sh shows it (make print-layer-cflags LAYER=engine|kvs).
 LAYER_INC := -Iinclude -Ilib -I$(B)
-LAYER_ENGINE := $(B)/layers/engine
-ENGINE_OBJS := $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/engine/%, \
+layer_objs = $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/$(1)/%, \
 	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
-$(ENGINE_OBJS): LAYER_INC := -I$(LAYER_ENGINE)
-$(ENGINE_OBJS): | $(LAYER_ENGINE)/oms_order.h
+LAYER_INC_engine := -I$(B)/layers/engine
+LAYER_INC_kvs := -Iinclude -I$(B)/layers/kvs
+$(call layer_objs,engine): LAYER_INC := $(LAYER_INC_engine)
+$(call layer_objs,engine): | $(B)/layers/engine/oms_order.h
+$(call layer_objs,kvs): LAYER_INC := $(LAYER_INC_kvs)
+$(call layer_objs,kvs): | $(B)/layers/kvs/ctx_users.h
 
-$(LAYER_ENGINE)/oms_order.h: include/oms_order.h
+$(B)/layers/engine/oms_order.h: include/oms_order.h
 	$(Q)mkdir -p $(@D)
 	$(Q)ln -sfn $(CURDIR)/lib/engine $(@D)/engine
 	$(Q)ln -sf $(CURDIR)/$< $@
 
-print-layer-cflags: $(LAYER_ENGINE)/oms_order.h
-	@echo $(LIB_CFLAGS) $(if $(filter engine,$(LAYER)),-I$(LAYER_ENGINE),$(LAYER_INC))
+$(B)/layers/kvs/ctx_users.h: lib/ctx_users.h
+	$(Q)mkdir -p $(@D)
+	$(Q)ln -sfn $(CURDIR)/lib/kvs $(@D)/kvs
+	$(Q)ln -sfn $(CURDIR)/lib/util $(@D)/util
+	$(Q)ln -sf $(CURDIR)/$< $@
+
+print-layer-cflags: $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h
+	@echo $(LIB_CFLAGS) $(or $(LAYER_INC_$(LAYER)),$(LAYER_INC))
 
 $(B)/obj/%.o: %.c $(LIB_HDRS)
 	$(call msg,CC,$<)

@@ -23,14 +23,6 @@
 
 #define ACK_WORDS (OMS_ACK_WINDOW / 64)
 
-uint64_t oms_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void attr_defaults(struct oms_ctx_attr *a)
 {
 	memset(a, 0, sizeof(*a));

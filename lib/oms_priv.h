@@ -16,9 +16,9 @@
 #include "backend.h"
 #include "engine/op_counter.h"
 #include "engine/store_order.h"
-
-/* Every exported symbol; the library builds with -fvisibility=hidden. */
-#define OMS_EXPORT __attribute__((visibility("default")))
+#include "ctx_users.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 #define OMS_ACK_WINDOW	65536u		/* per-channel completion bitmap */
 #define OMS_MAX_HELD	4096u
@@ -89,13 +89,10 @@ struct oms_listener {
 };
 
 /* lib/ctx.c */
-uint64_t oms_now_ns(void);
 int oms_ctx_progress(struct oms_ctx *ctx);
 void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
-void oms_ctx_user_get(struct oms_ctx *ctx);
-void oms_ctx_user_put(struct oms_ctx *ctx);
 
 /* lib/conn.c */
 int oms_mr_listened(const struct oms_mr *mr);

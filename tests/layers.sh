@@ -1,25 +1,37 @@
 #!/bin/sh
-# The layers the build enforces (Makefile, LAYER_INC): an engine source
-# that reaches past the engine does not compile.  Each probe is compiled
-# the way the Makefile compiles lib/engine/*.c (make print-layer-cflags
-# LAYER=engine); the control compiles the same probe with the flags every
-# other library object gets, to show that only the layer's include path
-# refuses it.  TAP.
+# The layers the build enforces (Makefile, LAYER_INC): a source of a layer
+# that reaches past the layer's include path does not compile.  Probes are
+# compiled the way the Makefile compiles the layer's files (make
+# print-layer-cflags LAYER=...); the control compiles a forbidden probe
+# with the flags the rest of the library gets, to show that only the
+# layer's include path refuses it.  TAP.
+#
+#   engine  lib/engine/: its own headers and oms_order.h only
+#   kvs     lib/kvs/: public headers, its own, lib/util/, ctx_users.h
 #
 # usage: layers.sh
 set -u
 cc=${CC:-cc}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-engine=$(make -s print-layer-cflags LAYER=engine) &&
-lib=$(make -s print-layer-cflags) ||
+flags_engine=$(make -s print-layer-cflags LAYER=engine) &&
+flags_kvs=$(make -s print-layer-cflags LAYER=kvs) &&
+flags_lib=$(make -s print-layer-cflags) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..9"
+echo "1..16"
 n=0
 
-# compiles NAME FLAGS: 0 when $dir/NAME.c compiles with FLAGS
-compiles() {
-	$cc $2 -c -o "$dir/$1.o" "$dir/$1.c" >"$dir/$1.log" 2>&1
+# probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
+# it compiles with FLAGS
+probe() {
+	name=$1 flags=$2
+	shift 2
+	: >"$dir/$name.c"
+	for h in "$@"; do
+		printf '#include "%s"\n' "$h" >>"$dir/$name.c"
+	done
+	printf 'int probe(void);\nint probe(void) { return 0; }\n' >>"$dir/$name.c"
+	$cc $flags -c -o "$dir/$name.o" "$dir/$name.c" >"$dir/$name.log" 2>&1
 }
 
 ok() {
@@ -32,44 +44,47 @@ ok() {
 	fi
 }
 
-# Every engine source builds inside its layer (what the Makefile does).
-bad=""
-for f in lib/engine/*.c; do
-	$cc $engine -c -o /dev/null "$f" >"$dir/engine.log" 2>&1 || bad="$bad $f"
+for layer in engine kvs; do
+	eval "flags=\$flags_$layer"
+	# Every source of the layer builds inside it ...
+	bad=""
+	for f in lib/$layer/*.c; do
+		$cc $flags -c -o /dev/null "$f" >"$dir/src.log" 2>&1 || bad="$bad $f"
+	done
+	[ -z "$bad" ] && r=0 || r=1
+	ok $r "$layer: every lib/$layer/*.c compiles inside its layer${bad:+ (not:$bad)}" src
+	# ... and the Makefile does compile them so, static, PIC and ASan.
+	r=0
+	for k in obj pic asan; do
+		f=$(ls lib/$layer/*.c | head -1)
+		cmd=$(make -n -B "build/$k/${f%.c}.o" 2>&1 | grep -- ' -c ')
+		echo "$cmd" | grep -q -- "-Ibuild/layers/$layer" || r=1
+		echo "$cmd" | grep -Eq -- '-Ilib( |$)' && r=1
+		[ $r = 0 ] || echo "# $k: $cmd"
+	done
+	ok $r "$layer: make builds its objects with the layer's include path, never -Ilib" none
 done
-[ -z "$bad" ] && r=0 || r=1
-ok $r "every lib/engine/*.c compiles with only the engine's headers${bad:+ (not:$bad)}" engine
 
-# ... and the Makefile does compile them so: for the static, PIC and ASan
-# objects alike, the engine's include path and not lib/ nor include/.
-r=0
-for k in obj pic asan; do
-	cmd=$(make -n -B "build/$k/lib/engine/rob.o" 2>&1 | grep -- ' -c ')
-	echo "$cmd" | grep -q -- '-Ibuild/layers/engine' || r=1
-	echo "$cmd" | grep -Eq -- '-I(lib|include)( |$)' && r=1
-	[ $r = 0 ] || echo "# $k: $cmd"
-done
-ok $r "make builds lib/engine objects (static, PIC, ASan) with the engine's include path only" none
-
-# The engine's own headers and the store classes are in the layer.
-printf '#include "engine/store_order.h"\n#include "engine/rob.h"\n#include "oms_order.h"\nint probe(void);\nint probe(void) { return OMS_STORE_STRONG + OMS_SO_MAX_CHANNELS; }\n' \
-	>"$dir/inside.c"
-compiles inside "$engine"; ok $? "an engine file may include engine/*.h and oms_order.h" inside
-
-# What lies outside the engine does not compile there: the context layer,
-# the backend interface, the backends, the public API.
+probe inside "$flags_engine" engine/store_order.h engine/rob.h oms_order.h
+ok $? "engine: may include engine/*.h and oms_order.h" inside
 for h in oms_priv.h backend.h emu/emu.h verbs/verbs.h oms.h; do
-	printf '#include "engine/store_order.h"\n#include "%s"\nint probe(void);\nint probe(void) { return 0; }\n' "$h" \
-		>"$dir/out.c"
 	r=1
-	if ! compiles out "$engine" && grep -q "$h: No such file" "$dir/out.log"; then
-		r=0
+	if ! probe out "$flags_engine" engine/store_order.h "$h"; then
+		grep -q "$h: No such file" "$dir/out.log" && r=0
 	fi
-	ok $r "an engine file that includes $h does not compile" out
+	ok $r "engine: a file that includes $h does not compile" out
 done
 
-# The control: the library's general flags take the probe that includes
-# oms_priv.h, so the refusal above is the layer's, not a broken probe.
-printf '#include "engine/store_order.h"\n#include "oms_priv.h"\nint probe(void);\nint probe(void) { return 0; }\n' \
-	>"$dir/ctl.c"
-compiles ctl "$lib"; ok $? "control: the same oms_priv.h probe compiles with the library's general flags" ctl
+probe inside "$flags_kvs" oms.h oms_kvs.h kvs/kvs_priv.h util/clock.h util/export.h ctx_users.h
+ok $? "kvs: may include the public headers, kvs/, util/ and ctx_users.h" inside
+for h in oms_priv.h backend.h engine/store_order.h emu/emu.h; do
+	r=1
+	if ! probe out "$flags_kvs" oms.h "$h"; then
+		grep -q "$h: No such file" "$dir/out.log" && r=0
+	fi
+	ok $r "kvs: a file that includes $h does not compile" out
+done
+
+# The control: the library's general flags take the oms_priv.h probe.
+probe ctl "$flags_lib" engine/store_order.h oms_priv.h
+ok $? "control: the same oms_priv.h probe compiles with the library's general flags" ctl

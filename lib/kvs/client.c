@@ -34,8 +34,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "oms_priv.h"
+#include "ctx_users.h"
 #include "kvs/kvs_priv.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 #define DEFAULT_BATCH	32u
 #define DEFAULT_RETRIES	1000000u

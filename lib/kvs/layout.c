@@ -15,8 +15,10 @@
  */
 #include <errno.h>
 
-#include "oms_priv.h"
+#include "ctx_users.h"
 #include "kvs/kvs_priv.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 #define WORD_STEP 0xd6e8feb86659fd93ull	/* odd: every word differs */
 

@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "oms_priv.h"
+#include "ctx_users.h"
 #include "kvs/kvs_priv.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 static void server_free(struct oms_kvs_server *s)
 {

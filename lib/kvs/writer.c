@@ -32,8 +32,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "oms_priv.h"
+#include "ctx_users.h"
 #include "kvs/kvs_priv.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 /*
  * Store order between the pieces of one update: each piece is visible to
