@@ -85,7 +85,8 @@ extern "C" {
 #define OMS_TX_LD_MAX		256u	/* bytes one load reads at most */
 #define OMS_TX_RESP_SLOT	(64u + OMS_TX_LD_MAX)	/* response slot */
 #define OMS_TX_RESP_MAX_SLOTS	64u	/* loads outstanding per queue */
-#define OMS_TX_LD_TIMEOUT_MS	1000u	/* a load's wait gives up after */
+#define OMS_TX_LD_TIMEOUT_MS	1000u	/* a load's wait gives up after
+						 * (default of load_timeout_ms) */
 
 enum oms_tx_class {
 	OMS_TX_WEAK = 0,
@@ -204,7 +205,12 @@ struct oms_tx_queue_attr {
 				 * multiple of 64 up to OMS_TX_MAX_MSG; 0 = 256 */
 	uint64_t offset;	/* the queue's region of the window */
 	uint64_t length;	/* 0 = to the end; a power of two chunks */
-	uint64_t reserved[2];	/* must be zero */
+	uint32_t load_timeout_ms; /* a load's wait gives up after this;
+				 * 0 = OMS_TX_LD_TIMEOUT_MS.  Raise it where
+				 * the device may be slow to answer (a
+				 * software NIC on a loaded machine) */
+	uint32_t reserved0;	/* must be zero */
+	uint64_t reserved[1];	/* must be zero */
 };
 
 /*
@@ -288,7 +294,7 @@ size_t oms_tx_wire_bytes(unsigned cls, size_t len);
  * queue's thread (oms_tx_nic_set_resp).  Zeroes it.  Sequenced queues only;
  * not while loads are outstanding.
  * Errors: -EINVAL (NULL, alignment, size), -EOPNOTSUPP (not sequenced),
- * -EBUSY (loads outstanding).
+ * -EBUSY (loads outstanding, or a timed-out load's answer not yet come).
  */
 int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area, size_t len);
 
@@ -322,10 +328,13 @@ int oms_tx_store(struct oms_tx_queue *q, uint64_t addr, const void *buf,
  * read includes them (read-your-writes).  Nothing on the host waits: later
  * host operations may be observed by the device before the read is
  * performed (use oms_tx_acquire for that).
+ * A load takes any free response slot; the tag names the slot and this
+ * use of it, so a tag of an earlier load on the same slot is refused.
  * Errors: -EINVAL (NULL, @len 0 or above OMS_TX_LD_MAX, flags, @addr +
  * @len overflows), -EOPNOTSUPP (not sequenced), -ENXIO (no response area),
- * -EBUSY (every response slot has a load outstanding), -EAGAIN (no
- * credit).  Nothing is written on error.
+ * -EBUSY (no free slot: each has a load outstanding, or a timed-out
+ * blocking load whose answer has not come), -EAGAIN (no credit).  Nothing
+ * is written on error.
  */
 int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr, size_t len,
 		     unsigned flags);
@@ -335,14 +344,18 @@ int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr, size_t len,
  * bytes (the length posted) to @buf.  The bytes are read after the done
  * word (oms_tx_from_device).
  * Errors: -EINVAL (NULL, @len not the length posted), -ENOENT (@tag not
- * outstanding), -ETIMEDOUT (no answer within OMS_TX_LD_TIMEOUT_MS; the tag
- * stays outstanding, wait again), the device's refusal: -EFAULT (outside
- * its memory), -EIO (it answered with another status).  @buf is written
- * only on success.
+ * outstanding: never posted, already collected, or of an earlier use of
+ * its slot), -ETIMEDOUT (no answer within the queue's load_timeout_ms; the
+ * tag stays outstanding, wait again), the device's refusal: -EFAULT
+ * (outside its memory), -EIO (it answered with another status).  @buf is
+ * written only on success.
  */
 int oms_tx_load_wait(struct oms_tx_queue *q, int tag, void *buf, size_t len);
 
-/* oms_tx_load_post() then oms_tx_load_wait(); the same errors. */
+/* oms_tx_load_post() then oms_tx_load_wait(); the same errors, except
+ * that on -ETIMEDOUT no tag is left to wait on: the slot stays taken until
+ * the late answer arrives (it is then freed by a later post), so the
+ * answer can never land on a later load's slot. */
 int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf, size_t len,
 		unsigned flags);
 
@@ -356,7 +369,8 @@ int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf, size_t len,
  * sequenced load (after earlier stores: it reads them).  It does not order
  * earlier host operations (that is a release).
  * Errors: as oms_tx_load_post() (flags are not taken) and
- * oms_tx_load_wait(); on -ETIMEDOUT the tag stays outstanding.
+ * oms_tx_load_wait(); on -ETIMEDOUT as oms_tx_load(): no tag is left, the
+ * slot is freed when the late answer arrives.
  */
 int oms_tx_acquire(struct oms_tx_queue *q, uint64_t addr, void *buf,
 		   size_t len);
@@ -464,8 +478,10 @@ struct oms_tx_fabric {
  * @ring_chunks chunks, slot geometry as the NIC was created with) and hand
  * them to the NIC through the fabric model.  The caller makes sure the
  * producer published them (oms_tx_flush/oms_tx_published) and does not
- * overwrite them meanwhile (credits).  Returns chunks handed over or
- * -EINVAL.
+ * overwrite them meanwhile (credits).  Returns the chunks handed over:
+ * every position of a sequenced ring; on a plain ring the chunks of each
+ * slot's message (a slot's unused tail is not sent).  Errors: -EINVAL,
+ * -ENOMEM (the fabric's pool for @fab->reorder).
  */
 int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			 const void *ring, uint64_t ring_chunks, uint64_t from,

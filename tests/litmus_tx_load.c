@@ -19,8 +19,15 @@
  *                     device never observes either before it performed the
  *                     acquire's read.  Controls: a load that does not wait
  *                     (post, store, then wait), a relaxed load.
+ *   slots             a load takes any free response slot; a tag of an
+ *                     earlier use of a slot is refused; a blocking load
+ *                     that timed out keeps its slot until the late answer
+ *                     has come, so it never lands on a later load.
  *   bad input         refused with a clear errno; nothing written, no
  *                     counter moved.
+ *
+ * With a device thread the queue's load timeout is a hang bound (60 s):
+ * on a loaded machine the NIC's thread may wait long for a core.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,6 +62,7 @@ struct dev {
 	uint64_t host_x;	/* ordinary host memory the device reads */
 	uint64_t early;		/* reads performed after the later store */
 	uint64_t reads;
+	uint64_t drained;	/* no device thread: drained up to here */
 };
 
 /* The device reads host_x at the moment it performs each read of F: a
@@ -117,7 +125,11 @@ static void *nic_main(void *arg)
 static int dev_open(struct dev *d, uint32_t reorder, uint64_t seed,
 		    unsigned lazy_us, int start)
 {
-	struct oms_tx_queue_attr qa = { .cls = OMS_TX_SEQUENCED, .max_msg = 512 };
+	struct oms_tx_queue_attr qa = {
+		.cls = OMS_TX_SEQUENCED, .max_msg = 512,
+		/* a thread: a hang bound; none: nobody answers, fail fast */
+		.load_timeout_ms = start ? 60000 : 50,
+	};
 	struct oms_tx_nic_attr na = {
 		.format = OMS_TX_FMT_SEQ, .nthreads = 1, .mem_len = MEM,
 		.perform = on_perform, .arg = d,
@@ -169,6 +181,18 @@ static void store(struct dev *d, uint64_t addr, const void *buf, size_t len)
 	}
 	if (r)
 		abort();
+}
+
+/* No device thread: the NIC takes what was published, now. */
+static void drain_now(struct dev *d)
+{
+	uint64_t p = oms_tx_published(d->q), ring = oms_tx_ring_chunks(d->q);
+
+	if (oms_tx_nic_drain(d->nic, 0, oms_tx_ring(d->q), ring, d->drained, p,
+			     NULL) < 0)
+		abort();
+	d->drained = p;
+	oms_tx_credit(d->q, p + ring);
 }
 
 static void store64(struct dev *d, uint64_t addr, uint64_t v)
@@ -530,7 +554,9 @@ TEST(litmus_L40_busy_and_timeout)
 	memcpy(keep, buf, sizeof(buf));
 	for (int i = 0; i < NSLOTS; i++) {
 		tags[i] = oms_tx_load_post(d.q, 0, 8, OMS_TX_LD_RELAXED);
-		ASSERT_EQ(i, tags[i]);
+		ASSERT_GE(tags[i], 0);
+		for (int j = 0; j < i; j++)
+			ASSERT_NE(tags[j], tags[i]);
 	}
 	ASSERT_EQ(-EBUSY, oms_tx_load_post(d.q, 0, 8, 0));
 	ASSERT_EQ(-EBUSY, oms_tx_acquire(d.q, 0, buf, 8));
@@ -539,6 +565,79 @@ TEST(litmus_L40_busy_and_timeout)
 	ASSERT_EQ(-ETIMEDOUT, oms_tx_load_wait(d.q, tags[0], buf, 8));
 	ASSERT_EQ(-ETIMEDOUT, oms_tx_load_wait(d.q, tags[0], buf, 8));
 	ASSERT_EQ(0, memcmp(buf, keep, sizeof(buf)));
+	dev_close(&d, 0);
+}
+
+/* A load takes whichever slot is free, not the next in turn; the tag of a
+ * slot's earlier use is refused once the slot is used again. */
+TEST(litmus_L40_load_takes_any_free_slot)
+{
+	int tags[NSLOTS], t;
+	uint64_t v;
+	struct dev d;
+
+	ASSERT_EQ(0, dev_open(&d, 0, 1, 0, 0));		/* drained by hand */
+	for (int i = 0; i < NSLOTS + 1; i++)
+		store64(&d, 8 * i, 100 + i);
+	for (int i = 0; i < NSLOTS; i++)
+		ASSERT_LE(0, tags[i] = oms_tx_load_post(d.q, 8 * i, 8, 0));
+	ASSERT_EQ(-EBUSY, oms_tx_load_post(d.q, 0, 8, 0));
+	drain_now(&d);
+	/* the last slot comes free; the next post must find it */
+	ASSERT_EQ(0, oms_tx_load_wait(d.q, tags[NSLOTS - 1], &v, 8));
+	ASSERT_EQ(100 + NSLOTS - 1, v);
+	t = oms_tx_load_post(d.q, 8 * NSLOTS, 8, 0);
+	ASSERT_LE(0, t);
+	ASSERT_NE(tags[NSLOTS - 1], t);
+	ASSERT_EQ(-ENOENT, oms_tx_load_wait(d.q, tags[NSLOTS - 1], &v, 8));
+	drain_now(&d);
+	ASSERT_EQ(0, oms_tx_load_wait(d.q, t, &v, 8));
+	ASSERT_EQ(100 + NSLOTS, v);
+	for (int i = 0; i < NSLOTS - 1; i++) {
+		ASSERT_EQ(0, oms_tx_load_wait(d.q, tags[i], &v, 8));
+		ASSERT_EQ(100 + i, v);
+	}
+	dev_close(&d, 0);
+}
+
+/* A blocking load that gave up leaves no tag; its slot is not reused
+ * until the late answer came, which then lands on nobody's load. */
+TEST(litmus_L40_timed_out_load_keeps_its_slot_until_answered)
+{
+	int tags[NSLOTS - 1], t;
+	uint64_t v = 7;
+	struct dev d;
+
+	ASSERT_EQ(0, dev_open(&d, 0, 1, 0, 0));		/* drained by hand */
+	for (int i = 0; i < NSLOTS; i++)
+		store64(&d, 8 * i, 200 + i);
+	ASSERT_EQ(-ETIMEDOUT, oms_tx_load(d.q, 0, &v, 8, 0));
+	ASSERT_EQ(-ETIMEDOUT, oms_tx_acquire(d.q, 0, &v, 8));
+	ASSERT_EQ(7, v);
+	/* two slots are lost now; the others still serve */
+	for (int i = 0; i < NSLOTS - 2; i++)
+		ASSERT_LE(0, tags[i] = oms_tx_load_post(d.q, 8 * (i + 1), 8, 0));
+	ASSERT_EQ(-EBUSY, oms_tx_load_post(d.q, 0, 8, 0));
+	ASSERT_EQ(-EBUSY, oms_tx_queue_set_resp(d.q, d.resp,
+						NSLOTS * OMS_TX_RESP_SLOT));
+	drain_now(&d);			/* the late answers arrive */
+	for (int i = 0; i < NSLOTS - 2; i++) {
+		ASSERT_EQ(0, oms_tx_load_wait(d.q, tags[i], &v, 8));
+		ASSERT_EQ(200 + i + 1, v);
+	}
+	/* every slot serves again */
+	for (int i = 0; i < NSLOTS - 1; i++)
+		ASSERT_LE(0, tags[i] = oms_tx_load_post(d.q, 8 * i, 8, 0));
+	ASSERT_LE(0, t = oms_tx_load_post(d.q, 8 * (NSLOTS - 1), 8, 0));
+	drain_now(&d);
+	for (int i = 0; i < NSLOTS - 1; i++) {
+		ASSERT_EQ(0, oms_tx_load_wait(d.q, tags[i], &v, 8));
+		ASSERT_EQ(200 + i, v);
+	}
+	ASSERT_EQ(0, oms_tx_load_wait(d.q, t, &v, 8));
+	ASSERT_EQ(200 + NSLOTS - 1, v);
+	ASSERT_EQ(0, oms_tx_queue_set_resp(d.q, d.resp,
+					   NSLOTS * OMS_TX_RESP_SLOT));
 	dev_close(&d, 0);
 }
 

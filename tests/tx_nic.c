@@ -259,6 +259,37 @@ static struct oms_tx_nic *plain_nic(struct log *l, unsigned slot, uint64_t len)
 	return oms_tx_nic_create(&na, &nic) ? NULL : nic;
 }
 
+/* A plain ring's drain sends each slot's message chunks, not the slot's
+ * unused tail, and says how many it sent. */
+TEST(plain_drain_returns_the_message_chunks_it_sent)
+{
+	struct oms_tx_window *w;
+	struct oms_tx_queue *q;
+	struct log l = { 0 };
+	struct oms_tx_nic *nic = plain_nic(&l, 4, 4096);
+	struct oms_tx_queue_attr qa = { .cls = OMS_TX_WEAK, .max_msg = 256 };
+	uint8_t buf[248];
+	const size_t lens[3] = { 20, 100, 248 };	/* 1, 2, 4 chunks */
+
+	ASSERT_NE(NULL, nic);
+	ASSERT_EQ(0, oms_tx_window_mem(4096, &w));
+	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
+	for (uint32_t i = 0; i < 3; i++) {
+		ASSERT_EQ(0, oms_tx_send(q, buf, make_msg(buf, i, lens[i])));
+	}
+	oms_tx_flush(q);
+	ASSERT_EQ(7, oms_tx_nic_drain(nic, 0, oms_tx_ring(q),
+				      oms_tx_ring_chunks(q), 0, 12, NULL));
+	ASSERT_EQ(3, l.n);
+	for (uint32_t i = 0; i < 3; i++) {
+		ASSERT_EQ(i, l.idx[i]);
+		ASSERT_EQ(lens[i], l.len[i]);
+	}
+	oms_tx_nic_destroy(nic);
+	oms_tx_queue_destroy(q);
+	oms_tx_window_close(w);
+}
+
 TEST(plain_chunks_in_any_order_make_one_whole_message)
 {
 	struct oms_tx_window *w;

@@ -282,6 +282,10 @@ TEST(sizes)
 	ASSERT_EQ(128, oms_tx_wire_bytes(OMS_TX_WEAK, 57));
 	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_TX_WEAK, 0));
 	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_TX_WEAK, OMS_TX_MAX_MSG));
+	/* no wrap in the rounding near SIZE_MAX */
+	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_TX_WEAK, SIZE_MAX));
+	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_TX_SEQUENCED, SIZE_MAX - 30));
+	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_TX_STRONG, SIZE_MAX - 62));
 }
 
 TEST(bad_arguments)
@@ -313,6 +317,9 @@ TEST(bad_arguments)
 	qa.reserved[0] = 1;
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
 	qa.reserved[0] = 0;
+	qa.reserved0 = 1;
+	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	qa.reserved0 = 0;
 	qa.max_msg = 100;
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
 	qa.max_msg = OMS_TX_MAX_MSG + 64;

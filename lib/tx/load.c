@@ -18,12 +18,64 @@
 #include <time.h>
 
 #include "tx/tx_priv.h"
+#include "util/clock.h"
 
 #define TX_RESP_DONE	(1ull << 63)
 #define TX_TAG_MASK	0x7fffffffu	/* tags are returned as an int */
 
-OMS_TX_EXPORT int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area,
-					size_t len)
+/*
+ * Response slots.  A load takes any free slot; its tag is (count of loads
+ * posted on the queue << log2(slots)) | slot, so the device finds the slot
+ * in the tag's low bits and a tag of an earlier use of the same slot never
+ * names the current one (until the count wraps, after 2^25 loads or more).
+ * ld_busy: slots whose tag a caller still holds.  ld_lost: slots whose
+ * blocking load gave up (-ETIMEDOUT) and whose answer nobody will collect:
+ * not reused until that answer arrives, or a late answer would land on a
+ * later load's slot.
+ */
+static uint64_t tx_slots_mask(const struct oms_tx_queue *q)
+{
+	return q->resp_slots == 64 ? ~0ull : (1ull << q->resp_slots) - 1;
+}
+
+static uint64_t *tx_resp_word(const struct oms_tx_queue *q, uint32_t tag)
+{
+	return (uint64_t *)(void *)(q->resp + (size_t)(tag & (q->resp_slots - 1)) *
+				    OMS_TX_RESP_SLOT);
+}
+
+static int tx_answered(const struct oms_tx_queue *q, uint32_t tag)
+{
+	uint64_t w = __atomic_load_n(tx_resp_word(q, tag), __ATOMIC_ACQUIRE);
+
+	return (w & TX_RESP_DONE) && (uint32_t)w == tag;
+}
+
+/* Free the lost slots whose answer has come. */
+static void tx_reclaim_lost(struct oms_tx_queue *q)
+{
+	for (uint64_t m = q->ld_lost; m; m &= m - 1) {
+		unsigned slot = (unsigned)__builtin_ctzll(m);
+
+		if (tx_answered(q, q->ld_tags[slot]))
+			q->ld_lost &= ~(1ull << slot);
+	}
+}
+
+/* A free slot (lowest first), or -1. */
+static int tx_free_slot(struct oms_tx_queue *q)
+{
+	uint64_t free = ~(q->ld_busy | q->ld_lost) & tx_slots_mask(q);
+
+	if (!free && q->ld_lost) {
+		tx_reclaim_lost(q);
+		free = ~(q->ld_busy | q->ld_lost) & tx_slots_mask(q);
+	}
+	return free ? __builtin_ctzll(free) : -1;
+}
+
+OMS_EXPORT int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area,
+				     size_t len)
 {
 	size_t n = len / OMS_TX_RESP_SLOT;
 
@@ -32,7 +84,9 @@ OMS_TX_EXPORT int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area,
 		return -EINVAL;
 	if (q->cls != OMS_TX_SEQUENCED)
 		return -EOPNOTSUPP;
-	if (q->ld_busy)
+	if (q->resp)
+		tx_reclaim_lost(q);
+	if (q->ld_busy || q->ld_lost)
 		return -EBUSY;
 	memset(area, 0, len);
 	q->resp = area;
@@ -40,8 +94,8 @@ OMS_TX_EXPORT int oms_tx_queue_set_resp(struct oms_tx_queue *q, void *area,
 	return 0;
 }
 
-OMS_TX_EXPORT int oms_tx_store(struct oms_tx_queue *q, uint64_t addr,
-			       const void *buf, size_t len)
+OMS_EXPORT int oms_tx_store(struct oms_tx_queue *q, uint64_t addr,
+			    const void *buf, size_t len)
 {
 	int r;
 
@@ -59,14 +113,8 @@ OMS_TX_EXPORT int oms_tx_store(struct oms_tx_queue *q, uint64_t addr,
 	return r;
 }
 
-static uint64_t *tx_resp_word(const struct oms_tx_queue *q, uint32_t tag)
-{
-	return (uint64_t *)(void *)(q->resp + (size_t)(tag & (q->resp_slots - 1)) *
-				    OMS_TX_RESP_SLOT);
-}
-
 /* Argument checks shared by every load; 0 or the -errno to return. */
-static int tx_load_check(const struct oms_tx_queue *q, uint64_t addr,
+static int tx_load_check(struct oms_tx_queue *q, uint64_t addr,
 			 size_t len, unsigned flags)
 {
 	if (!q || !len || len > OMS_TX_LD_MAX || (flags & ~OMS_TX_LD_FLAGS) ||
@@ -76,7 +124,7 @@ static int tx_load_check(const struct oms_tx_queue *q, uint64_t addr,
 		return -EOPNOTSUPP;
 	if (!q->resp)
 		return -ENXIO;
-	if (q->ld_busy & (1ull << (q->ld_tag & (q->resp_slots - 1))))
+	if (tx_free_slot(q) < 0)
 		return -EBUSY;
 	return 0;
 }
@@ -84,7 +132,9 @@ static int tx_load_check(const struct oms_tx_queue *q, uint64_t addr,
 static int tx_load_send(struct oms_tx_queue *q, uint64_t addr, size_t len,
 			unsigned flags)
 {
-	uint32_t tag = q->ld_tag, slot = tag & (q->resp_slots - 1);
+	uint32_t slot = (uint32_t)tx_free_slot(q);	/* checked: >= 0 */
+	uint32_t shift = (uint32_t)__builtin_ctz(q->resp_slots);
+	uint32_t tag = ((q->ld_count << shift) | slot) & TX_TAG_MASK;
 	uint32_t len32 = (uint32_t)len;
 	uint8_t req[16];
 	int r;
@@ -99,7 +149,8 @@ static int tx_load_send(struct oms_tx_queue *q, uint64_t addr, size_t len,
 		return r;
 	q->ld_busy |= 1ull << slot;
 	q->ld_len[slot] = (uint16_t)len;
-	q->ld_tag = (tag + 1) & TX_TAG_MASK;
+	q->ld_tags[slot] = tag;
+	q->ld_count++;
 	q->st.loads++;
 	/* the request has to reach the device, and the stores before it
 	 * with it: publishing is the emulation's way out of the WC buffers */
@@ -107,25 +158,18 @@ static int tx_load_send(struct oms_tx_queue *q, uint64_t addr, size_t len,
 	return (int)tag;
 }
 
-OMS_TX_EXPORT int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr,
-				   size_t len, unsigned flags)
+OMS_EXPORT int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr,
+				size_t len, unsigned flags)
 {
 	int r = tx_load_check(q, addr, len, flags);
 
 	return r ? r : tx_load_send(q, addr, len, flags);
 }
 
-static uint64_t tx_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Spin until the done word answers @tag; 0 or -ETIMEDOUT.  Yields now and
  * then: the device may be a thread on the same core. */
-static int tx_resp_poll(const uint64_t *word, uint32_t tag, uint64_t *out)
+static int tx_resp_poll(const uint64_t *word, uint32_t tag,
+			uint32_t timeout_ms, uint64_t *out)
 {
 	uint64_t deadline = 0;
 
@@ -140,8 +184,8 @@ static int tx_resp_poll(const uint64_t *word, uint32_t tag, uint64_t *out)
 			continue;
 		sched_yield();
 		if (!deadline)
-			deadline = tx_now_ns() + OMS_TX_LD_TIMEOUT_MS * 1000000ull;
-		else if (tx_now_ns() > deadline)
+			deadline = oms_now_ns() + timeout_ms * 1000000ull;
+		else if (oms_now_ns() > deadline)
 			return -ETIMEDOUT;
 	}
 }
@@ -153,9 +197,8 @@ static int tx_tag_check(const struct oms_tx_queue *q, int tag, size_t len)
 	if (tag < 0 || !q->resp)
 		return -ENOENT;
 	slot = (uint32_t)tag & (q->resp_slots - 1);
-	/* the slot's load is the one posted last with that slot */
-	if (!(q->ld_busy & (1ull << slot)) ||
-	    ((q->ld_tag - (uint32_t)tag - 1) & TX_TAG_MASK) >= q->resp_slots)
+	/* outstanding, and the slot's current use, not an earlier one */
+	if (!(q->ld_busy & (1ull << slot)) || q->ld_tags[slot] != (uint32_t)tag)
 		return -ENOENT;
 	return len == q->ld_len[slot] ? 0 : -EINVAL;
 }
@@ -167,7 +210,7 @@ static int tx_load_finish(struct oms_tx_queue *q, int tag, void *buf,
 {
 	uint64_t *word = tx_resp_word(q, (uint32_t)tag), w;
 	unsigned status;
-	int r = tx_resp_poll(word, (uint32_t)tag, &w);
+	int r = tx_resp_poll(word, (uint32_t)tag, q->ld_timeout_ms, &w);
 
 	if (r)
 		return r;
@@ -185,8 +228,8 @@ static int tx_load_finish(struct oms_tx_queue *q, int tag, void *buf,
 	return 0;
 }
 
-OMS_TX_EXPORT int oms_tx_load_wait(struct oms_tx_queue *q, int tag, void *buf,
-				   size_t len)
+OMS_EXPORT int oms_tx_load_wait(struct oms_tx_queue *q, int tag, void *buf,
+				size_t len)
 {
 	int r;
 
@@ -196,24 +239,37 @@ OMS_TX_EXPORT int oms_tx_load_wait(struct oms_tx_queue *q, int tag, void *buf,
 	return r ? r : tx_load_finish(q, tag, buf, len, 0);
 }
 
-OMS_TX_EXPORT int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf,
-			      size_t len, unsigned flags)
+/* A blocking load: post, wait; on -ETIMEDOUT nobody holds the tag, so
+ * the slot is lost until its answer comes (see tx_free_slot). */
+static int tx_load_blocking(struct oms_tx_queue *q, uint64_t addr, void *buf,
+			    size_t len, unsigned flags, int acquire)
 {
 	int tag = buf ? tx_load_check(q, addr, len, flags) : -EINVAL;
+	uint32_t slot;
+	int r;
 
 	if (tag)
 		return tag;
 	tag = tx_load_send(q, addr, len, flags);
-	return tag < 0 ? tag : tx_load_finish(q, tag, buf, len, 0);
+	if (tag < 0)
+		return tag;
+	r = tx_load_finish(q, tag, buf, len, acquire);
+	if (r == -ETIMEDOUT) {
+		slot = (uint32_t)tag & (q->resp_slots - 1);
+		q->ld_busy &= ~(1ull << slot);
+		q->ld_lost |= 1ull << slot;
+	}
+	return r;
 }
 
-OMS_TX_EXPORT int oms_tx_acquire(struct oms_tx_queue *q, uint64_t addr,
-				 void *buf, size_t len)
+OMS_EXPORT int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf,
+			   size_t len, unsigned flags)
 {
-	int tag = buf ? tx_load_check(q, addr, len, 0) : -EINVAL;
+	return tx_load_blocking(q, addr, buf, len, flags, 0);
+}
 
-	if (tag)
-		return tag;
-	tag = tx_load_send(q, addr, len, 0);
-	return tag < 0 ? tag : tx_load_finish(q, tag, buf, len, 1);
+OMS_EXPORT int oms_tx_acquire(struct oms_tx_queue *q, uint64_t addr,
+			      void *buf, size_t len)
+{
+	return tx_load_blocking(q, addr, buf, len, 0, 1);
 }

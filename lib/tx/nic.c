@@ -127,8 +127,8 @@ static int tx_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-OMS_TX_EXPORT int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
-				    struct oms_tx_nic **out)
+OMS_EXPORT int oms_tx_nic_create(const struct oms_tx_nic_attr *attr,
+				 struct oms_tx_nic **out)
 {
 	struct oms_tx_nic *nic;
 	int err = -ENOMEM;
@@ -197,7 +197,7 @@ err:
 	return err;
 }
 
-OMS_TX_EXPORT void oms_tx_nic_destroy(struct oms_tx_nic *nic)
+OMS_EXPORT void oms_tx_nic_destroy(struct oms_tx_nic *nic)
 {
 	if (!nic)
 		return;
@@ -216,8 +216,8 @@ OMS_TX_EXPORT void oms_tx_nic_destroy(struct oms_tx_nic *nic)
 	free(nic);
 }
 
-OMS_TX_EXPORT int oms_tx_nic_stats(const struct oms_tx_nic *nic,
-				   struct oms_tx_nic_stats *st)
+OMS_EXPORT int oms_tx_nic_stats(const struct oms_tx_nic *nic,
+				struct oms_tx_nic_stats *st)
 {
 	if (!nic || !st)
 		return -EINVAL;
@@ -227,8 +227,8 @@ OMS_TX_EXPORT int oms_tx_nic_stats(const struct oms_tx_nic *nic,
 
 /* ---- device memory: stores and loads (L40) ---- */
 
-OMS_TX_EXPORT int oms_tx_nic_set_resp(struct oms_tx_nic *nic, unsigned thread,
-				      void *area, size_t len)
+OMS_EXPORT int oms_tx_nic_set_resp(struct oms_tx_nic *nic, unsigned thread,
+				   void *area, size_t len)
 {
 	size_t n = len / OMS_TX_RESP_SLOT;
 
@@ -488,8 +488,8 @@ static int tx_plain_rx(struct oms_tx_nic *nic, unsigned stream,
 	return 0;
 }
 
-OMS_TX_EXPORT int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream,
-				uint64_t offset, const void *chunk)
+OMS_EXPORT int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream,
+			     uint64_t offset, const void *chunk)
 {
 	if (!nic || !chunk)
 		return -EINVAL;
@@ -555,13 +555,13 @@ static void tx_fab_push(struct tx_fab *f, uint64_t pos, int fence)
 			tx_fab_emit(f);
 }
 
-OMS_TX_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
-				       const void *ring, uint64_t ring_chunks,
-				       uint64_t from, uint64_t to,
-				       const struct oms_tx_fabric *fab)
+OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
+				    const void *ring, uint64_t ring_chunks,
+				    uint64_t from, uint64_t to,
+				    const struct oms_tx_fabric *fab)
 {
 	struct tx_fab f = { 0 };
-	uint64_t slot;
+	uint64_t slot, handed = 0;
 
 	if (!nic || !ring || !tx_pow2(ring_chunks) || from > to ||
 	    to - from > ring_chunks || stream >= nic->a.nthreads ||
@@ -589,6 +589,7 @@ OMS_TX_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 	if (nic->a.format == OMS_TX_FMT_SEQ) {
 		for (uint64_t pos = from; pos < to; pos++)
 			tx_fab_push(&f, pos, 0);
+		handed = to - from;
 	} else {
 		uint64_t slot_bytes = slot * OMS_TX_CHUNK;
 
@@ -601,9 +602,10 @@ OMS_TX_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			for (uint64_t i = 0; i < nch; i++)
 				tx_fab_push(&f, pos + i,
 					    i + 1 == nch && (h & TXP_F));
+			handed += nch;	/* a slot's padding is not sent */
 		}
 	}
 	while (f.n)
 		tx_fab_emit(&f);
-	return (int64_t)(to - from);
+	return (int64_t)handed;
 }

@@ -18,7 +18,7 @@
 
 #define TX_DEFAULT_MAX_MSG	256u
 
-OMS_TX_EXPORT size_t oms_tx_payload_max(unsigned cls, size_t wire)
+OMS_EXPORT size_t oms_tx_payload_max(unsigned cls, size_t wire)
 {
 	if (cls > OMS_TX_SEQUENCED || wire < OMS_TX_CHUNK || wire % OMS_TX_CHUNK ||
 	    wire > OMS_TX_MAX_MSG)
@@ -28,11 +28,13 @@ OMS_TX_EXPORT size_t oms_tx_payload_max(unsigned cls, size_t wire)
 	return wire - OMS_TX_HDR;
 }
 
-OMS_TX_EXPORT size_t oms_tx_wire_bytes(unsigned cls, size_t len)
+OMS_EXPORT size_t oms_tx_wire_bytes(unsigned cls, size_t len)
 {
 	size_t w;
 
-	if (cls > OMS_TX_SEQUENCED || !len)
+	/* a payload never exceeds its wire bytes; checking first also keeps
+	 * the rounding in oms_tx_msg_chunks() from wrapping near SIZE_MAX */
+	if (cls > OMS_TX_SEQUENCED || !len || len > OMS_TX_MAX_MSG)
 		return 0;
 	w = oms_tx_msg_chunks(cls, len) * OMS_TX_CHUNK;
 	return w > OMS_TX_MAX_MSG ? 0 : w;
@@ -262,9 +264,9 @@ static int tx_is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
-				      const struct oms_tx_queue_attr *attr,
-				      struct oms_tx_queue **out)
+OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
+				   const struct oms_tx_queue_attr *attr,
+				   struct oms_tx_queue **out)
 {
 	uint64_t len, nchunks;
 	uint32_t max_msg, slot = 1;
@@ -273,7 +275,7 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 
 	if (!w || !attr || !out || attr->cls > OMS_TX_SEQUENCED ||
 	    attr->thread >= OMS_TX_MAX_THREADS || (attr->flags & ~OMS_TX_Q_FLAGS) ||
-	    attr->reserved[0] || attr->reserved[1] || !w->base)
+	    attr->reserved0 || attr->reserved[0] || !w->base)
 		return -EINVAL;
 	if (w->rdonly)
 		return -EINVAL;
@@ -305,6 +307,8 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	q->cls = attr->cls;
 	q->flags = attr->flags;
 	q->thread = attr->thread;
+	q->ld_timeout_ms = attr->load_timeout_ms ? attr->load_timeout_ms :
+						    OMS_TX_LD_TIMEOUT_MS;
 	q->slot_chunks = slot;
 	q->hbase = tx_hbase(attr->cls, attr->thread, attr->flags);
 	q->max_payload = (uint32_t)oms_tx_payload_max(attr->cls, max_msg);
@@ -333,7 +337,7 @@ OMS_TX_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	return 0;
 }
 
-OMS_TX_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
+OMS_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
 {
 	if (q)
 		free(q->stbuf);
@@ -373,15 +377,15 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	return 0;
 }
 
-OMS_TX_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
-			      size_t len)
+OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
+			   size_t len)
 {
 	if (!q || !buf || !len || len > q->max_payload)
 		return -EINVAL;
 	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
-OMS_TX_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
+OMS_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
 {
 	if (!q)
 		return -EINVAL;
@@ -391,17 +395,17 @@ OMS_TX_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
 	return (int64_t)q->pos;
 }
 
-OMS_TX_EXPORT uint64_t oms_tx_published(const struct oms_tx_queue *q)
+OMS_EXPORT uint64_t oms_tx_published(const struct oms_tx_queue *q)
 {
 	return q ? __atomic_load_n(&q->published, __ATOMIC_ACQUIRE) : 0;
 }
 
-OMS_TX_EXPORT uint64_t oms_tx_pos(const struct oms_tx_queue *q)
+OMS_EXPORT uint64_t oms_tx_pos(const struct oms_tx_queue *q)
 {
 	return q ? q->pos : 0;
 }
 
-OMS_TX_EXPORT int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto)
+OMS_EXPORT int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto)
 {
 	uint64_t cur;
 
@@ -415,23 +419,23 @@ OMS_TX_EXPORT int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto)
 	return 0;
 }
 
-OMS_TX_EXPORT uint64_t oms_tx_ring_chunks(const struct oms_tx_queue *q)
+OMS_EXPORT uint64_t oms_tx_ring_chunks(const struct oms_tx_queue *q)
 {
 	return q ? q->mask + 1 : 0;
 }
 
-OMS_TX_EXPORT uint32_t oms_tx_slot_chunks(const struct oms_tx_queue *q)
+OMS_EXPORT uint32_t oms_tx_slot_chunks(const struct oms_tx_queue *q)
 {
 	return q ? q->slot_chunks : 0;
 }
 
-OMS_TX_EXPORT const void *oms_tx_ring(const struct oms_tx_queue *q)
+OMS_EXPORT const void *oms_tx_ring(const struct oms_tx_queue *q)
 {
 	return q ? q->ring : NULL;
 }
 
-OMS_TX_EXPORT int oms_tx_stats(const struct oms_tx_queue *q,
-			       struct oms_tx_stats *st)
+OMS_EXPORT int oms_tx_stats(const struct oms_tx_queue *q,
+			    struct oms_tx_stats *st)
 {
 	if (!q || !st)
 		return -EINVAL;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private part of the transmit path: the export macro, the chunk formats
+ * Private part of the transmit path: the chunk formats
  * (bit layout in include/oms_tx.h), their check codes, the window and
  * queue structs, and the one primitive that stores a chunk into a window.
  */
@@ -13,13 +13,12 @@
 
 #include "oms_tx.h"
 #include "tx/barrier.h"
+#include "util/export.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
-/* Every exported call; the library builds with -fvisibility=hidden. */
-#define OMS_TX_EXPORT __attribute__((visibility("default")))
 
 /* ---- header bits, both formats ---- */
 #define TXH_C		(1ull << 30)	/* check covers the payload */
@@ -155,8 +154,12 @@ struct oms_tx_queue {
 	/* loads (lib/tx/load.c) */
 	uint8_t *resp;		/* response area, NULL: none */
 	uint32_t resp_slots;	/* power of two */
-	uint32_t ld_tag;	/* next tag, 31 bits */
-	uint64_t ld_busy;	/* slots with a load outstanding */
+	uint32_t ld_count;	/* loads posted: the tags' high bits */
+	uint32_t ld_timeout_ms;	/* a wait gives up after */
+	uint64_t ld_busy;	/* slots whose tag a caller holds */
+	uint64_t ld_lost;	/* slots of timed-out blocking loads,
+				 * until their answer arrives (load.c) */
+	uint32_t ld_tags[OMS_TX_RESP_MAX_SLOTS];	/* each slot's tag */
 	uint16_t ld_len[OMS_TX_RESP_MAX_SLOTS];
 	uint8_t *stbuf;		/* store message: address + bytes */
 	/* shared with the consumer, each on its own line */

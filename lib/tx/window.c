@@ -23,7 +23,7 @@ static void tx_window_unmap(struct oms_tx_window *w)
 		close(w->fd);
 }
 
-OMS_TX_EXPORT int oms_tx_window_mem(size_t len, struct oms_tx_window **out)
+OMS_EXPORT int oms_tx_window_mem(size_t len, struct oms_tx_window **out)
 {
 	struct oms_tx_window *w;
 	void *p;
@@ -49,9 +49,9 @@ OMS_TX_EXPORT int oms_tx_window_mem(size_t len, struct oms_tx_window **out)
 	return 0;
 }
 
-OMS_TX_EXPORT int oms_tx_window_file(const char *path, size_t len,
-				     unsigned flags,
-				     struct oms_tx_window **out)
+OMS_EXPORT int oms_tx_window_file(const char *path, size_t len,
+				  unsigned flags,
+				  struct oms_tx_window **out)
 {
 	int oflags, prot, fd, err;
 	struct stat stt;
@@ -122,7 +122,7 @@ int tx_window_map_fd(int fd, size_t len, int prot, int kind,
 	return 0;
 }
 
-OMS_TX_EXPORT void oms_tx_window_close(struct oms_tx_window *w)
+OMS_EXPORT void oms_tx_window_close(struct oms_tx_window *w)
 {
 	if (!w)
 		return;
@@ -131,17 +131,17 @@ OMS_TX_EXPORT void oms_tx_window_close(struct oms_tx_window *w)
 	free(w);
 }
 
-OMS_TX_EXPORT void *oms_tx_window_base(const struct oms_tx_window *w)
+OMS_EXPORT void *oms_tx_window_base(const struct oms_tx_window *w)
 {
 	return w ? w->base : NULL;
 }
 
-OMS_TX_EXPORT size_t oms_tx_window_len(const struct oms_tx_window *w)
+OMS_EXPORT size_t oms_tx_window_len(const struct oms_tx_window *w)
 {
 	return w ? w->len : 0;
 }
 
-OMS_TX_EXPORT int oms_tx_window_kind(const struct oms_tx_window *w)
+OMS_EXPORT int oms_tx_window_kind(const struct oms_tx_window *w)
 {
 	return w ? w->kind : -EINVAL;
 }

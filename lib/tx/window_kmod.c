@@ -14,8 +14,8 @@
 #include "oms_uapi.h"
 #include "tx/tx_priv.h"
 
-OMS_TX_EXPORT int oms_tx_window_kmod(const char *dev,
-				     struct oms_tx_window **out)
+OMS_EXPORT int oms_tx_window_kmod(const char *dev,
+				  struct oms_tx_window **out)
 {
 	struct oms_info info;
 	int fd, err;

@@ -252,9 +252,9 @@ err_modify:
 	return -EIO;
 }
 
-OMS_TX_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
-				     size_t whylen,
-				     struct oms_tx_window **out)
+OMS_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
+				  size_t whylen,
+				  struct oms_tx_window **out)
 {
 	struct oms_tx_window *w;
 	struct tx_mlx5_win *m;
@@ -314,8 +314,8 @@ static void tx_mlx5_reap(struct tx_mlx5_win *m)
 	m->dcq.dbrec[0] = htobe32(m->ci & 0xffffff);
 }
 
-OMS_TX_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
-				   const void *frame, size_t len)
+OMS_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
+				const void *frame, size_t len)
 {
 	uint8_t wqe[TX_MLX5_MAX_WQE + TX_MLX5_BB] __attribute__((aligned(64)));
 	struct tx_mlx5_win *m;
@@ -353,17 +353,17 @@ OMS_TX_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 
 #else /* !(OMS_HAVE_MLX5DV && OMS_HAVE_DLFCN) */
 
-OMS_TX_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
-				     size_t whylen,
-				     struct oms_tx_window **out)
+OMS_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
+				  size_t whylen,
+				  struct oms_tx_window **out)
 {
 	(void)dev; (void)port; (void)out;
 	tx_why(why, whylen, "mlx5 window: built without infiniband/mlx5dv.h");
 	return -EOPNOTSUPP;
 }
 
-OMS_TX_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
-				   const void *frame, size_t len)
+OMS_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
+				const void *frame, size_t len)
 {
 	(void)w; (void)cls; (void)frame; (void)len;
 	return -EOPNOTSUPP;
