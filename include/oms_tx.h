@@ -119,6 +119,7 @@ enum oms_tx_window_kind {
 	OMS_TX_WIN_FILE = 2,	/* shared file mapping */
 	OMS_TX_WIN_KMOD = 3,	/* oms.ko window: mmap of a BAR */
 	OMS_TX_WIN_MLX5 = 4,	/* ConnectX BlueFlame register */
+	OMS_TX_WIN_KMOD_IOCTL = 5, /* oms.ko window through its ioctls */
 };
 
 /*
@@ -147,6 +148,26 @@ int oms_tx_window_file(const char *path, size_t len, unsigned flags,
  * attached), the errno of open/ioctl/mmap.
  */
 int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
+
+/*
+ * The window of oms.ko without mapping it: every store goes through
+ * OMS_IOC_ORDERED_STORE, so the module issues the stores and the fences.
+ * For callers who may not map the BAR, and to measure a system call per
+ * batch beside the mapped window.  Queues on it keep their ring in process
+ * memory (oms_tx_window_base() is that copy, not the device) and hand the
+ * module one vector of ops per batch: a message is one op, WEAK for the
+ * weak and sequenced classes (touching ones merged), STRONG for the strong
+ * class (the module fences before it).  A batch goes when it is full (256
+ * ops or 1 MiB), and at oms_tx_flush(); each call ends with a WC flush, so
+ * the order of the classes holds across calls.  The queue's fences count is
+ * the barriers the module reports.  The module's errors reach the caller
+ * of oms_tx_send / oms_tx_store / oms_tx_load* / oms_tx_flush as -errno
+ * (-ENODEV: the window was detached; -EPERM: lockdown); the batch stays
+ * pending and is retried by the next flush.
+ * Errors: as oms_tx_window_kmod(), -EINVAL for a window length that is not
+ * a multiple of 64.
+ */
+int oms_tx_window_kmod_ioctl(const char *dev, struct oms_tx_window **out);
 
 /*
  * A ConnectX send queue's BlueFlame register (seed 004 Fig 4's target),
@@ -229,14 +250,18 @@ void oms_tx_queue_destroy(struct oms_tx_queue *q);
  * Write one message of @len payload bytes from @buf into the window with
  * the queue's class.  The strong class fences after it.
  * Errors: -EINVAL (NULL, @len 0 or above oms_tx_payload_max()), -EAGAIN
- * (no credit: the consumer has not freed the room; nothing written).
+ * (no credit: the consumer has not freed the room; nothing written), on
+ * the ioctl window the module's -errno when a full batch could not be
+ * handed over (nothing written).
  */
 int oms_tx_send(struct oms_tx_queue *q, const void *buf, size_t len);
 
 /*
  * Flush the write-combining buffers (one store fence): every chunk written
  * so far is visible.  Then publish the position for oms_tx_published().
- * Returns the published position in chunks (>= 0) or -EINVAL.
+ * On the ioctl window: hand the pending batch to the module instead.
+ * Returns the published position in chunks (>= 0), -EINVAL, or (ioctl
+ * window) the module's -errno: nothing published, the batch kept.
  */
 int64_t oms_tx_flush(struct oms_tx_queue *q);
 
@@ -268,6 +293,7 @@ struct oms_tx_stats {
 	uint64_t eagain;	/* sends refused for lack of credit */
 	uint64_t stores;	/* oms_tx_store() messages (also in msgs) */
 	uint64_t loads;		/* load requests sent (acquires included) */
+	uint64_t syscalls;	/* ioctl window: ORDERED_STORE calls made */
 };
 
 int oms_tx_stats(const struct oms_tx_queue *q, struct oms_tx_stats *st);

@@ -137,6 +137,7 @@ static int tx_load_send(struct oms_tx_queue *q, uint64_t addr, size_t len,
 	uint32_t tag = ((q->ld_count << shift) | slot) & TX_TAG_MASK;
 	uint32_t len32 = (uint32_t)len;
 	uint8_t req[16];
+	int64_t pub;
 	int r;
 
 	memcpy(req, &addr, 8);
@@ -147,14 +148,21 @@ static int tx_load_send(struct oms_tx_queue *q, uint64_t addr, size_t len,
 		       req, sizeof(req));
 	if (r)
 		return r;
-	q->ld_busy |= 1ull << slot;
 	q->ld_len[slot] = (uint16_t)len;
 	q->ld_tags[slot] = tag;
 	q->ld_count++;
 	q->st.loads++;
 	/* the request has to reach the device, and the stores before it
-	 * with it: publishing is the emulation's way out of the WC buffers */
-	oms_tx_flush(q);
+	 * with it: publishing is the emulation's way out of the WC buffers.
+	 * Only the ioctl window can fail here (the module refused the call);
+	 * the request stays queued for a later flush and may still be
+	 * answered, so its slot is held like a timed-out load's. */
+	pub = oms_tx_flush(q);
+	if (pub < 0) {
+		q->ld_lost |= 1ull << slot;
+		return (int)pub;
+	}
+	q->ld_busy |= 1ull << slot;
 	return (int)tag;
 }
 

@@ -324,6 +324,11 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 			return -ENOMEM;
 		}
 	}
+	if (w->kind == OMS_TX_WIN_KMOD_IOCTL && tx_iob_create(q, attr->offset)) {
+		free(q->stbuf);
+		free(q);
+		return -ENOMEM;
+	}
 	if (!(attr->flags & OMS_TX_Q_SCALAR) && tx_cpu_avx2()) {
 #if TX_HAVE_AVX2
 		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
@@ -339,8 +344,10 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 
 OMS_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
 {
-	if (q)
-		free(q->stbuf);
+	if (!q)
+		return;
+	tx_iob_destroy(q);
+	free(q->stbuf);
 	free(q);
 }
 
@@ -349,6 +356,8 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 {
 	size_t nch, adv;
 	uint16_t seq = q->seq;
+	uint64_t pos = q->pos;
+	int r;
 
 	nch = len <= OMS_TX_SEQ_PAYLOAD ? 1 : oms_tx_msg_chunks(q->cls, len);
 	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
@@ -358,6 +367,11 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 			q->st.eagain++;
 			return -EAGAIN;
 		}
+	}
+	if (q->iob) {
+		r = tx_iob_room(q, nch, adv);
+		if (r)
+			return r;
 	}
 	q->op = op << TXS_OP_SHIFT;
 	q->write(q, buf, len, nch);
@@ -370,7 +384,10 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	q->st.msgs++;
 	q->st.chunks += nch;
 	q->st.payload_bytes += len;
-	if (q->cls == OMS_TX_STRONG) {
+	if (q->iob) {
+		/* the module stores it and fences (the op's class) */
+		tx_iob_add(q, pos, nch, adv);
+	} else if (q->cls == OMS_TX_STRONG) {
 		oms_tx_wc_flush();
 		q->st.fences++;
 	}
@@ -387,10 +404,18 @@ OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 
 OMS_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
 {
+	int r;
+
 	if (!q)
 		return -EINVAL;
-	oms_tx_wc_flush();
-	q->st.fences++;
+	if (q->iob) {
+		r = tx_iob_submit(q);
+		if (r)
+			return r;
+	} else {
+		oms_tx_wc_flush();
+		q->st.fences++;
+	}
 	__atomic_store_n(&q->published, q->pos, __ATOMIC_RELEASE);
 	return (int64_t)q->pos;
 }
@@ -441,5 +466,6 @@ OMS_EXPORT int oms_tx_stats(const struct oms_tx_queue *q,
 		return -EINVAL;
 	*st = q->st;
 	st->wire_bytes = q->st.chunks * OMS_TX_CHUNK;
+	st->syscalls = q->iob ? q->iob->calls : 0;
 	return 0;
 }

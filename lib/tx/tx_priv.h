@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "oms_tx.h"
+#include "oms_uapi.h"
 #include "tx/barrier.h"
 #include "util/export.h"
 
@@ -131,6 +132,45 @@ struct oms_tx_window {
 
 int tx_window_map_fd(int fd, size_t len, int prot, int kind,
 		     struct oms_tx_window **out);
+/* lib/tx/window_kmod.c: open oms.ko's node @dev (NULL: /dev/oms) and ask
+ * OMS_IOC_INFO for a window whose length is a multiple of @align: 0 with
+ * the open descriptor and the length, or -errno (nothing left open). */
+int tx_window_kmod_open(const char *dev, uint64_t align, int *fd_out,
+			size_t *len_out);
+/* lib/tx/window.c: unmap and close what a window holds (its fini). */
+void tx_window_unmap(struct oms_tx_window *w);
+
+/*
+ * The ioctl path (lib/tx/window_ioctl.c).  A queue on an
+ * OMS_TX_WIN_KMOD_IOCTL window writes its chunks into process memory as
+ * on any window, and each message becomes one op of an
+ * OMS_IOC_ORDERED_STORE vector: WEAK ops for the weak and sequenced
+ * classes (contiguous ones merged), one STRONG op per message of the
+ * strong class (the module fences before it).  The vector is handed to
+ * the module when it is full, when a message would not fit it, and at
+ * oms_tx_flush(); every call ends with OMS_STORE_F_FLUSH, so what a call
+ * wrote has left the CPU before the next call's first store.
+ */
+struct tx_iobatch {
+	int fd;			/* the window's, not owned */
+	uint32_t n;		/* ops pending */
+	uint64_t bytes;		/* the ring span they cover */
+	uint64_t limit;		/* bytes per call: the module's and the ring's */
+	uint64_t ring_off;	/* the ring's offset in the window */
+	uint64_t calls;		/* ioctls made */
+	struct oms_store_op ops[OMS_STORE_MAX_OPS];
+};
+
+int tx_iob_create(struct oms_tx_queue *q, uint64_t ring_off);
+void tx_iob_destroy(struct oms_tx_queue *q);
+/* Make room for a message of @nch chunks spanning @adv of the ring (handing
+ * the pending vector to the module if it would not fit): 0, or the
+ * module's -errno (nothing sent). */
+int tx_iob_room(struct oms_tx_queue *q, size_t nch, size_t adv);
+/* Add the message just written at chunk position @pos. */
+void tx_iob_add(struct oms_tx_queue *q, uint64_t pos, size_t nch, size_t adv);
+/* Hand the pending vector to the module: 0 or -errno (kept pending). */
+int tx_iob_submit(struct oms_tx_queue *q);
 
 /* ---- queues ---- */
 struct oms_tx_queue;
@@ -162,6 +202,7 @@ struct oms_tx_queue {
 	uint32_t ld_tags[OMS_TX_RESP_MAX_SLOTS];	/* each slot's tag */
 	uint16_t ld_len[OMS_TX_RESP_MAX_SLOTS];
 	uint8_t *stbuf;		/* store message: address + bytes */
+	struct tx_iobatch *iob;	/* the ioctl path's vector, NULL: stores */
 	/* shared with the consumer, each on its own line */
 	uint64_t credit __attribute__((aligned(64)));
 	uint64_t published __attribute__((aligned(64)));

@@ -15,7 +15,7 @@
 
 #define TX_PAGE 4096u
 
-static void tx_window_unmap(struct oms_tx_window *w)
+void tx_window_unmap(struct oms_tx_window *w)
 {
 	if (w->map_len)
 		munmap(w->base, w->map_len);

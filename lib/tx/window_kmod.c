@@ -14,14 +14,12 @@
 #include "oms_uapi.h"
 #include "tx/tx_priv.h"
 
-OMS_EXPORT int oms_tx_window_kmod(const char *dev,
-				  struct oms_tx_window **out)
+int tx_window_kmod_open(const char *dev, uint64_t align, int *fd_out,
+			size_t *len_out)
 {
 	struct oms_info info;
 	int fd, err;
 
-	if (!out)
-		return -EINVAL;
 	fd = open(dev ? dev : "/dev/" OMS_DEVICE_NAME, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -34,14 +32,30 @@ OMS_EXPORT int oms_tx_window_kmod(const char *dev,
 		err = -ENODEV;
 		goto err_fd;
 	}
-	if (info.length > SIZE_MAX) {
+	if (info.length > SIZE_MAX || info.length % align) {
 		err = -EINVAL;
 		goto err_fd;
 	}
-	return tx_window_map_fd(fd, (size_t)info.length,
-				PROT_READ | PROT_WRITE, OMS_TX_WIN_KMOD, out);
+	*fd_out = fd;
+	*len_out = (size_t)info.length;
+	return 0;
 
 err_fd:
 	close(fd);
 	return err;
+}
+
+OMS_EXPORT int oms_tx_window_kmod(const char *dev,
+				  struct oms_tx_window **out)
+{
+	size_t len;
+	int fd, err;
+
+	if (!out)
+		return -EINVAL;
+	err = tx_window_kmod_open(dev, 1, &fd, &len);
+	if (err)
+		return err;
+	return tx_window_map_fd(fd, len, PROT_READ | PROT_WRITE,
+				OMS_TX_WIN_KMOD, out);
 }

@@ -28,10 +28,13 @@
 #define BATCH		64u	/* seq: chunks drained from one thread at a time */
 
 static int n, failed;
+static unsigned want_path = TXG_PATH_MAPPED;
+static const char *path_name = "mapped";
 
 static void report(int ok, const char *what)
 {
-	printf("%sok %d - host: %s\n", ok ? "" : "not ", ++n, what);
+	printf("%sok %d - host, %s: %s\n", ok ? "" : "not ", ++n, path_name,
+	       what);
 	if (!ok)
 		failed++;
 }
@@ -261,21 +264,27 @@ static int report_ok(const uint8_t *bar)
 		printf("#   no guest report at 0x%x\n", TXG_REPORT);
 		return 0;
 	}
+	if (rep.path != want_path) {
+		printf("#   the guest wrote through path %u, not %u\n", rep.path,
+		       want_path);
+		return 0;
+	}
 	for (unsigned s = 0; s < TXG_NSTREAMS; s++) {
 		const struct txg_report_q *q = &rep.q[s];
 		uint64_t chunks = 0;
-		uint64_t fences = txg_specs[s].cls == OMS_TX_STRONG ?
-				  counts[s] + 1ull : 1;
 
 		for (uint32_t i = 0; i < counts[s]; i++)
 			chunks += oms_tx_msg_chunks(txg_specs[s].cls,
 						    txg_len(s, i));
-		printf("#   %-6s guest: %llu messages, %llu chunks, position %llu, %llu fences, next send %lld\n",
+		printf("#   %-6s guest: %llu messages, %llu chunks, position %llu, %llu fences, %llu system calls, next send %lld\n",
 		       txg_specs[s].name, (unsigned long long)q->msgs,
 		       (unsigned long long)q->chunks, (unsigned long long)q->pos,
-		       (unsigned long long)q->fences, (long long)q->last_send);
+		       (unsigned long long)q->fences,
+		       (unsigned long long)q->syscalls, (long long)q->last_send);
 		ok &= q->msgs == counts[s] && q->chunks == chunks &&
-		      q->pos == end_pos[s] && q->fences == fences &&
+		      q->pos == end_pos[s] &&
+		      txg_fences_ok(s, q, counts[s],
+				    want_path == TXG_PATH_IOCTL) &&
 		      q->eagain == 1 && q->last_send == -EAGAIN;
 	}
 	printf("#   guest CPU %s AVX2 (the sequenced stream without payload check took the %s path)\n",
@@ -367,9 +376,15 @@ int main(int argc, char **argv)
 	int err, ok;
 	char what[256];
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s BACKING_FILE\n", argv[0]);
+	if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "mapped") ||
+					 !strcmp(argv[2], "ioctl")))) {
+		fprintf(stderr, "usage: %s BACKING_FILE [mapped|ioctl]\n",
+			argv[0]);
 		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[2], "ioctl")) {
+		want_path = TXG_PATH_IOCTL;
+		path_name = "ioctl";
 	}
 	printf("TAP version 13\n1..13\n");
 	for (unsigned s = 0; s < TXG_NSTREAMS; s++) {

@@ -9,7 +9,13 @@
  * Last, it leaves a report at TXG_REPORT.  Prints TAP; the host checks
  * the bytes (txg_check.c).
  *
- * usage: txg_guest [DEVICE]
+ * With --ioctl the same streams go through the module's ioctls instead of
+ * the mapping (oms_tx_window_kmod_ioctl): the library hands oms.ko one
+ * OMS_IOC_ORDERED_STORE vector per batch and the module stores and fences.
+ * The host checks the bytes the same way; the guest checks that the
+ * module issued the fences the class needs and that sends were batched.
+ *
+ * usage: txg_guest [--ioctl] [DEVICE]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,10 +29,11 @@
 #include "txg_stream.h"
 
 static int n, failed;
+static const char *path_name = "mapped";
 
 static void report(int ok, const char *fmt, const char *name)
 {
-	printf("%sok %d - ", ok ? "" : "not ", ++n);
+	printf("%sok %d - %s: ", ok ? "" : "not ", ++n, path_name);
 	printf(fmt, name);
 	printf("\n");
 	if (!ok)
@@ -68,6 +75,7 @@ static void *send_stream(void *arg)
 	sd->r.chunks = st.chunks;
 	sd->r.fences = st.fences;
 	sd->r.eagain = st.eagain;
+	sd->r.syscalls = st.syscalls;
 	return NULL;
 }
 
@@ -89,24 +97,56 @@ static int check_info(const char *dev)
 	       (info.flags & OMS_INFO_WC) && info.length == TXG_BAR_LEN;
 }
 
+/* The report, through the path under test. */
+static int leave_report(struct oms_tx_window *w, const struct txg_report *rep,
+			const char *dev, int ioctl_path)
+{
+	struct oms_store_op op = {
+		.offset = TXG_REPORT, .length = (sizeof(*rep) + 7) & ~7u,
+		.cls = OMS_STORE_WEAK, .buf = (uint64_t)(uintptr_t)rep,
+	};
+	struct oms_ordered_store a = {
+		.flags = OMS_STORE_F_FLUSH, .count = 1,
+		.ops = (uint64_t)(uintptr_t)&op,
+	};
+	int fd, r;
+
+	if (!ioctl_path) {
+		memcpy((uint8_t *)oms_tx_window_base(w) + TXG_REPORT, rep,
+		       sizeof(*rep));
+		return 0;
+	}
+	fd = open(dev, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	r = ioctl(fd, OMS_IOC_ORDERED_STORE, &a) ? -errno : 0;
+	close(fd);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
-	const char *dev = argc > 1 ? argv[1] : "/dev/" OMS_DEVICE_NAME;
+	int ioctl_path = argc > 1 && !strcmp(argv[1], "--ioctl");
+	const char *dev = argc > 1 + ioctl_path ? argv[1 + ioctl_path] :
+						  "/dev/" OMS_DEVICE_NAME;
+	int want_kind = ioctl_path ? OMS_TX_WIN_KMOD_IOCTL : OMS_TX_WIN_KMOD;
 	static struct sender sd[TXG_NSTREAMS];
 	struct txg_report rep;
 	struct oms_tx_window *w;
 	pthread_t th[2];
-	uint8_t *base;
 	unsigned s;
 	int err, ok;
 
-	printf("TAP version 13\n1..%u\n", 2 + TXG_NSTREAMS);
-	err = oms_tx_window_kmod(dev, &w);
-	ok = !err && oms_tx_window_kind(w) == OMS_TX_WIN_KMOD &&
+	if (ioctl_path)
+		path_name = "ioctl";
+	printf("TAP version 13\n1..%u\n", 3 + TXG_NSTREAMS);
+	err = ioctl_path ? oms_tx_window_kmod_ioctl(dev, &w) :
+			   oms_tx_window_kmod(dev, &w);
+	ok = !err && oms_tx_window_kind(w) == want_kind &&
 	     oms_tx_window_len(w) == TXG_BAR_LEN;
 	if (err)
-		printf("# oms_tx_window_kmod(%s): %d\n", dev, err);
-	report(ok, "oms_tx_window_kmod(%s): a 4 MiB oms.ko window", dev);
+		printf("# open %s: %d\n", dev, err);
+	report(ok, "%s: a 4 MiB oms.ko window, of the kind asked for", dev);
 	if (!ok)
 		return 1;
 	report(check_info(dev), "%s: the window is BAR 2 of a PCI device, write-combining", dev);
@@ -139,20 +179,19 @@ int main(int argc, char **argv)
 	for (s = 0; s < TXG_NSTREAMS; s++) {
 		const struct txg_spec *sp = &txg_specs[s];
 		struct sender *d = &sd[s];
-		uint64_t pos, fences;
+		uint64_t pos;
 		uint32_t cnt = txg_count(s, &pos, NULL);
 
-		fences = sp->cls == OMS_TX_STRONG ? cnt + 1ull : 1;
-		printf("# %s: %u messages, %llu chunks, position %llu, %llu fences, next send %lld\n",
+		printf("# %s: %u messages, %llu chunks, position %llu, %llu fences, %llu system calls, next send %lld\n",
 		       sp->name, d->sent, (unsigned long long)d->r.chunks,
 		       (unsigned long long)d->r.pos, (unsigned long long)d->r.fences,
-		       (long long)d->r.last_send);
+		       (unsigned long long)d->r.syscalls, (long long)d->r.last_send);
 		if (d->err)
 			printf("# %s: send %u failed: %d\n", sp->name, d->sent, d->err);
 		report(!d->err && d->sent == cnt && d->r.msgs == cnt &&
-		       d->r.pos == pos && d->r.fences == fences &&
+		       d->r.pos == pos && txg_fences_ok(s, &d->r, cnt, ioctl_path) &&
 		       d->r.last_send == -EAGAIN && d->r.eagain == 1,
-		       "%s: every message sent, fences as the class needs, the one that does not fit refused with -EAGAIN",
+		       "%s: every message sent, fences (and calls) as the class needs, the one that does not fit refused with -EAGAIN",
 		       sp->name);
 	}
 
@@ -160,6 +199,7 @@ int main(int argc, char **argv)
 	memset(&rep, 0, sizeof(rep));
 	rep.magic = TXG_REPORT_MAGIC;
 	rep.nstreams = TXG_NSTREAMS;
+	rep.path = ioctl_path ? TXG_PATH_IOCTL : TXG_PATH_MAPPED;
 #if defined(__x86_64__)
 	__builtin_cpu_init();
 	rep.avx2 = !!__builtin_cpu_supports("avx2");
@@ -168,10 +208,10 @@ int main(int argc, char **argv)
 		rep.q[s] = sd[s].r;
 		oms_tx_queue_destroy(sd[s].q);
 	}
-	base = oms_tx_window_base(w);
-	memcpy(base + TXG_REPORT, &rep, sizeof(rep));
+	err = leave_report(w, &rep, dev, ioctl_path);
 	oms_tx_window_close(w);
-	printf("# report left at 0x%x; guest CPU %s AVX2\n", TXG_REPORT,
-	       rep.avx2 ? "has" : "lacks");
+	report(!err, "%s: the report left after every queue's flush", dev);
+	printf("# report left at 0x%x (%d); guest CPU %s AVX2\n", TXG_REPORT,
+	       err, rep.avx2 ? "has" : "lacks");
 	return failed ? 1 : 0;
 }

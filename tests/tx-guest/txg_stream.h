@@ -37,6 +37,11 @@
 #define TXG_REPORT		0x3ff000u
 #define TXG_REPORT_MAGIC	0x31304758544d4f53ull	/* "SOMTXG01" */
 
+/* How the guest wrote the BAR: stores into the oms.ko mapping, or the
+ * module's OMS_IOC_ORDERED_STORE (oms_tx_window_kmod_ioctl). */
+#define TXG_PATH_MAPPED		1u
+#define TXG_PATH_IOCTL		2u
+
 /* Messages of 8 bytes or more start with this tag. */
 #define TXG_TAG_MAGIC		0x7467ull	/* "gt" */
 
@@ -62,6 +67,7 @@ static const struct txg_spec txg_specs[TXG_NSTREAMS] = {
 /* What the guest leaves at TXG_REPORT for the host to compare. */
 struct txg_report_q {
 	uint64_t msgs, pos, chunks, fences, eagain;
+	uint64_t syscalls;	/* ORDERED_STORE calls (the ioctl path) */
 	int64_t last_send;	/* the refused send's return value */
 };
 
@@ -69,6 +75,8 @@ struct txg_report {
 	uint64_t magic;
 	uint32_t nstreams;
 	uint32_t avx2;		/* the guest CPU had AVX2 */
+	uint32_t path;		/* TXG_PATH_*: how the guest reached the BAR */
+	uint32_t reserved;
 	struct txg_report_q q[TXG_NSTREAMS];
 };
 
@@ -181,6 +189,26 @@ static inline uint32_t txg_count(unsigned s, uint64_t *pos, uint64_t *first)
 	}
 	*pos = p;
 	return i;
+}
+
+/*
+ * The fences and system calls a stream's class needs.  Mapped: one fence
+ * per strong message and one for the final flush.  Through the module:
+ * the module fences before every strong op but a call's first and ends
+ * every call with one flush, so a strong stream costs one per message and
+ * any other one per call; and a call carries many messages (a batch is up
+ * to 256 ops or 1 MiB), which the bound on calls checks.
+ */
+static inline int txg_fences_ok(unsigned s, const struct txg_report_q *q,
+				uint32_t cnt, int ioctl_path)
+{
+	int strong = txg_specs[s].cls == OMS_TX_STRONG;
+
+	if (!ioctl_path)
+		return q->fences == (strong ? cnt + 1ull : 1) && !q->syscalls;
+	if (q->syscalls < 1 || q->syscalls > cnt / 64 + 2)
+		return 0;
+	return q->fences == (strong ? cnt : q->syscalls);
 }
 
 #endif /* TXG_STREAM_H */

@@ -1,29 +1,35 @@
 #!/bin/sh
-# `make check` entry for liboms transmitting through oms.ko (issue 6): boot
-# the Debian kernel in QEMU with an ivshmem-plain device backed by a fresh
-# file in /dev/shm, send the test streams through the oms.ko window in the
-# guest (run-tx-guest.sh, txg_guest), then read the backing file on the
-# host with liboms's emulated NIC and check every message (txg_check).
-# Prints TAP.
+# `make check` entry for liboms transmitting through oms.ko (issue 6; the
+# ioctl path, issue 13): boot the Debian kernel in QEMU with two
+# ivshmem-plain devices, each backed by a fresh file in /dev/shm; in the
+# guest send the test streams through the oms.ko window, once through its
+# mapping and once through its ioctls (run-tx-guest.sh, txg_guest), then
+# read each backing file on the host with liboms's emulated NIC and check
+# every message (txg_check).  Prints TAP.
 #
 # usage: run-tx-tests.sh OMS_KO TXG_GUEST TXG_CHECK
 set -u
-bdf=0000:00:10.0	# where the ivshmem device is put: addr=0x10
+bdf_map=0000:00:10.0	# where the ivshmem devices are put: addr=0x10
+bdf_ioctl=0000:00:11.0	# and addr=0x11
 ko=${1:?usage: $0 OMS_KO TXG_GUEST TXG_CHECK}
 guest=${2:?usage: $0 OMS_KO TXG_GUEST TXG_CHECK}
 check=${3:?usage: $0 OMS_KO TXG_GUEST TXG_CHECK}
 here=$(cd "$(dirname "$0")" && pwd)
-shm=$(mktemp /dev/shm/oms-tx-XXXXXXXX) || { echo "not ok 1 - mktemp in /dev/shm"; exit 1; }
-trap 'rm -f "$shm"' EXIT INT TERM
-truncate -s 4M "$shm"
+shm_map=$(mktemp /dev/shm/oms-tx-XXXXXXXX) || { echo "not ok 1 - mktemp in /dev/shm"; exit 1; }
+shm_ioctl=$(mktemp /dev/shm/oms-tx-XXXXXXXX) || { rm -f "$shm_map"; echo "not ok 1 - mktemp in /dev/shm"; exit 1; }
+trap 'rm -f "$shm_map" "$shm_ioctl"' EXIT INT TERM
+truncate -s 4M "$shm_map" "$shm_ioctl"
 
 # Boot the kernel OMS_KO was built for.
 KVER=$(modinfo -F vermagic "$ko" | cut -d' ' -f1)
 export KVER
 sh "$here/boot.sh" -t "${OMS_VM_TIMEOUT:-1200}" -n tx-guest \
-	"$here/run-tx-guest.sh" "$ko" "$bdf" "$guest" -- \
-	-object "memory-backend-file,id=txg,share=on,mem-path=$shm,size=4M" \
-	-device ivshmem-plain,memdev=txg,addr=0x10
+	"$here/run-tx-guest.sh" "$ko" "$bdf_map" "$bdf_ioctl" "$guest" -- \
+	-object "memory-backend-file,id=txgm,share=on,mem-path=$shm_map,size=4M" \
+	-device ivshmem-plain,memdev=txgm,addr=0x10 \
+	-object "memory-backend-file,id=txgi,share=on,mem-path=$shm_ioctl,size=4M" \
+	-device ivshmem-plain,memdev=txgi,addr=0x11
 rc=$?
-"$check" "$shm" || rc=1
+"$check" "$shm_map" mapped || rc=1
+"$check" "$shm_ioctl" ioctl || rc=1
 exit $rc
