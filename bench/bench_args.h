@@ -95,7 +95,8 @@ int ba_parse(struct ba *ba, int argc, char **argv);
 /* True if the option named @long_name was on the command line. */
 int ba_seen(const struct ba *ba, const char *long_name);
 
-/* Refuse the command line after ba_parse(): prints "prog: why", returns 2. */
+/* Refuse the command line after ba_parse(): prints "prog: why", removes
+ * the --out_json file it opened, returns 2. */
 int ba_fail(const struct ba *ba, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

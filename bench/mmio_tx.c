@@ -25,8 +25,17 @@
  *              delivered whole and in order / wall time.  The producer
  *              publishes (one fence) every quarter of the window.
  *
+ * Windows (--window): process memory (mem, the default), or the oms.ko
+ * window (kmod: in a guest or on a host with the module attached), reached
+ * on two paths (--paths): mapped, the queue storing into the module's
+ * write-combining mapping of the BAR, and ioctl, the queue handing the
+ * module OMS_IOC_ORDERED_STORE vectors (oms_tx_window_kmod_ioctl).  The
+ * ioctl path's verified pass reads the BAR through the mapping, so it
+ * checks what the module stored.  raw runs on the mapped path only.
+ *
  * usage: mmio_tx [-s SIZES | -a] [--modes m,..] [-D SEC | --ms N] [--reps N]
  *                [--verify-mib N] [--reorder N] [--payload-check]
+ *                [--window mem|kmod] [--paths mapped,ioctl] [--oms-dev PATH]
  *                [--dat FILE] [--json] [--out_json FILE]
  */
 #include <errno.h>
@@ -50,6 +59,11 @@
 #define MAX_SIZES	16
 
 enum mode { M_RAW, M_UNFENCED, M_FENCED, M_SEQ, M_COUNT };
+enum path { P_MAPPED, P_IOCTL, P_COUNT };
+enum window { W_MEM, W_KMOD };
+
+static const char *const path_name[P_COUNT + 1] = { "mapped", "ioctl", NULL };
+static const char *const window_name[] = { "mem", "kmod", NULL };
 
 static const char *const mode_name[M_COUNT + 1] = {
 	"raw", "unfenced", "fenced", "sequenced", NULL,
@@ -68,17 +82,20 @@ struct opts {
 	/* as the command line gives them */
 	uint32_t mode_set, verify_mib;
 	double dur_s;
+	uint32_t window, path_set;
+	const char *oms_dev;
 };
 
 struct point {
 	double gbps, payload_gbps, verified_gbps, coupled_gbps;
-	uint64_t msgs, fences, vmsgs, ooo, lost, corrupted, dropped;
+	uint64_t msgs, fences, syscalls, vmsgs, ooo, lost, corrupted, dropped;
 	size_t payload;
 	int verified;		/* a verified pass ran */
 };
 
 static uint8_t *src_buf[NSRC];
-static struct oms_tx_window *win;
+/* win[P_MAPPED] is always open: the ioctl path is verified through it */
+static struct oms_tx_window *win[P_COUNT];
 
 /* ---- raw reference: the bare streaming copy ---- */
 
@@ -132,12 +149,12 @@ static void stamp(uint8_t *b, uint64_t idx)
 
 /* ---- producer pass ---- */
 
-static int producer_pass(enum mode m, unsigned size, const struct opts *o,
-			 double *wire_gbps, double *pay_gbps, uint64_t *msgs,
-			 uint64_t *fences)
+static int producer_pass(enum path pa, enum mode m, unsigned size,
+			 const struct opts *o, double *wire_gbps,
+			 double *pay_gbps, struct point *pt)
 {
 	uint64_t min_ns = (uint64_t)o->ms * 1000000ull, t0, t1, n = 0;
-	uint8_t *base = oms_tx_window_base(win);
+	uint8_t *base = oms_tx_window_base(win[pa]);
 	struct oms_tx_queue *q = NULL;
 	struct oms_tx_stats st;
 	size_t len;
@@ -159,18 +176,19 @@ static int producer_pass(enum mode m, unsigned size, const struct opts *o,
 		t1 = bu_now_ns();
 		*wire_gbps = gbps(n * size, t1 - t0);
 		*pay_gbps = *wire_gbps;
-		*msgs = n;
-		*fences = 1;
+		pt->msgs = n;
+		pt->fences = 1;
+		pt->syscalls = 0;
 		return 0;
 	}
 	{
 		struct oms_tx_queue_attr qa = {
-			.cls = mode_cls[m], .max_msg = size,
+			.cls = mode_cls[m], .max_msg = size, .length = WINDOW,
 			.flags = OMS_TX_Q_NO_CREDIT |
 				 (o->pcheck ? OMS_TX_Q_PAYLOAD_CHECK : 0),
 		};
 
-		if (oms_tx_queue_create(win, &qa, &q))
+		if (oms_tx_queue_create(win[pa], &qa, &q))
 			return -1;
 	}
 	len = oms_tx_payload_max(mode_cls[m], size);
@@ -185,13 +203,15 @@ static int producer_pass(enum mode m, unsigned size, const struct opts *o,
 		}
 		t1 = bu_now_ns();
 	} while (t1 - t0 < min_ns);
-	oms_tx_flush(q);
+	if (oms_tx_flush(q) < 0)
+		return -1;
 	t1 = bu_now_ns();
 	oms_tx_stats(q, &st);
 	*wire_gbps = gbps(st.wire_bytes, t1 - t0);
 	*pay_gbps = gbps(st.payload_bytes, t1 - t0);
-	*msgs = st.msgs;
-	*fences = st.fences;
+	pt->msgs = st.msgs;
+	pt->fences = st.fences;
+	pt->syscalls = st.syscalls;
 	oms_tx_queue_destroy(q);
 	return 0;
 }
@@ -233,6 +253,7 @@ static void verify(void *arg, unsigned thread, const void *msg, size_t len)
 
 struct consumer {
 	struct oms_tx_queue *q;
+	const void *ring;	/* where the device sees the queue's ring */
 	struct oms_tx_nic *nic;
 	struct oms_tx_fabric fab;
 	uint64_t final;		/* position to stop at, set when known */
@@ -287,7 +308,7 @@ static void *consumer_main(void *arg)
 			continue;
 		}
 		c->fab.seed += 1;
-		if (oms_tx_nic_drain(c->nic, 0, oms_tx_ring(c->q), ring, done, p,
+		if (oms_tx_nic_drain(c->nic, 0, c->ring, ring, done, p,
 				     &c->fab) < 0)
 			abort();
 		done = p;
@@ -297,11 +318,11 @@ static void *consumer_main(void *arg)
 	return NULL;
 }
 
-static int verified_pass(enum mode m, unsigned size, const struct opts *o,
-			 struct point *pt)
+static int verified_pass(enum path pa, enum mode m, unsigned size,
+			 const struct opts *o, struct point *pt)
 {
 	struct oms_tx_queue_attr qa = {
-		.cls = mode_cls[m], .max_msg = size,
+		.cls = mode_cls[m], .max_msg = size, .length = WINDOW,
 		.flags = o->pcheck ? OMS_TX_Q_PAYLOAD_CHECK : 0,
 	};
 	struct verifier v = { 0 };
@@ -315,7 +336,7 @@ static int verified_pass(enum mode m, unsigned size, const struct opts *o,
 	pthread_t th;
 	size_t len = oms_tx_payload_max(mode_cls[m], size);
 
-	if (oms_tx_queue_create(win, &qa, &q))
+	if (oms_tx_queue_create(win[pa], &qa, &q))
 		return -1;
 	{
 		struct oms_tx_nic_attr na = {
@@ -329,6 +350,9 @@ static int verified_pass(enum mode m, unsigned size, const struct opts *o,
 	}
 	v.len = len;
 	c.q = q;
+	/* the ring at offset 0, as the device holds it: the ioctl path's own
+	 * ring is the process copy the module reads from */
+	c.ring = oms_tx_window_base(win[P_MAPPED]);
 	c.nic = nic;
 	c.fab.seed = 0x5eed0000u + size * 4 + m;
 	c.fab.reorder = o->reorder;
@@ -349,7 +373,8 @@ static int verified_pass(enum mode m, unsigned size, const struct opts *o,
 		if (r == -EAGAIN) {
 			/* out of credit: publish, wait for the consumer */
 			busy += bu_now_ns() - tw;
-			oms_tx_flush(q);
+			if (oms_tx_flush(q) < 0)
+				return -1;
 			last_pub = oms_tx_pos(q);
 			while ((r = oms_tx_send(q, s, len)) == -EAGAIN)
 				cpu_relax();
@@ -358,11 +383,13 @@ static int verified_pass(enum mode m, unsigned size, const struct opts *o,
 		if (r)
 			return -1;
 		if (oms_tx_pos(q) - last_pub >= pub_every) {
-			oms_tx_flush(q);
+			if (oms_tx_flush(q) < 0)
+				return -1;
 			last_pub = oms_tx_pos(q);
 		}
 	}
-	oms_tx_flush(q);
+	if (oms_tx_flush(q) < 0)
+		return -1;
 	busy += bu_now_ns() - tw;
 	__atomic_store_n(&c.final, oms_tx_pos(q), __ATOMIC_RELEASE);
 	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
@@ -395,7 +422,8 @@ static int cmp_double(const void *a, const void *b)
 static struct opts args = {
 	.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 }, .nsizes = 8,
 	.mode_set = (1u << M_COUNT) - 1, .dur_s = 0.1, .reps = 3,
-	.reorder = 16, .verify_mib = 64,
+	.reorder = 16, .verify_mib = 64, .window = W_MEM,
+	.path_set = (1u << P_COUNT) - 1,
 };
 
 static const struct ba_opt opts[] = {
@@ -422,6 +450,15 @@ static const struct ba_opt opts[] = {
 	  .min = 0, .max = 64 },
 	{ 0, "payload-check", NULL, BA_FLAG, NULL,
 	  "the queue checks every payload", .dst = &args.pcheck },
+	{ 0, "window", NULL, BA_CHOICE, "W",
+	  "process memory, or the oms.ko window (/dev/oms, a BAR)",
+	  &args.window, .names = window_name },
+	{ 0, "paths", NULL, BA_SET, "PATHS",
+	  "kmod window: stores into its mapping, or OMS_IOC_ORDERED_STORE",
+	  &args.path_set, .names = path_name },
+	{ 0, "oms-dev", NULL, BA_STRING, "PATH",
+	  "the oms.ko node for --window kmod", .dst = &args.oms_dev,
+	  .dflt = "/dev/oms" },
 	{ 0, "dat", NULL, BA_STRING, "FILE", "gnuplot columns into FILE",
 	  .dst = &args.dat },
 	BA_OPT_REPORT_GBITS,
@@ -434,11 +471,228 @@ static void settle(void)
 		args.modes[m] = !!(args.mode_set & (1u << m));
 	args.ms = (unsigned)llround(args.dur_s * 1000);
 	args.verify_bytes = (uint64_t)args.verify_mib << 20;
+	if (args.window == W_MEM)
+		args.path_set = 1u << P_MAPPED;
+}
+
+/* The path as the records name it: a memory window has one. */
+static const char *path_label(const struct opts *o, int pa)
+{
+	return o->window == W_MEM ? "mem" : path_name[pa];
+}
+
+static int open_windows(struct ba *ba, const struct opts *o)
+{
+	int err;
+
+	if (o->window == W_MEM) {
+		if (oms_tx_window_mem(WINDOW, &win[P_MAPPED])) {
+			fprintf(stderr, "mmio_tx: cannot map the window\n");
+			return 1;
+		}
+		ba_set_backend(ba, "mem");	/* the window is process memory */
+		memset(oms_tx_window_base(win[P_MAPPED]), 0, WINDOW);
+		return 0;
+	}
+	err = oms_tx_window_kmod(o->oms_dev, &win[P_MAPPED]);
+	if (!err && oms_tx_window_len(win[P_MAPPED]) < WINDOW)
+		err = -ENOSPC;
+	if (!err && (o->path_set & (1u << P_IOCTL)))
+		err = oms_tx_window_kmod_ioctl(o->oms_dev, &win[P_IOCTL]);
+	if (err) {
+		/* not the command line's fault: exit 1, as a failed run */
+		fprintf(stderr, "mmio_tx: --window kmod: %s: %s (the window must hold %u KiB)\n",
+			o->oms_dev ? o->oms_dev : "/dev/oms", strerror(-err),
+			WINDOW >> 10);
+		return 1;
+	}
+	ba_set_backend(ba, "kmod");
+	return 0;
+}
+
+static int measure_size(unsigned si, const struct opts *o,
+			struct point pts[P_COUNT][M_COUNT])
+{
+	unsigned size = o->sizes[si];
+	double wr[P_COUNT][M_COUNT][99], pay[P_COUNT][M_COUNT][99];
+
+	/* interleave paths and modes so drift hits them alike */
+	for (unsigned r = 0; r < o->reps; r++)
+		for (int pa = 0; pa < P_COUNT; pa++)
+			for (int m = 0; m < M_COUNT; m++) {
+				if (!(o->path_set & (1u << pa)) || !o->modes[m] ||
+				    (pa == P_IOCTL && m == M_RAW))
+					continue;
+				if (producer_pass(pa, m, size, o, &wr[pa][m][r],
+						  &pay[pa][m][r], &pts[pa][m])) {
+					fprintf(stderr, "mmio_tx: %s %s %u failed\n",
+						path_label(o, pa), mode_name[m],
+						size);
+					return -1;
+				}
+			}
+	for (int pa = 0; pa < P_COUNT; pa++)
+		for (int m = 0; m < M_COUNT; m++) {
+			struct point *p = &pts[pa][m];
+
+			if (!(o->path_set & (1u << pa)) || !o->modes[m] ||
+			    (pa == P_IOCTL && m == M_RAW))
+				continue;
+			qsort(wr[pa][m], o->reps, sizeof(double), cmp_double);
+			qsort(pay[pa][m], o->reps, sizeof(double), cmp_double);
+			p->gbps = wr[pa][m][o->reps / 2];
+			p->payload_gbps = pay[pa][m][o->reps / 2];
+			p->payload = m == M_RAW ? size :
+				     oms_tx_payload_max(mode_cls[m], size);
+			if (m != M_RAW && o->verify_bytes &&
+			    verified_pass(pa, m, size, o, p)) {
+				fprintf(stderr, "mmio_tx: verified %s %s %u failed\n",
+					path_label(o, pa), mode_name[m], size);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void report_size(struct ba *ba, unsigned size, const struct opts *o,
+			struct point pts[P_COUNT][M_COUNT])
+{
+	const struct point *raw = &pts[P_MAPPED][M_RAW];
+
+	for (int pa = 0; pa < P_COUNT; pa++)
+		for (int m = 0; m < M_COUNT; m++) {
+			const struct point *p = &pts[pa][m];
+			double unf = o->modes[M_UNFENCED] ?
+				     pts[pa][M_UNFENCED].gbps : 0;
+			double x_unf = ratio(p->gbps, unf);
+			double x_raw = o->modes[M_RAW] ? ratio(p->gbps, raw->gbps) : 0;
+			double x_map = pa == P_IOCTL && (o->path_set & 1u) ?
+				       ratio(p->gbps, pts[P_MAPPED][m].gbps) : 0;
+			double fpm = p->msgs ? (double)p->fences / (double)p->msgs : 0;
+			double spm = p->msgs ? (double)p->syscalls / (double)p->msgs : 0;
+			char ver[16] = "-", ino[24] = "-";
+
+			if (!(o->path_set & (1u << pa)) || !o->modes[m] ||
+			    (pa == P_IOCTL && m == M_RAW))
+				continue;
+			if (p->verified) {
+				snprintf(ver, sizeof(ver), "%.2f", p->verified_gbps);
+				snprintf(ino, sizeof(ino), "%s",
+					 p->ooo || p->lost || p->corrupted ?
+					 "NO" : "yes");
+			}
+			ba_json(ba, "\"mode\":\"%s\",\"window\":\"%s\",\"path\":\"%s\","
+				"\"size\":%u,\"payload\":%zu,\"meta_bytes\":%zu,"
+				"\"msgs\":%llu,"
+				"\"gbps\":%.6g,\"payload_gbps\":%.6g,"
+				"\"verified_gbps\":%.6g,\"coupled_gbps\":%.6g,"
+				"\"ratio_vs_unfenced\":%.3f,\"ratio_vs_raw\":%.3f,"
+				"\"ratio_vs_mapped\":%.3f,"
+				"\"fences_per_msg\":%.4f,\"syscalls_per_msg\":%.5f,"
+				"\"verified\":%d,\"verified_msgs\":%llu,"
+				"\"out_of_order\":%llu,\"lost\":%llu,"
+				"\"corrupted\":%llu,\"dropped\":%llu,"
+				"\"reorder\":%u,\"payload_check\":%d",
+				mode_name[m], window_name[o->window],
+				path_label(o, pa), size, p->payload,
+				size - p->payload,
+				(unsigned long long)p->msgs, p->gbps,
+				p->payload_gbps,
+				p->verified ? p->verified_gbps : 0.0,
+				p->verified ? p->coupled_gbps : 0.0, x_unf,
+				x_raw, x_map, fpm, spm, p->verified,
+				(unsigned long long)p->vmsgs,
+				(unsigned long long)p->ooo,
+				(unsigned long long)p->lost,
+				(unsigned long long)p->corrupted,
+				(unsigned long long)p->dropped, o->reorder,
+				o->pcheck);
+			if (!o->json)
+				printf(" %-10s %-6s %6u %7zu %9.2f %9.2f %9s %7.3f %7.3f %9.3f %8.4f %8s\n",
+				       mode_name[m], path_label(o, pa), size,
+				       p->payload, p->gbps, p->payload_gbps, ver,
+				       x_unf, x_raw, fpm, spm, ino);
+			fflush(stdout);
+		}
+}
+
+static void summary(const struct opts *o,
+		    struct point pts[][P_COUNT][M_COUNT])
+{
+	for (int pa = 0; pa < P_COUNT; pa++)
+		for (unsigned si = 0; si < o->nsizes; si++) {
+			const struct point *p = pts[si][pa];
+
+			if (!(o->path_set & (1u << pa)) || p[M_UNFENCED].gbps <= 0)
+				continue;
+			printf(" %-6s %5u B: sequenced/unfenced %.3f written, %.3f payload;"
+			       " fenced/unfenced %.3f; sequenced/raw %.3f\n",
+			       path_label(o, pa), o->sizes[si],
+			       ratio(p[M_SEQ].gbps, p[M_UNFENCED].gbps),
+			       ratio(p[M_SEQ].payload_gbps, p[M_UNFENCED].payload_gbps),
+			       ratio(p[M_FENCED].gbps, p[M_UNFENCED].gbps),
+			       ratio(p[M_SEQ].gbps, pts[si][P_MAPPED][M_RAW].gbps));
+		}
+	if ((o->path_set & 3u) == 3u)
+		for (unsigned si = 0; si < o->nsizes; si++)
+			printf(" ioctl/mapped %5u B: unfenced %.3f, fenced %.3f, sequenced %.3f\n",
+			       o->sizes[si],
+			       ratio(pts[si][P_IOCTL][M_UNFENCED].gbps,
+				     pts[si][P_MAPPED][M_UNFENCED].gbps),
+			       ratio(pts[si][P_IOCTL][M_FENCED].gbps,
+				     pts[si][P_MAPPED][M_FENCED].gbps),
+			       ratio(pts[si][P_IOCTL][M_SEQ].gbps,
+				     pts[si][P_MAPPED][M_SEQ].gbps));
+}
+
+/* gnuplot columns: size, then each mode's three figures per path, the
+ * mapped (or memory) path first so its columns stay where they were. */
+static int write_dat(const struct opts *o,
+		     struct point pts[][P_COUNT][M_COUNT])
+{
+	FILE *dat = fopen(o->dat, "w");
+
+	if (!dat) {
+		fprintf(stderr, "mmio_tx: %s: %s\n", o->dat, strerror(errno));
+		return -1;
+	}
+	fprintf(dat, "# size");
+	for (int pa = 0; pa < P_COUNT; pa++)
+		for (int m = 0; m < M_COUNT; m++)
+			if (o->path_set & (1u << pa))
+				fprintf(dat, " %s%s%s_gbps %s%s%s_payload_gbps %s%s%s_verified_gbps",
+					pa ? path_name[pa] : "", pa ? "_" : "", mode_name[m],
+					pa ? path_name[pa] : "", pa ? "_" : "", mode_name[m],
+					pa ? path_name[pa] : "", pa ? "_" : "", mode_name[m]);
+	fprintf(dat, "\n");
+	for (unsigned si = 0; si < o->nsizes; si++) {
+		fprintf(dat, "%u", o->sizes[si]);
+		for (int pa = 0; pa < P_COUNT; pa++)
+			for (int m = 0; m < M_COUNT; m++) {
+				const struct point *p = &pts[si][pa][m];
+
+				if (!(o->path_set & (1u << pa)))
+					continue;
+				if (o->modes[m] && p->msgs)
+					fprintf(dat, " %.3f %.3f %.3f", p->gbps,
+						p->payload_gbps, p->verified ?
+						p->verified_gbps : 0.0);
+				else
+					fprintf(dat, " NaN NaN NaN");
+			}
+		fprintf(dat, "\n");
+	}
+	return fclose(dat) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	static struct point pts[MAX_SIZES][M_COUNT];
+	static struct point pts[MAX_SIZES][P_COUNT][M_COUNT];
 	struct ba ba = {
 		.prog = "mmio_tx", .opts = opts,
 		.nopts = sizeof(opts) / sizeof(opts[0]),
@@ -446,21 +700,20 @@ int main(int argc, char **argv)
 			 "(seed 004 Fig 4): unfenced, fence per\nmessage and "
 			 "sequenced, with the emulated NIC verifying order.",
 	};
-	FILE *dat = NULL;
 	struct opts o;
 	int rc = ba_parse(&ba, argc, argv);
 
 	if (rc != BA_GO_ON)
 		return rc;
+	if (args.window == W_MEM &&
+	    (ba_seen(&ba, "paths") || ba_seen(&ba, "oms-dev")))
+		return ba_fail(&ba, "--paths and --oms-dev need --window kmod");
 	args.json = ba.json;
 	settle();
 	o = args;
-	if (oms_tx_window_mem(WINDOW, &win)) {
-		fprintf(stderr, "mmio_tx: cannot map the window\n");
-		return 1;
-	}
-	ba_set_backend(&ba, "mem");	/* the window is process memory */
-	memset(oms_tx_window_base(win), 0, WINDOW);	/* fault it in */
+	rc = open_windows(&ba, &o);
+	if (rc)
+		return rc;
 	for (int i = 0; i < NSRC; i++) {
 		src_buf[i] = aligned_alloc(64, OMS_TX_MAX_MSG);
 		if (!src_buf[i])
@@ -470,143 +723,29 @@ int main(int argc, char **argv)
 	}
 	pin(0);
 	bu_printf(!o.json,
-		  "%s\n MMIO transmit into a %u KiB WC window, non-temporal stores, "
-		  "median of %u x %u ms\n verified: consumer thread, path reorder "
-		  "<= %u chunks, %llu MiB per point%s\n%s\n"
-		  " %-10s %6s %7s %10s %10s %10s %9s %9s %8s\n%s\n",
-		  BU_RULE, WINDOW >> 10, o.reps, o.ms, o.reorder,
-		  (unsigned long long)(o.verify_bytes >> 20),
-		  o.pcheck ? ", payload check" : "", BU_RULE, "mode", "size",
-		  "payload", "Gb/s wr", "Gb/s pay", "Gb/s ver", "x unfen",
-		  "fence/msg", "in-order", BU_RULE);
+		  "%s\n MMIO transmit into a %u KiB WC window (%s), non-temporal "
+		  "stores, median of %u x %u ms\n verified: consumer thread, path "
+		  "reorder <= %u chunks, %llu MiB per point%s\n%s\n"
+		  " %-10s %-6s %6s %7s %9s %9s %9s %7s %7s %9s %8s %8s\n%s\n",
+		  BU_RULE, WINDOW >> 10, window_name[o.window], o.reps, o.ms,
+		  o.reorder, (unsigned long long)(o.verify_bytes >> 20),
+		  o.pcheck ? ", payload check" : "", BU_RULE, "mode", "path",
+		  "size", "payload", "Gb/s wr", "Gb/s pay", "Gb/s ver",
+		  "x unfen", "x raw", "fence/msg", "sys/msg", "in-order",
+		  BU_RULE);
 	for (unsigned si = 0; si < o.nsizes; si++) {
-		unsigned size = o.sizes[si];
-		double wr[M_COUNT][99], pay[M_COUNT][99];
-
-		/* interleave the modes so drift hits them alike */
-		for (unsigned r = 0; r < o.reps; r++)
-			for (int m = 0; m < M_COUNT; m++) {
-				uint64_t msgs, fences;
-
-				if (!o.modes[m])
-					continue;
-				if (producer_pass(m, size, &o, &wr[m][r], &pay[m][r],
-						  &msgs, &fences)) {
-					fprintf(stderr, "mmio_tx: %s %u failed\n",
-						mode_name[m], size);
-					return 1;
-				}
-				pts[si][m].msgs = msgs;
-				pts[si][m].fences = fences;
-			}
-		for (int m = 0; m < M_COUNT; m++) {
-			struct point *p = &pts[si][m];
-
-			if (!o.modes[m])
-				continue;
-			qsort(wr[m], o.reps, sizeof(double), cmp_double);
-			qsort(pay[m], o.reps, sizeof(double), cmp_double);
-			p->gbps = wr[m][o.reps / 2];
-			p->payload_gbps = pay[m][o.reps / 2];
-			p->payload = m == M_RAW ? size :
-				     oms_tx_payload_max(mode_cls[m], size);
-			if (m != M_RAW && o.verify_bytes &&
-			    verified_pass(m, size, &o, p)) {
-				fprintf(stderr, "mmio_tx: verified %s %u failed\n",
-					mode_name[m], size);
-				return 1;
-			}
-		}
-		for (int m = 0; m < M_COUNT; m++) {
-			struct point *p = &pts[si][m];
-			double base = o.modes[M_UNFENCED] ?
-				      pts[si][M_UNFENCED].gbps : 0;
-			double ratio = base > 0 ? p->gbps / base : 0;
-			double fpm = p->msgs ? (double)p->fences / (double)p->msgs : 0;
-			char ver[16] = "-", ino[24] = "-";
-
-			if (!o.modes[m])
-				continue;
-			if (p->verified) {
-				snprintf(ver, sizeof(ver), "%.2f", p->verified_gbps);
-				snprintf(ino, sizeof(ino), "%s",
-					 p->ooo || p->lost || p->corrupted ?
-					 "NO" : "yes");
-			}
-			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"
-				"\"payload\":%zu,\"meta_bytes\":%zu,"
-				"\"msgs\":%llu,"
-				"\"gbps\":%.6g,\"payload_gbps\":%.6g,"
-				"\"verified_gbps\":%.6g,\"coupled_gbps\":%.6g,"
-				"\"ratio_vs_unfenced\":%.3f,"
-				"\"fences_per_msg\":%.4f,"
-				"\"verified_msgs\":%llu,"
-				"\"out_of_order\":%llu,\"lost\":%llu,"
-				"\"corrupted\":%llu,\"dropped\":%llu,"
-				"\"reorder\":%u,\"payload_check\":%d",
-				mode_name[m], size, p->payload,
-				size - p->payload,
-				(unsigned long long)p->msgs, p->gbps,
-				p->payload_gbps,
-				p->verified ? p->verified_gbps : 0.0,
-				p->verified ? p->coupled_gbps : 0.0, ratio,
-				fpm, (unsigned long long)p->vmsgs,
-				(unsigned long long)p->ooo,
-				(unsigned long long)p->lost,
-				(unsigned long long)p->corrupted,
-				(unsigned long long)p->dropped, o.reorder,
-				o.pcheck);
-			if (!o.json)
-				printf(" %-10s %6u %7zu %10.2f %10.2f %10s %9.3f %9.3f %8s\n",
-				       mode_name[m], size, p->payload, p->gbps,
-				       p->payload_gbps, ver, ratio, fpm, ino);
-			fflush(stdout);
-		}
+		if (measure_size(si, &o, pts[si]))
+			return 1;
+		report_size(&ba, o.sizes[si], &o, pts[si]);
 	}
 	bu_printf(!o.json, "%s\n", BU_RULE);
-	if (!o.json && o.modes[M_UNFENCED])
-		for (unsigned si = 0; si < o.nsizes; si++) {
-			struct point *p = pts[si];
-
-			if (p[M_UNFENCED].gbps <= 0)
-				continue;
-			printf(" %5u B: sequenced/unfenced %.3f written, %.3f payload;"
-			       " fenced/unfenced %.3f\n", o.sizes[si],
-			       o.modes[M_SEQ] ? p[M_SEQ].gbps / p[M_UNFENCED].gbps : 0,
-			       o.modes[M_SEQ] ? p[M_SEQ].payload_gbps /
-					p[M_UNFENCED].payload_gbps : 0,
-			       o.modes[M_FENCED] ? p[M_FENCED].gbps /
-					p[M_UNFENCED].gbps : 0);
-		}
-	if (o.dat) {
-		dat = fopen(o.dat, "w");
-		if (!dat) {
-			fprintf(stderr, "mmio_tx: %s: %s\n", o.dat, strerror(errno));
-			return 1;
-		}
-		fprintf(dat, "# size");
-		for (int m = 0; m < M_COUNT; m++)
-			fprintf(dat, " %s_gbps %s_payload_gbps %s_verified_gbps",
-				mode_name[m], mode_name[m], mode_name[m]);
-		fprintf(dat, "\n");
-		for (unsigned si = 0; si < o.nsizes; si++) {
-			fprintf(dat, "%u", o.sizes[si]);
-			for (int m = 0; m < M_COUNT; m++) {
-				struct point *p = &pts[si][m];
-
-				if (o.modes[m])
-					fprintf(dat, " %.3f %.3f %.3f", p->gbps,
-						p->payload_gbps, p->verified ?
-						p->verified_gbps : 0.0);
-				else
-					fprintf(dat, " NaN NaN NaN");
-			}
-			fprintf(dat, "\n");
-		}
-		fclose(dat);
-	}
+	if (!o.json)
+		summary(&o, pts);
+	if (o.dat && write_dat(&o, pts))
+		return 1;
 	for (int i = 0; i < NSRC; i++)
 		free(src_buf[i]);
-	oms_tx_window_close(win);
+	for (int pa = 0; pa < P_COUNT; pa++)
+		oms_tx_window_close(win[pa]);
 	return ba_close(&ba);
 }

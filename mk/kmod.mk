@@ -102,9 +102,13 @@ CHECK_CMDS += "sh tests/kmod/kmod-lint.sh $(KMOD_PER_KERNEL:%/oms.ko=%) $(KDEBUG
 # The MMIO transmit experiment (docs/kmod.md): MMIO_BENCH swept over message
 # sizes with fences on and off, in the guest.  Not part of `make check`.
 KMOD_BENCH_ARGS ?= -t 256 -r 3
-kmod-bench: kmod kmod-tests
+# The guest boots the kernel the module was built for (its vermagic).
+KBENCH_KO := $(B)/kmod/$(firstword $(KMOD_KVERS))/oms.ko
+kmod-bench: $(KBENCH_KO) kmod-tests $(B)/bench/mmio_tx
 	$(Q)shm=$$(mktemp /dev/shm/oms-bench-XXXXXXXX) && truncate -s 4M $$shm && \
-	sh tests/vm/boot.sh -t 600 -n kmod-bench tests/vm/run-kmod-bench.sh \
-		$(CURDIR)/$(KMOD) $(CURDIR)/$(B)/kmod-tests $(KMOD_BENCH_ARGS) -- \
+	KVER=$$(modinfo -F vermagic $(KBENCH_KO) | cut -d' ' -f1) \
+	sh tests/vm/boot.sh -t 1200 -n kmod-bench tests/vm/run-kmod-bench.sh \
+		$(CURDIR)/$(KBENCH_KO) $(CURDIR)/$(B)/kmod-tests \
+		$(CURDIR)/$(B)/bench/mmio_tx $(KMOD_BENCH_ARGS) -- \
 		-object memory-backend-file,id=hm,share=on,mem-path=$$shm,size=4M \
 		-device ivshmem-plain,memdev=hm; rc=$$?; rm -f $$shm; exit $$rc

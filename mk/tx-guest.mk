@@ -2,7 +2,9 @@
 #
 #   make tx-guest   boot the guest, send the streams of
 #                   tests/tx-guest/txg_stream.h through the oms.ko window on
-#                   the ivshmem BAR, then check the backing file on the host
+#                   the ivshmem BAR (mapped and through the ioctls), then
+#                   check the backing files on the host; bench/mmio_tx on
+#                   both paths in the guest
 #   make check      runs the same, after the kmod suite
 #
 # The guest program and the host checker link liboms; the checker is built
@@ -13,8 +15,9 @@ TXG_CHECK := $(B)/tx-guest/txg_check
 TXG_HDRS := tests/tx-guest/txg_stream.h $(LIB_HDRS)
 # oms.ko as built for the guest's default kernel (mk/kmod.mk).
 TXG_KMOD := $(B)/kmod/$(firstword $(KMOD_KVERS))/oms.ko
+TXG_BENCH := $(B)/bench/mmio_tx
 TXG_CMD := sh tests/vm/run-tx-tests.sh $(CURDIR)/$(TXG_KMOD) \
-	$(CURDIR)/$(TXG_GUEST) $(CURDIR)/$(TXG_CHECK)
+	$(CURDIR)/$(TXG_GUEST) $(CURDIR)/$(TXG_CHECK) $(CURDIR)/$(TXG_BENCH)
 
 .PHONY: tx-guest
 
@@ -29,8 +32,8 @@ $(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
 	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) -o $@ $< \
 		$(B)/liboms-asan.a $(LIBS)
 
-tx-guest: $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
+tx-guest: $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK) $(TXG_BENCH)
 	$(Q)bash scripts/run-tests.sh "$(TXG_CMD)"
 
-CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK)
+CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK) $(TXG_BENCH)
 CHECK_CMDS += "$(TXG_CMD)"

@@ -119,7 +119,7 @@ run engine -n 1000 --out_json "$tmp/j.json"
 tap $? "engine --out_json without --json: table on stdout, records in the file"
 
 check_help mmio_tx --size --modes --duration --ms --reps --verify-mib \
-	--reorder --dat --report_gbits
+	--reorder --window --paths --oms-dev --dat --report_gbits
 check_bad mmio_tx --size -s 100
 check_bad mmio_tx --size --sizes 64,,128
 check_bad mmio_tx --duration -D 0
@@ -129,6 +129,9 @@ check_bad mmio_tx --modes --modes bogus
 check_bad mmio_tx --modes --modes ,
 check_bad mmio_tx --modes --modes ''
 check_bad mmio_tx --all -s 64 -a
+check_bad mmio_tx --window --window bogus
+check_bad mmio_tx --paths --paths ioctl
+check_bad mmio_tx --paths --window kmod --paths ''
 check_run mmio_tx -s 64 -D 0.001 --reps 1 --verify-mib 1
 
 check_help ordered_read --size --duration --ms --scale --qd --runs

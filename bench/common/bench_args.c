@@ -463,6 +463,10 @@ int ba_fail(const struct ba *ba, const char *fmt, ...)
 	va_start(ap, fmt);
 	r = vfail(ba, fmt, ap);
 	va_end(ap);
+	/* refused after ba_parse() opened --out_json: leave no empty file
+	 * behind, as a refusal during the parse does not */
+	if (ba->jf)
+		unlink(ba->out_json);
 	return r;
 }
 

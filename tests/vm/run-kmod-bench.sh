@@ -1,12 +1,16 @@
 #!/bin/sh
 # Runs inside the guest: the MMIO_BENCH sweep (mmio_sweep) on the ivshmem
-# BAR and on an emulated window.  Prints the tables and one TAP line each.
+# BAR and on an emulated window, and liboms's bench/mmio_tx on the BAR
+# through the mapping and through OMS_IOC_ORDERED_STORE.  Prints the tables
+# and one TAP line each.
 #
-# usage: run-kmod-bench.sh OMS_KO TESTDIR [mmio_sweep options]
+# usage: run-kmod-bench.sh OMS_KO TESTDIR MMIO_TX [mmio_sweep options]
 set -u
-ko=${1:?usage: $0 OMS_KO TESTDIR [options]}
-dir=${2:?usage: $0 OMS_KO TESTDIR [options]}
-shift 2
+usage="usage: $0 OMS_KO TESTDIR MMIO_TX [options]"
+ko=${1:?$usage}
+dir=${2:?$usage}
+mmio_tx=${3:?$usage}
+shift 3
 n=0
 bdf=""
 for d in /sys/bus/pci/devices/*; do
@@ -25,6 +29,14 @@ for kind in pci emulated; do
 		echo "ok $n - MMIO_BENCH sweep, $kind window"
 	else
 		echo "not ok $n - MMIO_BENCH sweep, $kind window"
+	fi
+	if [ "$kind" = pci ]; then
+		n=$((n + 1))
+		if "$mmio_tx" --window kmod --reps 3 --ms 50 --verify-mib 4; then
+			echo "ok $n - mmio_tx, mapped and ioctl paths, $kind window"
+		else
+			echo "not ok $n - mmio_tx, mapped and ioctl paths, $kind window"
+		fi
 	fi
 	rmmod oms
 done
