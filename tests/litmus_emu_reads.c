@@ -302,9 +302,10 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	struct res r = { 0 };
 
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
-		      OMS_CTX_ATTR_FLAGS;
+		      OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_QDEPTH;
 	a.chaos_seed = seed;
 	a.flags = flags;
+	a.queue_depth = 4096;	/* a frozen batch is posted whole */
 	a.node = 1;
 	if (oms_ctx_create(&a, &ca) || (a.node = 2, oms_ctx_create(&a, &cb)) ||
 	    (a.node = 3, oms_ctx_create(&a, &cc)) ||
@@ -320,8 +321,19 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	s->one = 1;
 	emu_dev_set_observer(emu_dev_current(), l23_observe, s);
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
-		int busy;
+		/*
+		 * Every other batch is posted whole while the device is
+		 * frozen, so A's puts and B's gets meet in the device at
+		 * once and the chaos picks among all of them.  Without it,
+		 * a loaded machine can let the device drain A's puts
+		 * before B's gets exist, and no response could pass a
+		 * write whatever the hold does (seen in CI: a control
+		 * with 0 hits in 400128 trials).
+		 */
+		int busy, frozen = (r.trials / BATCH) & 1;
 
+		if (frozen)
+			emu_dev_freeze(emu_dev_current(), 1);
 		for (uint32_t i = 0; i < BATCH; i++) {
 			for (uint32_t k = 0; k < ndata; k++)
 				r.errors += oms_put(ca, &rb, 8ull * (i * ndata + k),
@@ -333,6 +345,8 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		for (uint32_t i = 0; i < BATCH; i++)
 			r.errors += oms_get(cb, &s->got[i], &ra, 8ull * i, 8,
 					    OMS_READ_RESP_ORDERED) != 0;
+		if (frozen)
+			emu_dev_freeze(emu_dev_current(), 0);
 		do {
 			int x = oms_progress(ca), y = oms_progress(cb);
 
