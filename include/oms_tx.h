@@ -309,6 +309,50 @@ size_t oms_tx_payload_max(unsigned cls, size_t wire);
 size_t oms_tx_wire_bytes(unsigned cls, size_t len);
 
 /* ------------------------------------------------------------------ */
+/* A doorbell: a work request posted the way a NIC driver posts it     */
+/* (seed 000: WO(WQE) SO(dbrec) SO(db))                                */
+/* ------------------------------------------------------------------ */
+
+#define OMS_TX_DB_BLUEFLAME	(1u << 0)	/* step 3 copies the WQE to
+						 * the BlueFlame register */
+
+struct oms_tx_doorbell {
+	const void *wqe;	/* the work request */
+	uint32_t wqe_len;	/* bytes: a multiple of 8; of 64 and at most
+				 * 256 with OMS_TX_DB_BLUEFLAME */
+	uint32_t flags;		/* OMS_TX_DB_* */
+	uint64_t wqe_offset;	/* window offsets: the WQE (8-aligned, */
+	uint64_t dbrec_offset;	/* 64 with BlueFlame), the 32-bit doorbell */
+	uint64_t db_offset;	/* record (4), the doorbell (8) or the
+				 * BlueFlame register (64) */
+	uint64_t db;		/* the doorbell's value; 0 with BlueFlame */
+	uint32_t dbrec;		/* the doorbell record's value */
+	uint32_t reserved;	/* must be 0 */
+};
+
+/*
+ * Post a work request through queue @q's window, in @q's program order:
+ *   1. weak: the WQE at wqe_offset;
+ *   2. strong: the doorbell record, visible after the WQE and after every
+ *      message @q sent before;
+ *   3. strong: the doorbell (or the BlueFlame copy of the WQE), visible
+ *      after the record, then pushed out of the write-combining buffers.
+ * On a mapped window (memory, file, oms.ko) liboms issues the stores and
+ * the three store fences; on an OMS_TX_WIN_KMOD_IOCTL window it hands @q's
+ * pending vector to the module, then issues OMS_IOC_DOORBELL, so the
+ * module stores and fences.  The order holds against @q's messages only,
+ * not against other queues' (each queue is one producer's program order).
+ * The areas must lie inside the window and outside @q's ring.
+ * Returns the store fences issued (3), or -EINVAL (NULL, flags, reserved,
+ * alignment, length, db not 0 with BlueFlame, an area on @q's ring),
+ * -ERANGE (an area outside the window), or the module's -errno (the
+ * ioctl window); when it fails nothing of the post was stored.  Counted in
+ * @q's fences (and syscalls).  A ConnectX window takes no queue: post
+ * there with oms_tx_mlx5_send().
+ */
+int oms_tx_doorbell(struct oms_tx_queue *q, const struct oms_tx_doorbell *d);
+
+/* ------------------------------------------------------------------ */
 /* Device memory through a sequenced queue: stores, loads, acquire     */
 /* (seed 004 section 4.2: MMIO-Store, MMIO-Load, MMIO-Acquire; L40)    */
 /* ------------------------------------------------------------------ */
