@@ -72,6 +72,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -255,6 +256,23 @@ void oms_tx_queue_destroy(struct oms_tx_queue *q);
  * handed over (nothing written).
  */
 int oms_tx_send(struct oms_tx_queue *q, const void *buf, size_t len);
+
+/*
+ * Write the @n messages of @msgs in order, as @n oms_tx_send() calls
+ * would, for less: the checks, the credit and the queue's state are
+ * handled once per call instead of once per message, which at 64 bytes
+ * costs more than the stores (docs/mmio-tx.md).  The order and the
+ * classes' fences are those of the single calls: a strong queue still
+ * fences after every message.
+ * Returns how many messages were written, from the first: fewer than @n
+ * when the credit ran out (the rest not written) or, on the ioctl window,
+ * when the module refused a full vector (the next call reports it).
+ * Errors, nothing written: -EINVAL (NULL, @n 0 or above INT_MAX, any
+ * message NULL, empty or above oms_tx_payload_max()), -EAGAIN (no credit
+ * for the first message), the module's -errno for the first message.
+ */
+int oms_tx_send_batch(struct oms_tx_queue *q, const struct iovec *msgs,
+		      unsigned n);
 
 /*
  * Flush the write-combining buffers (one store fence): every chunk written

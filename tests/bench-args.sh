@@ -119,12 +119,14 @@ run engine -n 1000 --out_json "$tmp/j.json"
 tap $? "engine --out_json without --json: table on stdout, records in the file"
 
 check_help mmio_tx --size --modes --duration --ms --reps --verify-mib \
-	--reorder --window --paths --oms-dev --dat --report_gbits
+	--reorder --batch --window --paths --oms-dev --dat --report_gbits
 check_bad mmio_tx --size -s 100
 check_bad mmio_tx --size --sizes 64,,128
 check_bad mmio_tx --duration -D 0
 check_bad mmio_tx --ms --ms abc
 check_bad mmio_tx --reps --reps 100
+check_bad mmio_tx --batch --batch 0
+check_bad mmio_tx --batch -b 17
 check_bad mmio_tx --modes --modes bogus
 check_bad mmio_tx --modes --modes ,
 check_bad mmio_tx --modes --modes ''
@@ -133,6 +135,15 @@ check_bad mmio_tx --window --window bogus
 check_bad mmio_tx --paths --paths ioctl
 check_bad mmio_tx --paths --window kmod --paths ''
 check_run mmio_tx -s 64 -D 0.001 --reps 1 --verify-mib 1
+# batched sends, verified by the consumer: every message, in order
+run mmio_tx -s 64,192 --modes fenced,sequenced -D 0.001 --reps 1 \
+	--verify-mib 1 --batch 8 --json
+ok=0
+[ $rc -eq 0 ] || ok=1
+[ "$(grep -c '"batch":8,' "$tmp/out")" = 4 ] || ok=1
+[ "$(grep -c '"verified":1,' "$tmp/out")" = 4 ] || ok=1
+grep -E '"(out_of_order|lost|corrupted)":[1-9]' "$tmp/out" && ok=1
+tap $ok "mmio_tx --batch 8: 4 verified records, none out of order, lost or corrupted"
 
 check_help ordered_read --size --duration --ms --scale --qd --runs
 check_bad ordered_read --ms --ms abc

@@ -78,9 +78,11 @@ struct run {
  */
 #define FLAG 0xf1a9u
 
-static void run_l27(unsigned cls, unsigned long trials, uint64_t seed,
-		    struct run *out)
+static void run_l27_how(unsigned cls, int batch, unsigned long trials,
+			uint64_t seed, struct run *out)
 {
+	static uint8_t bufs[NDATA + 1][MAXLEN];
+	struct iovec iov[NDATA + 1];
 	struct oms_tx_window *w;
 	struct oms_tx_queue *q;
 	struct oms_tx_nic *nic;
@@ -112,11 +114,23 @@ static void run_l27(unsigned cls, unsigned long trials, uint64_t seed,
 		for (uint32_t i = 1; i <= NDATA; i++) {
 			size_t len = 4 + t_rng_below(&r, MAXLEN - 4);
 
-			if (oms_tx_send(q, buf, make_msg(buf, i, len)))
+			if (batch) {
+				iov[i - 1].iov_base = bufs[i - 1];
+				iov[i - 1].iov_len = make_msg(bufs[i - 1], i,
+							      len);
+			} else if (oms_tx_send(q, buf, make_msg(buf, i, len))) {
 				abort();
+			}
 		}
-		if (oms_tx_send(q, buf, make_msg(buf, FLAG, 8)))
+		if (batch) {
+			/* data and flag in one call */
+			iov[NDATA].iov_base = bufs[NDATA];
+			iov[NDATA].iov_len = make_msg(bufs[NDATA], FLAG, 8);
+			if (oms_tx_send_batch(q, iov, NDATA + 1) != NDATA + 1)
+				abort();
+		} else if (oms_tx_send(q, buf, make_msg(buf, FLAG, 8))) {
 			abort();
+		}
 		oms_tx_flush(q);
 		if (oms_tx_nic_drain(nic, 0, oms_tx_ring(q),
 				     oms_tx_ring_chunks(q), done, oms_tx_pos(q),
@@ -144,6 +158,12 @@ static void run_l27(unsigned cls, unsigned long trials, uint64_t seed,
 	oms_tx_nic_destroy(nic);
 	oms_tx_queue_destroy(q);
 	oms_tx_window_close(w);
+}
+
+static void run_l27(unsigned cls, unsigned long trials, uint64_t seed,
+		    struct run *out)
+{
+	run_l27_how(cls, 0, trials, seed, out);
 }
 
 TEST(litmus_L27_sequenced_flag_after_data_no_fence)
@@ -189,6 +209,52 @@ TEST(litmus_L27_weak_control_flag_overtakes)
 	       "torn %lu)", o.flag_early, o.trials, o.torn);
 	ASSERT_GT(o.flag_early, 0);
 	ASSERT_EQ(0, o.torn);		/* reordered, but each one whole */
+	ASSERT_EQ(0, o.lost);
+}
+
+/* The same three with each trial's messages in one oms_tx_send_batch(). */
+TEST(litmus_L27_sequenced_batch_flag_after_data_no_fence)
+{
+	unsigned long trials = t_trials(TRIALS);
+	uint64_t seed = t_seed(0x27d);
+	struct run o;
+
+	run_l27_how(OMS_TX_SEQUENCED, 1, trials, seed, &o);
+	TH_LOG("sequenced, batched: %lu trials, flag early %lu, lost %lu, "
+	       "torn %lu, fences %llu (seed %#llx)", o.trials, o.flag_early,
+	       o.lost, o.torn, (unsigned long long)o.fences,
+	       (unsigned long long)seed);
+	ASSERT_EQ(0, o.flag_early);
+	ASSERT_EQ(0, o.lost);
+	ASSERT_EQ(0, o.torn);
+	ASSERT_EQ(o.trials, o.fences);
+}
+
+TEST(litmus_L27_strong_batch_fence_per_message)
+{
+	unsigned long trials = t_trials(TRIALS);
+	struct run o;
+
+	run_l27_how(OMS_TX_STRONG, 1, trials, t_seed(0x27e), &o);
+	TH_LOG("strong, batched: flag early %lu, lost %lu, torn %lu, fences "
+	       "%llu", o.flag_early, o.lost, o.torn,
+	       (unsigned long long)o.fences);
+	ASSERT_EQ(0, o.flag_early);
+	ASSERT_EQ(0, o.lost);
+	ASSERT_EQ(0, o.torn);
+	ASSERT_EQ(o.msgs + o.trials, o.fences);
+}
+
+TEST(litmus_L27_weak_batch_control_flag_overtakes)
+{
+	unsigned long trials = t_trials(TRIALS);
+	struct run o;
+
+	run_l27_how(OMS_TX_WEAK, 1, trials, t_seed(0x27f), &o);
+	TH_LOG("weak, batched: flag before data in %lu of %lu trials (torn "
+	       "%lu)", o.flag_early, o.trials, o.torn);
+	ASSERT_GT(o.flag_early, 0);
+	ASSERT_EQ(0, o.torn);
 	ASSERT_EQ(0, o.lost);
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "tx/tx_priv.h"
+#include "tx/write_avx2.h"
 
 #define TX_DEFAULT_MAX_MSG	256u
 
@@ -74,17 +75,6 @@ static uint64_t tx_hbase(uint32_t cls, uint32_t thread, uint32_t flags)
 	return h | TXP_MAGIC | (cls == OMS_TX_STRONG ? TXP_F : 0);
 }
 
-static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
-				    const uint8_t *src, size_t len)
-{
-	uint64_t h = q->hbase | len;
-
-	if (h & TXH_C)
-		return h | tx_plain_check(h, tx_payload_hash(src, len))
-			<< TXP_CHECK_SHIFT;
-	return h | ((h * TX_CHECK_MUL) & ~TXP_FIELDS_MASK);
-}
-
 static void tx_write_seq_portable(struct oms_tx_queue *q, const uint8_t *src,
 				  size_t len, size_t nch)
 {
@@ -124,127 +114,28 @@ static void tx_write_plain_portable(struct oms_tx_queue *q, const uint8_t *src,
 	}
 }
 
-/* ---- AVX2 paths: same bytes, 32-byte streaming stores ---- */
-#if defined(__x86_64__)
-#define TX_HAVE_AVX2 1
-
-__attribute__((target("avx2")))
-static inline void tx_avx2_hdr_chunk(uint8_t *dst, uint64_t h,
-				     const uint8_t *p)
+/* ---- AVX2 paths: same bytes (lib/tx/write_avx2.h) ---- */
+#if TX_HAVE_AVX2
+TX_AVX2 static void tx_write_seq_avx2(struct oms_tx_queue *q,
+				      const uint8_t *src, size_t len,
+				      size_t nch)
 {
-	/* p[0..56) is readable: header + p[0..24) | p[24..56) */
-	__m256i x = _mm256_loadu_si256((const __m256i *)p);
-	__m256i hi = _mm256_loadu_si256((const __m256i *)(p + 24));
-	__m256i lo = _mm256_permute4x64_epi64(x, _MM_SHUFFLE(2, 1, 0, 3));
-
-	lo = _mm256_blend_epi32(lo, _mm256_castsi128_si256(
-		_mm_cvtsi64_si128((long long)h)), 0x03);
-	_mm256_stream_si256((__m256i *)dst, lo);
-	_mm256_stream_si256((__m256i *)(dst + 32), hi);
-}
-
-__attribute__((target("avx2")))
-static inline void tx_avx2_copy_chunk(uint8_t *dst, const uint8_t *p)
-{
-	__m256i a = _mm256_loadu_si256((const __m256i *)p);
-	__m256i b = _mm256_loadu_si256((const __m256i *)(p + 32));
-
-	_mm256_stream_si256((__m256i *)dst, a);
-	_mm256_stream_si256((__m256i *)(dst + 32), b);
-}
-
-/* Header + p[0..56) where p[-8..0) is readable too: no lane shuffle. */
-__attribute__((target("avx2")))
-static inline void tx_avx2_hdr_chunk_after(uint8_t *dst, uint64_t h,
-					   const uint8_t *p)
-{
-	__m256i lo = _mm256_loadu_si256((const __m256i *)(p - 8));
-	__m256i hi = _mm256_loadu_si256((const __m256i *)(p + 24));
-
-	lo = _mm256_blend_epi32(lo, _mm256_castsi128_si256(
-		_mm_cvtsi64_si128((long long)h)), 0x03);
-	_mm256_stream_si256((__m256i *)dst, lo);
-	_mm256_stream_si256((__m256i *)(dst + 32), hi);
-}
-
-/* Check bits of a sequenced header without payload check: the fields sit
- * in bits 0..39, so tx_seq_check() shifted back into place is this. */
-static inline uint64_t tx_seq_seal(uint64_t h)
-{
-	return h | ((h * TX_CHECK_MUL) & ~TXS_FIELDS_MASK);
-}
-
-__attribute__((target("avx2")))
-static void tx_write_seq_avx2(struct oms_tx_queue *q, const uint8_t *src,
-			      size_t len, size_t nch)
-{
-	uint64_t base = tx_seq_base(q), pos = q->pos, mask = q->mask;
-	uint64_t full = base | ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
-	uint8_t *ring = q->ring;
-	uint16_t seq = q->seq;
-	size_t last = nch - 1, tail = len - last * OMS_TX_SEQ_PAYLOAD;
-	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
-
 	if (q->flags & OMS_TX_Q_PAYLOAD_CHECK) {
 		tx_write_seq_portable(q, src, len, nch);
 		return;
 	}
-	q->seq = (uint16_t)(seq + nch);
-	if (last) {
-		tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
-				  tx_seq_seal(full | seq | TXS_SOM), src);
-		/* middle chunks: full, neither SOM nor EOM */
-		for (size_t i = 1; i < last; i++)
-			tx_avx2_hdr_chunk_after(ring + (((pos + i) & mask) << 6),
-						tx_seq_seal(full | (uint16_t)(seq + i)),
-						src + i * OMS_TX_SEQ_PAYLOAD);
-		if (tail == OMS_TX_SEQ_PAYLOAD) {
-			tx_avx2_hdr_chunk_after(ring + (((pos + last) & mask) << 6),
-						tx_seq_seal(full | TXS_EOM |
-							    (uint16_t)(seq + last)),
-						src + last * OMS_TX_SEQ_PAYLOAD);
-			return;
-		}
-	} else if (tail == OMS_TX_SEQ_PAYLOAD) {
-		tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
-				  tx_seq_seal(full | seq | TXS_SOM | TXS_EOM), src);
-		return;
-	}
-	tx_build_seq_chunk(tmp, base, (uint16_t)(seq + last), last == 0, 1,
-			   src + last * OMS_TX_SEQ_PAYLOAD, tail);
-	tx_avx2_copy_chunk(ring + (((pos + last) & mask) << 6), tmp);
+	tx_seq_avx2_msg(q->ring, q->mask, q->pos, tx_seq_base(q), q->seq,
+			src, len, nch);
+	q->seq = (uint16_t)(q->seq + nch);
 }
 
-__attribute__((target("avx2")))
-static void tx_write_plain_avx2(struct oms_tx_queue *q, const uint8_t *src,
-				size_t len, size_t nch)
+TX_AVX2 static void tx_write_plain_avx2(struct oms_tx_queue *q,
+					const uint8_t *src, size_t len,
+					size_t nch)
 {
-	uint8_t *dst = q->ring + ((q->pos & q->mask) << 6);
-	uint64_t h = tx_plain_hdr(q, src, len);
-	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(64)));
-
-	if (len >= OMS_TX_CHUNK - OMS_TX_HDR) {
-		tx_avx2_hdr_chunk(dst, h, src);
-	} else {
-		memset(tmp, 0, sizeof(tmp));
-		memcpy(tmp, &h, 8);
-		memcpy(tmp + OMS_TX_HDR, src, len);
-		tx_avx2_copy_chunk(dst, tmp);
-	}
-	for (size_t i = 1; i < nch; i++) {
-		size_t lo = i * OMS_TX_CHUNK - OMS_TX_HDR;
-
-		if (len - lo >= OMS_TX_CHUNK) {
-			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, src + lo);
-		} else {
-			memset(tmp, 0, sizeof(tmp));
-			memcpy(tmp, src + lo, len - lo);
-			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, tmp);
-		}
-	}
+	tx_plain_avx2_msg(q->ring + ((q->pos & q->mask) << 6),
+			  tx_plain_hdr(q, src, len), src, len, nch);
 }
-#else
-#define TX_HAVE_AVX2 0
 #endif
 
 static int tx_cpu_avx2(void)
@@ -333,11 +224,15 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 #if TX_HAVE_AVX2
 		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
 							   tx_write_plain_avx2;
+		q->avx2 = 1;
 #endif
 	} else {
 		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_portable :
 							   tx_write_plain_portable;
 	}
+	q->fast = q->avx2 && !q->iob &&
+		  !(attr->cls == OMS_TX_SEQUENCED &&
+		    (attr->flags & OMS_TX_Q_PAYLOAD_CHECK));
 	*out = q;
 	return 0;
 }
@@ -399,6 +294,8 @@ OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 {
 	if (!q || !buf || !len || len > q->max_payload)
 		return -EINVAL;
+	if (q->fast)
+		return tx_send_fast(q, buf, len);
 	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 

@@ -187,6 +187,8 @@ struct oms_tx_queue {
 	uint32_t cls, flags, thread, slot_chunks;
 	uint32_t max_payload;
 	uint16_t seq;
+	uint8_t avx2;		/* write is an AVX2 writer (batch.c too) */
+	uint8_t fast;		/* batch.c's loops serve oms_tx_send() */
 	uint64_t hbase;		/* header bits fixed for the queue */
 	uint64_t op;		/* op bits of the message being written */
 	struct oms_tx_stats st;
@@ -208,11 +210,28 @@ struct oms_tx_queue {
 	uint64_t published __attribute__((aligned(64)));
 };
 
+/* The plain header of a message: length, class bits, check bits. */
+static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
+				    const uint8_t *src, size_t len)
+{
+	uint64_t h = q->hbase | len;
+
+	if (h & TXH_C)
+		return h | tx_plain_check(h, tx_payload_hash(src, len))
+			<< TXP_CHECK_SHIFT;
+	return h | ((h * TX_CHECK_MUL) & ~TXP_FIELDS_MASK);
+}
+
 /* lib/tx/queue.c: write one message of @len bytes with header op @op
  * (sequenced queues; 0 for the plain classes), after the credit check.
  * The relaxed load op uses up no sequence number.  0 or -EAGAIN. */
 int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	       size_t len);
+
+/* lib/tx/batch.c: one message through the batch loop of a queue whose
+ * ->fast is set (AVX2 writer, mapped window, no payload-checked
+ * sequenced class).  0 or -EAGAIN. */
+int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len);
 
 /* lib/tx/queue.c: build one chunk of a message into @out (64 bytes) the
  * slow, obvious way (for the scalar path and for tests' reference). */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * oms_tx_send_batch(): many messages per call, as io_uring takes many
+ * submissions per system call.
+ *
+ * What a one-message call pays besides its stores (docs/mmio-tx.md,
+ * "Where a small message's time goes"): the argument checks, the credit
+ * check, the call through the queue's writer, and the queue's position,
+ * sequence number and statistics loaded from and stored back to memory.
+ * At 64 bytes that is about three times the stores.  Here the checks run
+ * once over the vector before anything is written, position, sequence
+ * number and credit limit live in registers across the batch, the writer
+ * is inlined into the loop, and the statistics are added once at the end.
+ *
+ * The fast loops cover the queues whose writer is AVX2 on a mapped
+ * window: the plain classes, and the sequenced class without payload
+ * check.  Every other queue (portable writer, payload-checked sequenced
+ * queue, the ioctl window) sends the vector through the one-message path,
+ * with the same result; on the ioctl window the module still gets one
+ * call per vector of up to OMS_STORE_MAX_OPS messages.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "tx/tx_priv.h"
+#include "tx/write_avx2.h"
+
+/* Room up to which the queue may write; reloads the consumer's credit
+ * when @need goes past what was last seen. */
+static inline uint64_t tx_batch_limit(struct oms_tx_queue *q, uint64_t need)
+{
+	if (q->flags & OMS_TX_Q_NO_CREDIT)
+		return UINT64_MAX;
+	if (need > q->credit_cached)
+		q->credit_cached = __atomic_load_n(&q->credit, __ATOMIC_ACQUIRE);
+	return q->credit_cached;
+}
+
+/* The batch stopped after @sent messages for want of credit (@short_) or
+ * at the end: add up, and say what the caller gets. */
+static int tx_batch_end(struct oms_tx_queue *q, unsigned sent,
+			uint64_t chunks, uint64_t bytes, int short_)
+{
+	q->st.msgs += sent;
+	q->st.chunks += chunks;
+	q->st.payload_bytes += bytes;
+	if (short_)
+		q->st.eagain++;
+	return sent ? (int)sent : -EAGAIN;
+}
+
+#if TX_HAVE_AVX2
+TX_AVX2 static int tx_batch_seq_avx2(struct oms_tx_queue *q,
+				     const struct iovec *m, unsigned n)
+{
+	/* locals, not q->: the stores below could alias the queue as far as
+	 * the compiler knows, so fields would be reloaded every message */
+	uint8_t *const ring = q->ring;
+	const uint64_t mask = q->mask, base = q->hbase, start = q->pos;
+	const uint64_t one = base | TXS_SOM | TXS_EOM |
+			     ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
+	uint64_t pos = start, bytes = 0, lim = tx_batch_limit(q, 0);
+	uint16_t seq = q->seq;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *src = m[i].iov_base;
+		size_t len = m[i].iov_len, nch;
+
+		if (len == OMS_TX_SEQ_PAYLOAD) {
+			/* one full chunk: the common small message */
+			if (pos + 1 > lim) {
+				lim = tx_batch_limit(q, pos + 1);
+				if (pos + 1 > lim)
+					break;
+			}
+			tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
+					  tx_seq_seal(one | seq), src);
+			pos++;
+			seq++;
+			bytes += OMS_TX_SEQ_PAYLOAD;
+			continue;
+		}
+		/* a division by a constant: a multiply and a shift */
+		nch = (len + OMS_TX_SEQ_PAYLOAD - 1) / OMS_TX_SEQ_PAYLOAD;
+		if (pos + nch > lim) {
+			lim = tx_batch_limit(q, pos + nch);
+			if (pos + nch > lim)
+				break;
+		}
+		tx_seq_avx2_msg(ring, mask, pos, base, seq, src, len, nch);
+		pos += nch;
+		seq = (uint16_t)(seq + nch);
+		bytes += len;
+	}
+	q->pos = pos;
+	q->seq = seq;
+	return tx_batch_end(q, i, pos - start, bytes, i < n);
+}
+
+TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
+				       const struct iovec *m, unsigned n)
+{
+	uint8_t *const ring = q->ring;
+	const uint64_t mask = q->mask, adv = q->slot_chunks;
+	const int strong = q->cls == OMS_TX_STRONG;
+	uint64_t pos = q->pos, chunks = 0, bytes = 0;
+	uint64_t lim = tx_batch_limit(q, 0);
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		const uint8_t *src = m[i].iov_base;
+		size_t len = m[i].iov_len;
+		size_t nch = (len + OMS_TX_HDR + OMS_TX_CHUNK - 1) / OMS_TX_CHUNK;
+
+		if (pos + adv > lim) {
+			lim = tx_batch_limit(q, pos + adv);
+			if (pos + adv > lim)
+				break;
+		}
+		tx_plain_avx2_msg(ring + ((pos & mask) << 6),
+				  tx_plain_hdr(q, src, len), src, len, nch);
+		/* strong: every message is visible before the next one's
+		 * first store, in a batch as in single calls */
+		if (strong)
+			oms_tx_wc_flush();
+		pos += adv;
+		chunks += nch;
+		bytes += len;
+	}
+	q->pos = pos;
+	if (strong)
+		q->st.fences += i;
+	return tx_batch_end(q, i, chunks, bytes, i < n);
+}
+#endif
+
+/* Anything else: one message at a time through the common path. */
+static int tx_batch_each(struct oms_tx_queue *q, const struct iovec *m,
+			 unsigned n)
+{
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < n; i++) {
+		r = tx_send_op(q, OMS_TX_OP_MSG, m[i].iov_base, m[i].iov_len);
+		if (r)
+			break;
+	}
+	return i ? (int)i : r;
+}
+
+#if TX_HAVE_AVX2
+/* One full chunk of the sequenced class: no loop, no stack buffer. */
+TX_AVX2 static int tx_send_seq_chunk(struct oms_tx_queue *q, const void *buf)
+{
+	uint64_t pos = q->pos;
+	uint64_t h = q->hbase | TXS_SOM | TXS_EOM | q->seq |
+		     ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
+
+	if (pos + 1 > tx_batch_limit(q, pos + 1)) {
+		q->st.eagain++;
+		return -EAGAIN;
+	}
+	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6), tx_seq_seal(h),
+			  buf);
+	q->pos = pos + 1;
+	q->seq++;
+	q->st.msgs++;
+	q->st.chunks++;
+	q->st.payload_bytes += OMS_TX_SEQ_PAYLOAD;
+	return 0;
+}
+
+/* One full chunk of a plain class: the same, with the strong fence. */
+TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
+				       const void *buf)
+{
+	uint64_t pos = q->pos, adv = q->slot_chunks;
+	const size_t len = OMS_TX_CHUNK - OMS_TX_HDR;
+
+	if (pos + adv > tx_batch_limit(q, pos + adv)) {
+		q->st.eagain++;
+		return -EAGAIN;
+	}
+	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
+			  tx_plain_hdr(q, buf, len), buf);
+	if (q->cls == OMS_TX_STRONG) {
+		oms_tx_wc_flush();
+		q->st.fences++;
+	}
+	q->pos = pos + adv;
+	q->st.msgs++;
+	q->st.chunks++;
+	q->st.payload_bytes += len;
+	return 0;
+}
+#endif
+
+int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
+{
+	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
+	int r;
+
+#if TX_HAVE_AVX2
+	/* 56 bytes fill one chunk in every class */
+	if (len == OMS_TX_SEQ_PAYLOAD)
+		return q->cls == OMS_TX_SEQUENCED ?
+			tx_send_seq_chunk(q, buf) :
+			tx_send_plain_chunk(q, buf);
+#endif
+
+#if TX_HAVE_AVX2
+	r = q->cls == OMS_TX_SEQUENCED ? tx_batch_seq_avx2(q, &one, 1) :
+					 tx_batch_plain_avx2(q, &one, 1);
+#else
+	r = tx_batch_each(q, &one, 1);
+#endif
+	return r < 0 ? r : 0;
+}
+
+OMS_EXPORT int oms_tx_send_batch(struct oms_tx_queue *q,
+				 const struct iovec *msgs, unsigned n)
+{
+	if (!q || !msgs || !n || n > INT_MAX)
+		return -EINVAL;
+	/* all or nothing for bad input: checked before the first store */
+	for (unsigned i = 0; i < n; i++)
+		if (!msgs[i].iov_base || !msgs[i].iov_len ||
+		    msgs[i].iov_len > q->max_payload)
+			return -EINVAL;
+#if TX_HAVE_AVX2
+	if (q->fast)
+		return q->cls == OMS_TX_SEQUENCED ?
+			tx_batch_seq_avx2(q, msgs, n) :
+			tx_batch_plain_avx2(q, msgs, n);
+#endif
+	return tx_batch_each(q, msgs, n);
+}
