@@ -52,7 +52,7 @@
 #include "bench_args.h"
 #include "bench_util.h"
 #include "oms_tx.h"
-#include "tx/barrier.h"
+#include "util/barrier.h"
 
 #define WINDOW		(256u << 10)
 #define NSRC		16
@@ -134,7 +134,7 @@ static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
 /* the same named barrier the strong class uses */
 static void raw_fence(void)
 {
-	oms_tx_wc_flush();
+	oms_barrier_wc_flush();
 }
 
 static double gbps(uint64_t bytes, uint64_t ns)

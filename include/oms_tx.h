@@ -430,7 +430,7 @@ int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr, size_t len,
 /*
  * MMIO-Load, second half: wait for the answer to @tag and copy its @len
  * bytes (the length posted) to @buf.  The bytes are read after the done
- * word (oms_tx_from_device).
+ * word (a from-device barrier, lib/util/barrier.h).
  * Errors: -EINVAL (NULL, @len not the length posted), -ENOENT (@tag not
  * outstanding: never posted, already collected, or of an earlier use of
  * its slot), -ETIMEDOUT (no answer within the queue's load_timeout_ms; the
@@ -450,7 +450,7 @@ int oms_tx_load(struct oms_tx_queue *q, uint64_t addr, void *buf, size_t len,
 /*
  * MMIO-Acquire: a sequenced load whose completion happens before every
  * later memory operation of the thread.  It returns only after the answer
- * arrived, then issues oms_tx_rd_acquire (lib/tx/barrier.h), so no later
+ * arrived, then issues a read-acquire barrier (lib/util/barrier.h), so no later
  * load or store of the thread - to ordinary memory the device can read, to
  * the window, to anything - is observed by the device before the acquire's
  * read was performed.  At the destination it is ordered like any

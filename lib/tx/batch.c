@@ -123,7 +123,7 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 		/* strong: every message is visible before the next one's
 		 * first store, in a batch as in single calls */
 		if (strong)
-			oms_tx_wc_flush();
+			oms_barrier_wc_flush();
 		pos += adv;
 		chunks += nch;
 		bytes += len;
@@ -186,7 +186,7 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
 			  tx_plain_hdr(q, buf, len), buf);
 	if (q->cls == OMS_TX_STRONG) {
-		oms_tx_wc_flush();
+		oms_barrier_wc_flush();
 		q->st.fences++;
 	}
 	q->pos = pos + adv;

@@ -67,11 +67,11 @@ static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 	memcpy(base + d->wqe_offset, wqe, d->wqe_len);
 
 	/* 2. strong: the doorbell record, after the WQE */
-	oms_tx_wc_flush();
+	oms_barrier_wc_flush();
 	*(volatile uint32_t *)(base + d->dbrec_offset) = d->dbrec;
 
 	/* 3. strong: the doorbell or the BlueFlame copy, after the record */
-	oms_tx_wc_flush();
+	oms_barrier_wc_flush();
 	if (d->flags & OMS_TX_DB_BLUEFLAME) {
 		for (uint32_t off = 0; off < d->wqe_len; off += OMS_BF_CHUNK)
 			memcpy(base + d->db_offset + off, wqe + off,
@@ -80,7 +80,7 @@ static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 		*(volatile uint64_t *)(base + d->db_offset) = d->db;
 	}
 	/* push it out now, not whenever the buffer is evicted */
-	oms_tx_wc_flush();
+	oms_barrier_wc_flush();
 	return 3;
 }
 

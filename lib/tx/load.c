@@ -10,7 +10,7 @@
  * with no fence, whatever order the chunks took on the way.  The device
  * answers in a response slot in host memory; the CPU polls the slot's done
  * word.  An acquire is a load that returns only with its answer, followed
- * by oms_tx_rd_acquire(), so the thread's later operations come after the
+ * by oms_barrier_rd_acquire(), so the thread's later operations come after the
  * device performed the read.  Formats: include/oms_tx.h.
  */
 #include <errno.h>
@@ -223,9 +223,9 @@ static int tx_load_finish(struct oms_tx_queue *q, int tag, void *buf,
 	if (r)
 		return r;
 	if (acquire)
-		oms_tx_rd_acquire();
+		oms_barrier_rd_acquire();
 	else
-		oms_tx_from_device();
+		oms_barrier_from_device();
 	q->ld_busy &= ~(1ull << ((uint32_t)tag & (q->resp_slots - 1)));
 	status = (unsigned)(w >> 48) & 0xff;
 	if (status)

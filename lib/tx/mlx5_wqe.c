@@ -136,11 +136,11 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		memcpy(sq->buf + (size_t)((idx + b) & mask) * TX_MLX5_BB,
 		       wqe + (size_t)b * TX_MLX5_BB, TX_MLX5_BB);
 	sq->head += nbb;
-	oms_tx_to_device();
+	oms_barrier_to_device();
 	sq->dbrec[MLX5_SND_DBR] = htobe32(sq->head & 0xffff);
 	if (!sq->bf_reg)
 		return (int)nbb;	/* the device polls the record */
-	oms_tx_wc_start();
+	oms_barrier_wc_start();
 	if (sq->bf_size && nbb * TX_MLX5_BB <= sq->bf_size) {
 		uint8_t *dst = sq->bf_reg + sq->bf_offset;
 
@@ -155,7 +155,7 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 	}
 	sq->bf_offset ^= sq->bf_size;
 	if (strong)
-		oms_tx_wc_flush();
+		oms_barrier_wc_flush();
 	return (int)nbb;
 }
 

@@ -18,12 +18,12 @@
  *
  * Posting (tx_mlx5_post): the WQE is copied into the SQ at the producer
  * index (wrapping at the end of the buffer), then
- *   oms_tx_to_device(); doorbell record = producer index;
- *   oms_tx_wc_start();  BlueFlame: the WQE in 64-byte chunks into the
+ *   oms_barrier_to_device(); doorbell record = producer index;
+ *   oms_barrier_wc_start();  BlueFlame: the WQE in 64-byte chunks into the
  *                       current half of the BF register, or, if BlueFlame
  *                       cannot be used (no BF register, WQE larger than a
  *                       half), the 8-byte doorbell (first 8 bytes of ctrl);
- *   then the halves alternate; the strong class ends with oms_tx_wc_flush().
+ *   then the halves alternate; the strong class ends with oms_barrier_wc_flush().
  */
 #ifndef OMS_TX_MLX5_WQE_H
 #define OMS_TX_MLX5_WQE_H

@@ -3,7 +3,7 @@
  * Transmit queue: messages written inline into a write-combining window
  * as 64-byte chunks, with non-temporal stores, in one of three classes
  * (include/oms_tx.h).  The only ordering instruction on this path is
- * oms_tx_wc_flush(): after every message of the strong class, and in
+ * oms_barrier_wc_flush(): after every message of the strong class, and in
  * oms_tx_flush() to publish a position.
  *
  * Two write paths build the same bytes: an AVX2 one (32-byte streaming
@@ -283,7 +283,7 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 		/* the module stores it and fences (the op's class) */
 		tx_iob_add(q, pos, nch, adv);
 	} else if (q->cls == OMS_TX_STRONG) {
-		oms_tx_wc_flush();
+		oms_barrier_wc_flush();
 		q->st.fences++;
 	}
 	return 0;
@@ -310,7 +310,7 @@ OMS_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
 		if (r)
 			return r;
 	} else {
-		oms_tx_wc_flush();
+		oms_barrier_wc_flush();
 		q->st.fences++;
 	}
 	__atomic_store_n(&q->published, q->pos, __ATOMIC_RELEASE);

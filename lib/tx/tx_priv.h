@@ -13,7 +13,7 @@
 
 #include "oms_tx.h"
 #include "oms_uapi.h"
-#include "tx/barrier.h"
+#include "util/barrier.h"
 #include "util/export.h"
 
 #if defined(__x86_64__) || defined(__i386__)

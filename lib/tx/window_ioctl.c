@@ -100,7 +100,7 @@ int tx_iob_submit(struct oms_tx_queue *q)
 		return 0;
 	/* the ring was written with non-temporal stores; the kernel reads it
 	 * back on this CPU, but make the order explicit */
-	oms_tx_wc_flush();
+	oms_barrier_wc_flush();
 	if (ioctl(b->fd, OMS_IOC_ORDERED_STORE, &a))
 		return -errno;
 	b->calls++;

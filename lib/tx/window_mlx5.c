@@ -304,13 +304,13 @@ static void tx_mlx5_reap(struct tx_mlx5_win *m)
 		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_INVALID ||
 		    mlx5dv_get_cqe_owner(cqe) != sw_owner)
 			break;
-		oms_tx_from_device();	/* the CQE's fields after its owner bit */
+		oms_barrier_from_device();	/* the CQE's fields after its owner bit */
 		if (mlx5dv_get_cqe_opcode(cqe) == MLX5_CQE_REQ)
 			m->tail = m->sig_end[be16toh(cqe->wqe_counter) &
 					     (m->sq.wqe_cnt - 1)];
 		m->ci++;
 	}
-	oms_tx_to_device();
+	oms_barrier_to_device();
 	m->dcq.dbrec[0] = htobe32(m->ci & 0xffffff);
 }
 

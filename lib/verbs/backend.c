@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "verbs/verbs.h"
-#include "tx/barrier.h"
+#include "util/barrier.h"
 
 /* rdma-core is loaded here, not by the dynamic linker (rdma_lib.h). */
 int oms_verbs_load(char *why, size_t whylen)
@@ -116,9 +116,9 @@ static int vb_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 
 	if (!m)
 		return -EINVAL;
-	oms_tx_to_device();	/* earlier host stores first */
+	oms_barrier_to_device();	/* earlier host stores first */
 	memcpy(m->addr + off, src, len);
-	oms_tx_to_device();	/* before any later one */
+	oms_barrier_to_device();	/* before any later one */
 	return 0;
 }
 
@@ -129,9 +129,9 @@ static int vb_mr_read(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 
 	if (!m)
 		return -EINVAL;
-	oms_tx_from_device();
+	oms_barrier_from_device();
 	memcpy(dst, m->addr + off, len);
-	oms_tx_from_device();
+	oms_barrier_from_device();
 	return 0;
 }
 
