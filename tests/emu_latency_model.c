@@ -154,16 +154,25 @@ TEST(fig5_shape)
  * The responder NIC's message rate (lat_req_ns): small reads can never
  * complete faster than one per service time, in model time, however the
  * CPU runs (an upper bound a starved device thread cannot break), and
- * without the limit the same reads run more than twice as fast.
+ * without the limit the same reads run more than twice as fast.  That
+ * second figure is a lower bound a starved device thread can miss (seen
+ * under ASan with two make checks on two cores: 12 M/s): it is measured
+ * up to five times, as in fig5_shape; a broken model misses every time.
  */
 TEST(nic_request_rate)
 {
 	const double req_ns = 100, mgets_cap = 1e3 / req_ns;
 	double free_rate, capped;
+	int tries = 0;
 
 	nic_req_ns = 0;
-	free_rate = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, 64, 60) * 1e3 /
-		    (64 * 8);
+	do {
+		free_rate = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, 64, 60) *
+			    1e3 / (64 * 8);
+		if (free_rate > 2 * mgets_cap)
+			break;
+		TH_LOG("free rate %.2f M/s: measuring again", free_rate);
+	} while (++tries < 5);
 	nic_req_ns = (uint32_t)req_ns;
 	capped = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, 64, 60) * 1e3 /
 		 (64 * 8);
