@@ -199,6 +199,18 @@ int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
 int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 		     const void *frame, size_t len);
 
+/*
+ * Send @n frames (1..OMS_TX_MLX5_BATCH_MAX) as @n WQEs behind one doorbell
+ * record and one 8-byte doorbell (no BlueFlame copy for several); strong:
+ * one store fence at the end.  Returns the frames sent, from the first
+ * (fewer than @n when the send queue is full or a frame cannot be built:
+ * the next call reports it), or the errors of oms_tx_mlx5_send() for the
+ * first frame; -EINVAL (bad vector: nothing sent), -ENOMEM.
+ */
+#define OMS_TX_MLX5_BATCH_MAX	16u
+int oms_tx_mlx5_send_batch(struct oms_tx_window *w, unsigned cls,
+			   const struct iovec *frames, unsigned n);
+
 /* Unmap and free; NULL is a no-op. */
 void oms_tx_window_close(struct oms_tx_window *w);
 

@@ -47,6 +47,25 @@ TEST(gate_says_why)
 			} while (s == -EAGAIN);
 			ASSERT_EQ(0, s);
 		}
+		/* 8 frames per doorbell, a short batch resumed where it ended */
+		for (int i = 0; i < 100; i++) {
+			struct iovec iov[8];
+			int sent = 0, s;
+
+			for (int k = 0; k < 8; k++)
+				iov[k] = (struct iovec){ .iov_base = frame,
+							 .iov_len = 64 };
+			while (sent < 8) {
+				s = oms_tx_mlx5_send_batch(w, i & 1 ?
+							   OMS_TX_STRONG :
+							   OMS_TX_WEAK,
+							   iov + sent, 8 - sent);
+				if (s == -EAGAIN)
+					continue;
+				ASSERT_GT(s, 0);
+				sent += s;
+			}
+		}
 		oms_tx_window_close(w);
 	}
 }
@@ -56,12 +75,20 @@ TEST(bad_arguments)
 	struct oms_tx_window *w;
 	char why[64] = "";
 	uint8_t frame[64] = { 0 };
+	struct iovec iov = { .iov_base = frame, .iov_len = 64 };
 
 	ASSERT_EQ(-EINVAL, oms_tx_window_mlx5(NULL, 0, why, sizeof(why), &w));
 	ASSERT_EQ(-EINVAL, oms_tx_window_mlx5(NULL, 1, NULL, 0, NULL));
 	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send(NULL, OMS_TX_WEAK, frame, 64));
 	ASSERT_EQ(0, oms_tx_window_mem(4096, &w));
 	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send(w, OMS_TX_WEAK, frame, 64));
+	/* not a ConnectX window, no window, no vector, n 0 or 17 */
+	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send_batch(w, OMS_TX_WEAK, &iov, 1));
+	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send_batch(NULL, OMS_TX_WEAK, &iov, 1));
+	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send_batch(w, OMS_TX_WEAK, NULL, 1));
+	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send_batch(w, OMS_TX_WEAK, &iov, 0));
+	ASSERT_EQ(-EINVAL, oms_tx_mlx5_send_batch(w, OMS_TX_WEAK, &iov,
+						  OMS_TX_MLX5_BATCH_MAX + 1));
 	oms_tx_window_close(w);
 }
 

@@ -8,6 +8,7 @@
  * not fit a half, and wraps around the end of the send queue.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,6 +288,100 @@ TEST(send_queue_wraparound)
 	ASSERT_EQ(-EINVAL, tx_mlx5_post(&f.s, w, 64, 0));
 	f.s.stride = 64;
 	ASSERT_EQ(-EINVAL, tx_mlx5_post(&f.s, w, 40, 0));
+#else
+	SKIP(return, "infiniband/mlx5dv.h not installed");
+#endif
+}
+
+/* Several WQEs behind one record and one doorbell: every WQE at its
+ * index (across the end of the SQ), the record once at the new head, the
+ * last WQE's first 8 bytes in the register, no BlueFlame copy. */
+TEST(batch_one_doorbell_for_several)
+{
+#if OMS_HAVE_MLX5DV
+	struct fake_qp f;
+	uint8_t pkt[120], w[3][1024], zero[64] = { 0 };
+	const uint8_t *wq[3] = { w[0], w[1], w[2] };
+	size_t sz[3];
+
+	fake_init(&f, 256);
+	f.s.head = 6;			/* so the batch wraps: 6, 7, 0-1 */
+	pattern(pkt, sizeof(pkt), 5);
+	for (unsigned i = 0; i < 3; i++) {
+		uint32_t pi = f.s.head + i;	/* 1, 1, then 2 blocks */
+		int size = tx_mlx5_build_eth_send(w[i], (uint16_t)pi, f.s.qpn,
+						  0, pkt, i < 2 ? 30 : 90);
+
+		ASSERT_EQ(i < 2 ? 64 : 128, size);
+		sz[i] = (size_t)size;
+	}
+	ASSERT_EQ(4, tx_mlx5_post_batch(&f.s, wq, sz, 3, 1));
+	ASSERT_EQ(10, f.s.head);
+	ASSERT_EQ(10, be32((const uint8_t *)&f.dbrec[1]));
+	ASSERT_EQ(0, memcmp(f.sq + 6 * 64, w[0], 64));
+	ASSERT_EQ(0, memcmp(f.sq + 7 * 64, w[1], 64));
+	ASSERT_EQ(0, memcmp(f.sq, w[2], 64));
+	ASSERT_EQ(0, memcmp(f.sq + 64, w[2] + 64, 64));
+	ASSERT_EQ(0, memcmp(f.bf, w[2], 8));	/* the last one's ctrl */
+	ASSERT_EQ(0, memcmp(f.bf + 8, zero, 56));
+	ASSERT_EQ(1, f.s.db_posts);
+	ASSERT_EQ(0, f.s.bf_posts);
+	ASSERT_EQ(256, f.s.bf_offset);		/* one doorbell, one toggle */
+	/* one WQE: the BlueFlame copy of tx_mlx5_post */
+	ASSERT_EQ(1, tx_mlx5_post_batch(&f.s, wq, sz, 1, 0));
+	ASSERT_EQ(1, f.s.bf_posts);
+	ASSERT_EQ(0, memcmp(f.bf + 256, w[0], 64));
+#else
+	SKIP(return, "infiniband/mlx5dv.h not installed");
+#endif
+}
+
+/* A bad size anywhere in the batch, or more blocks than the SQ holds:
+ * -EINVAL, and the SQ, head, record and register unchanged. */
+TEST(batch_refused_whole)
+{
+#if OMS_HAVE_MLX5DV
+	struct fake_qp f, before;
+	uint8_t w[1024];
+	const uint8_t *wq[16];
+	size_t sz[16];
+	static const struct {
+		const char *what;
+		unsigned n, bad;
+		size_t size;
+	} bad[] = {
+		{ "a size not a multiple of 16", 3, 2, 72 },
+		{ "a zero size", 3, 1, 0 },
+		{ "a size above 63 units", 2, 0, 64 * 16 },
+		{ "more blocks than the SQ", 9, 9, 64 },
+		{ "n = 0", 0, 9, 64 },
+		{ "n = 17", 17, 17, 64 },
+	};
+
+	fake_init(&f, 256);
+	memset(w, 0xab, sizeof(w));
+	for (unsigned b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		for (unsigned i = 0; i < 16; i++) {
+			wq[i] = w;
+			sz[i] = 64;
+		}
+		if (bad[b].bad < 16)
+			sz[bad[b].bad] = bad[b].size;
+		before = f;
+		EXPECT_EQ(-EINVAL, tx_mlx5_post_batch(&f.s, wq, sz,
+						      bad[b].n, 0)) {
+			TH_LOG("%s", bad[b].what);
+		}
+		EXPECT_EQ(0, memcmp(&before, &f, offsetof(struct fake_qp, s))) {
+			TH_LOG("%s wrote", bad[b].what);
+		}
+		EXPECT_EQ(before.s.head, f.s.head);
+		EXPECT_EQ(before.s.bf_offset, f.s.bf_offset);
+	}
+	wq[1] = NULL;
+	EXPECT_EQ(-EINVAL, tx_mlx5_post_batch(&f.s, wq, sz, 2, 0));
+	EXPECT_EQ(-EINVAL, tx_mlx5_post_batch(&f.s, NULL, sz, 2, 0));
+	EXPECT_EQ(0, f.s.head);
 #else
 	SKIP(return, "infiniband/mlx5dv.h not installed");
 #endif

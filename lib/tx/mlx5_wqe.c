@@ -117,10 +117,23 @@ int tx_mlx5_build_rdma_write(uint8_t *wqe, uint16_t pi, uint32_t qpn,
 	return tx_mlx5_finish(wqe, end, pi, qpn, MLX5_OPCODE_RDMA_WRITE, flags);
 }
 
+/* Copy @nbb basic blocks into the send queue at its head, wrapping to its
+ * start, and move the head past them. */
+static void tx_mlx5_sq_copy(struct tx_mlx5_sq *sq, const uint8_t *wqe,
+			    uint32_t nbb)
+{
+	uint32_t mask = sq->wqe_cnt - 1, idx = sq->head & mask;
+
+	for (uint32_t b = 0; b < nbb; b++)
+		memcpy(sq->buf + (size_t)((idx + b) & mask) * TX_MLX5_BB,
+		       wqe + (size_t)b * TX_MLX5_BB, TX_MLX5_BB);
+	sq->head += nbb;
+}
+
 int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		 int strong)
 {
-	uint32_t mask, nbb, idx;
+	uint32_t nbb;
 	uint64_t db;
 
 	if (tx_mlx5_sq_check(sq) || !wqe || !size || size % 16 ||
@@ -129,13 +142,7 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 	nbb = (uint32_t)((size + TX_MLX5_BB - 1) / TX_MLX5_BB);
 	if (nbb > sq->wqe_cnt)
 		return -EINVAL;
-	mask = sq->wqe_cnt - 1;
-	idx = sq->head & mask;
-	/* into the send queue, wrapping to its start */
-	for (uint32_t b = 0; b < nbb; b++)
-		memcpy(sq->buf + (size_t)((idx + b) & mask) * TX_MLX5_BB,
-		       wqe + (size_t)b * TX_MLX5_BB, TX_MLX5_BB);
-	sq->head += nbb;
+	tx_mlx5_sq_copy(sq, wqe, nbb);
 	oms_barrier_to_device();
 	sq->dbrec[MLX5_SND_DBR] = htobe32(sq->head & 0xffff);
 	if (!sq->bf_reg)
@@ -153,6 +160,46 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		*(volatile uint64_t *)(void *)(sq->bf_reg + sq->bf_offset) = db;
 		sq->db_posts++;
 	}
+	sq->bf_offset ^= sq->bf_size;
+	if (strong)
+		oms_barrier_wc_flush();
+	return (int)nbb;
+}
+
+int tx_mlx5_post_batch(struct tx_mlx5_sq *sq, const uint8_t *const *wqe,
+		       const size_t *size, unsigned n, int strong)
+{
+	uint32_t nbb = 0;
+	uint64_t db;
+
+	if (n == 1 && wqe && size)
+		return tx_mlx5_post(sq, wqe[0], size[0], strong);
+	if (tx_mlx5_sq_check(sq) || !wqe || !size || !n ||
+	    n > TX_MLX5_MAX_BATCH)
+		return -EINVAL;
+	/* all checked before the first byte is written */
+	for (unsigned i = 0; i < n; i++) {
+		if (!wqe[i] || !size[i] || size[i] % 16 ||
+		    size[i] > TX_MLX5_MAX_DS * 16)
+			return -EINVAL;
+		nbb += (uint32_t)((size[i] + TX_MLX5_BB - 1) / TX_MLX5_BB);
+	}
+	if (nbb > sq->wqe_cnt)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		tx_mlx5_sq_copy(sq, wqe[i], (uint32_t)((size[i] + TX_MLX5_BB - 1) /
+						       TX_MLX5_BB));
+	/* every WQE is in the queue before the record says so */
+	oms_barrier_to_device();
+	sq->dbrec[MLX5_SND_DBR] = htobe32(sq->head & 0xffff);
+	if (!sq->bf_reg)
+		return (int)nbb;
+	/* one doorbell for all: the last WQE's first 8 bytes (its index,
+	 * opcode, qpn and ds), never a BlueFlame copy of several */
+	oms_barrier_wc_start();
+	memcpy(&db, wqe[n - 1], sizeof(db));
+	*(volatile uint64_t *)(void *)(sq->bf_reg + sq->bf_offset) = db;
+	sq->db_posts++;
 	sq->bf_offset ^= sq->bf_size;
 	if (strong)
 		oms_barrier_wc_flush();
@@ -181,6 +228,13 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		 int strong)
 {
 	(void)sq; (void)wqe; (void)size; (void)strong;
+	return -EOPNOTSUPP;
+}
+
+int tx_mlx5_post_batch(struct tx_mlx5_sq *sq, const uint8_t *const *wqe,
+		       const size_t *size, unsigned n, int strong)
+{
+	(void)sq; (void)wqe; (void)size; (void)n; (void)strong;
 	return -EOPNOTSUPP;
 }
 

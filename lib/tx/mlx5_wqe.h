@@ -78,4 +78,17 @@ int tx_mlx5_build_rdma_write(uint8_t *wqe, uint16_t pi, uint32_t qpn,
 int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		 int strong);
 
+/*
+ * Post @n WQEs (@wqe[i], @size[i] bytes) behind one doorbell record and
+ * one doorbell, as a driver does for a list of work requests: every WQE
+ * into the SQ, oms_barrier_to_device(), the record, oms_barrier_wc_start(),
+ * then the 8-byte doorbell of the last WQE into the current half (a
+ * BlueFlame copy only when @n is 1: then this is tx_mlx5_post).  @n in
+ * 1..TX_MLX5_MAX_BATCH.  Returns basic blocks used, or -EINVAL with
+ * nothing written (a bad size anywhere, more blocks than the SQ).
+ */
+#define TX_MLX5_MAX_BATCH	16u
+int tx_mlx5_post_batch(struct tx_mlx5_sq *sq, const uint8_t *const *wqe,
+		       const size_t *size, unsigned n, int strong);
+
 #endif /* OMS_TX_MLX5_WQE_H */

@@ -351,6 +351,75 @@ OMS_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 	       -EIO : 0;
 }
 
+_Static_assert(OMS_TX_MLX5_BATCH_MAX <= TX_MLX5_MAX_BATCH,
+	       "a public batch fits tx_mlx5_post_batch");
+
+OMS_EXPORT int oms_tx_mlx5_send_batch(struct oms_tx_window *w, unsigned cls,
+				      const struct iovec *frames, unsigned n)
+{
+	static const size_t cap = TX_MLX5_MAX_WQE + TX_MLX5_BB;
+	uint8_t *buf, *wqe[TX_MLX5_MAX_BATCH];
+	size_t size[TX_MLX5_MAX_BATCH];
+	struct tx_mlx5_win *m;
+	uint32_t head, room;
+	unsigned k = 0;
+	int r = 0;
+
+	if (!w || w->kind != OMS_TX_WIN_MLX5 || !frames || !n ||
+	    n > OMS_TX_MLX5_BATCH_MAX || cls > OMS_TX_SEQUENCED)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (!frames[i].iov_base)
+			return -EINVAL;
+	if (cls == OMS_TX_SEQUENCED)
+		return -EOPNOTSUPP;	/* no reorder buffer in today's NICs */
+	m = w->priv;
+	buf = aligned_alloc(64, cap * n);
+	if (!buf)
+		return -ENOMEM;
+	tx_mlx5_reap(m);
+	head = m->sq.head;
+	room = m->sq.wqe_cnt - (m->sq.head - m->tail);
+	/* build what fits, each at the index it will have */
+	for (; k < n; k++) {
+		unsigned flags = 0;
+		uint32_t nbb;
+
+		wqe[k] = buf + cap * k;
+		r = tx_mlx5_build_eth_send(wqe[k], (uint16_t)head, m->sq.qpn,
+					   0, frames[k].iov_base,
+					   frames[k].iov_len);
+		if (r < 0)
+			break;
+		nbb = ((uint32_t)r + TX_MLX5_BB - 1) / TX_MLX5_BB;
+		if (nbb > room) {
+			r = -EAGAIN;
+			break;
+		}
+		if (m->unsignaled + nbb >= m->sq.wqe_cnt / 4) {
+			/* ask for a CQE; its wr_id is where the queue will be */
+			flags |= TX_MLX5_SIGNAL;
+			r = tx_mlx5_build_eth_send(wqe[k], (uint16_t)head,
+						   m->sq.qpn, flags,
+						   frames[k].iov_base,
+						   frames[k].iov_len);
+		}
+		size[k] = (size_t)r;
+		m->unsignaled = flags ? 0 : m->unsignaled + nbb;
+		if (flags)
+			m->sig_end[head & (m->sq.wqe_cnt - 1)] = head + nbb;
+		head += nbb;
+		room -= nbb;
+	}
+	if (k && tx_mlx5_post_batch(&m->sq, (const uint8_t *const *)wqe,
+				    size, k, cls == OMS_TX_STRONG) < 0)
+		r = -EIO;
+	else if (k)
+		r = (int)k;	/* a short batch: the frame at k was not sent */
+	free(buf);
+	return r;
+}
+
 #else /* !(OMS_HAVE_MLX5DV && OMS_HAVE_DLFCN) */
 
 OMS_EXPORT int oms_tx_window_mlx5(const char *dev, unsigned port, char *why,
@@ -366,6 +435,13 @@ OMS_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 				const void *frame, size_t len)
 {
 	(void)w; (void)cls; (void)frame; (void)len;
+	return -EOPNOTSUPP;
+}
+
+OMS_EXPORT int oms_tx_mlx5_send_batch(struct oms_tx_window *w, unsigned cls,
+				      const struct iovec *frames, unsigned n)
+{
+	(void)w; (void)cls; (void)frames; (void)n;
 	return -EOPNOTSUPP;
 }
 
