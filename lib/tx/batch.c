@@ -199,9 +199,6 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 
 int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
 {
-	struct iovec one = { .iov_base = (void *)buf, .iov_len = len };
-	int r;
-
 #if TX_HAVE_AVX2
 	/* 56 bytes fill one chunk in every class */
 	if (len == OMS_TX_SEQ_PAYLOAD)
@@ -209,14 +206,9 @@ int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
 			tx_send_seq_chunk(q, buf) :
 			tx_send_plain_chunk(q, buf);
 #endif
-
-#if TX_HAVE_AVX2
-	r = q->cls == OMS_TX_SEQUENCED ? tx_batch_seq_avx2(q, &one, 1) :
-					 tx_batch_plain_avx2(q, &one, 1);
-#else
-	r = tx_batch_each(q, &one, 1);
-#endif
-	return r < 0 ? r : 0;
+	/* Other sizes: the general path.  A batch loop of one costs more
+	 * for a single message (its set-up is paid for one message). */
+	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
 OMS_EXPORT int oms_tx_send_batch(struct oms_tx_queue *q,
