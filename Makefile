@@ -161,12 +161,14 @@ $(B)/apps/%: apps/%.c $(STATIC) $(LIB_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIB_LDLIBS)
 
-$(B)/bench/%: bench/%.c bench/common/bench_args.c $(STATIC) $(LIB_HDRS) \
-		bench/bench_util.h bench/bench_args.h
+$(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
+		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
+		bench/bench_zipf.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< \
-		bench/common/bench_args.c $(STATIC) $(LIB_LDLIBS) -lm
+		bench/common/bench_args.c bench/common/zipf.c $(STATIC) \
+		$(LIB_LDLIBS) -lm
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
 

@@ -40,6 +40,7 @@
 
 #include "bench_args.h"
 #include "bench_util.h"
+#include "bench_zipf.h"
 #include "oms.h"
 #include "oms_kvs.h"
 
@@ -60,6 +61,7 @@ struct opts {
 	uint32_t sizes[NSWEEP], nsizes;
 	uint32_t items, threads, qps, batch, writers, runs;
 	double duration;
+	double zipf;			/* key skew theta, 0: uniform */
 	int json;
 	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
@@ -122,6 +124,9 @@ static const struct ba_opt opts[] = {
 	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
 	{ 0, "batch", NULL, BA_UINT, "N", "gets outstanding per thread",
 	  &args.batch, .min = 1, .max = OMS_KVS_MAX_BATCH },
+	{ 0, "zipf", NULL, BA_DOUBLE, "THETA",
+	  "client: key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
+	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
 	  "seconds per (protocol, size) cell", &args.duration, .dmin = 0.05,
 	  .dmax = 3600 },
@@ -393,6 +398,7 @@ struct worker {
 	pthread_t th;
 	uint32_t id;
 	uint64_t gets, torn, retries;
+	uint64_t drawn, hot;		/* keys drawn; of them in the top 1 % */
 	uint64_t hist[HBUCKETS];
 };
 
@@ -442,7 +448,8 @@ static void *worker_main(void *arg)
 	struct oms_ctx *ctx = NULL;
 	struct oms_mr *mr = NULL;
 	uint8_t *bufs = NULL;
-	uint64_t rng = 0x9e3779b97f4a7c15ull * (w->id + 1), keys;
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (w->id + 1), keys, hot_ranks;
+	struct bu_zipf zf;
 	uint32_t nspare = o->batch;
 	int counting = 0, err;
 
@@ -470,6 +477,9 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	keys = o->items_set && o->items < info.items ? o->items : info.items;
+	/* the flag's range is the generator's: this cannot fail */
+	bu_zipf_init(&zf, keys, o->zipf);
+	hot_ranks = keys / 100 ? keys / 100 : 1;
 	for (uint32_t i = 0; i < o->batch; i++) {
 		g[i].table = t;
 		g[i].buf = bufs + (size_t)i * info.buf_size;
@@ -486,15 +496,21 @@ static void *worker_main(void *arg)
 		if (ph == P_MEASURE && !counting) {
 			counting = 1;
 			w->gets = w->torn = w->retries = 0;
+			w->drawn = w->hot = 0;
 			memset(w->hist, 0, sizeof(w->hist));
 		}
 		while (nspare) {
 			struct oms_kvs_get *x = spare[--nspare];
 
+			uint64_t rank;
+
 			rng ^= rng << 13;
 			rng ^= rng >> 7;
 			rng ^= rng << 17;
-			x->key = rng % keys;
+			rank = bu_zipf_rank(&zf, bu_unit(rng));
+			x->key = bu_zipf_key(&zf, rank);
+			w->drawn++;
+			w->hot += rank < hot_ranks;
 			err = oms_kvs_submit(cl, x);
 			if (err)
 				break;
@@ -537,6 +553,7 @@ out:
 struct result {
 	uint64_t gets, torn, retries;
 	double mops, gbps, p50_us, p99_us;
+	double hot_share;	/* of the keys drawn, those of the top 1 % */
 };
 
 static double percentile(const uint64_t *hist, uint64_t total, double q)
@@ -645,6 +662,15 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		return c.err;
 	}
 	memset(r, 0, sizeof(*r));
+	{
+		uint64_t drawn = 0, hot = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			drawn += w[i].drawn;
+			hot += w[i].hot;
+		}
+		r->hot_share = drawn ? (double)hot / (double)drawn : 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		r->gets += w[i].gets;
 		r->torn += w[i].torn;
@@ -675,9 +701,10 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	else
 		printf(", wall time");
 	printf("\n%u threads x %u QPs, batch %u, %u items, %u writers, "
-	       "%.1f s per cell, best of %u\n", o->threads, o->qps, o->batch,
-	       o->items, o->mode == M_LOCAL ? o->writers : 0, o->duration,
-	       o->runs);
+	       "%.1f s per cell, best of %u, keys %s (theta %.3f)\n",
+	       o->threads, o->qps, o->batch, o->items,
+	       o->mode == M_LOCAL ? o->writers : 0, o->duration, o->runs,
+	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf);
 	bu_rule();
 	printf(" %-7s %-12s %12s %10s %8s %8s %8s %7s %9s\n", "#bytes",
 	       "proto", "#gets", "M gets/s", "Gb/s", "p50 us", "p99 us",
@@ -694,14 +721,16 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
 		"\"p50_us\":%.6g,\"p99_us\":%.6g,\"torn\":%llu,"
 		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
-		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u",
+		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
+		"\"zipf\":%.3f,\"hot1pct_share\":%.4f",
 		oms_kvs_proto_name(proto), size, o->threads, o->qps,
 		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
 		(unsigned long long)r->gets, r->mops, r->gbps,
 		r->p50_us, r->p99_us, (unsigned long long)r->torn,
 		(unsigned long long)r->retries,
 		model ? "model" : "wall", model ? o->scale : 0,
-		o->duration, o->runs, model ? o->nic_req_ns : 0);
+		o->duration, o->runs, model ? o->nic_req_ns : 0, o->zipf,
+		r->hot_share);
 	if (!o->json)
 		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %7llu "
 		       "%9llu\n", size, oms_kvs_proto_name(proto),

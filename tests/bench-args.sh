@@ -155,7 +155,7 @@ check_bad ordered_read --duration -D 1e999
 check_run ordered_read -s 64 -D 0.001 --runs 1
 
 check_help kvs_get --server --client --local --port --size --proto --threads \
-	--qps --batch --duration --backend --order
+	--qps --batch --duration --backend --order --zipf
 check_bad kvs_get --server
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
@@ -170,5 +170,22 @@ check_bad kvs_get --order --local --order sideways
 check_bad kvs_get --client --client
 check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
 	--scale 0 --port 7989
+check_bad kvs_get --zipf --local --zipf 1
+check_bad kvs_get --zipf --local --zipf -0.5
+# Zipf keys: the top 1 % of 1000 keys (10) draw what theory says
+# (theta 0.99: 0.38; uniform: 0.01), every get whole
+for z in 0 0.99; do
+	run kvs_get --local --backend emu -D 0.1 --threads 2 --items 1000 \
+		--scale 0 --port 7989 --zipf $z --json
+	share=$(sed -n 's/.*"hot1pct_share":\([0-9.]*\).*/\1/p' "$tmp/out")
+	ok=0
+	[ $rc -eq 0 ] && [ -n "$share" ] || ok=1
+	grep -q '"torn":0,' "$tmp/out" || ok=1
+	case $z in
+	0) awk -v s="${share:-1}" 'BEGIN { exit !(s < 0.02) }' || ok=1 ;;
+	*) awk -v s="${share:-0}" 'BEGIN { exit !(s > 0.33 && s < 0.45) }' || ok=1 ;;
+	esac
+	tap $ok "kvs_get --zipf $z: the top 1 % of keys drew ${share:-?} of the gets, none torn"
+done
 
 echo "1..$n"
