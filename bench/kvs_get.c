@@ -62,6 +62,7 @@ struct opts {
 	uint32_t items, threads, qps, batch, writers, runs;
 	double duration;
 	double zipf;			/* key skew theta, 0: uniform */
+	const char *hist;		/* latency histogram file, or NULL */
 	int json;
 	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
@@ -127,6 +128,9 @@ static const struct ba_opt opts[] = {
 	{ 0, "zipf", NULL, BA_DOUBLE, "THETA",
 	  "client: key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
 	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX },
+	{ 0, "hist", NULL, BA_STRING, "FILE",
+	  "client: each cell's latency histogram into FILE (proto, bytes, "
+	  "us, gets)", .dst = &args.hist },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
 	  "seconds per (protocol, size) cell", &args.duration, .dmin = 0.05,
 	  .dmax = 3600 },
@@ -150,6 +154,9 @@ static const struct ba_opt opts[] = {
 	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
 	BA_OPT_REPORT_GBITS,
 };
+
+/* --hist: every cell's histogram, appended as the cells end */
+static FILE *hist_file;
 
 static struct ba ba = {
 	.prog = "kvs_get", .opts = opts,
@@ -552,8 +559,10 @@ out:
 
 struct result {
 	uint64_t gets, torn, retries;
-	double mops, gbps, p50_us, p99_us;
+	double mops, gbps, p50_us, p90_us, p99_us, p999_us;
 	double hot_share;	/* of the keys drawn, those of the top 1 % */
+	double scale;		/* wall ns per model ns */
+	uint64_t hist[HBUCKETS];
 };
 
 static double percentile(const uint64_t *hist, uint64_t total, double q)
@@ -682,7 +691,11 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	r->mops = (double)r->gets * 1e3 * scale / (double)(t1 - t0);
 	r->gbps = r->mops * size * 8 / 1e3;
 	r->p50_us = percentile(hist, r->gets, 0.50) / scale / 1e3;
+	r->p90_us = percentile(hist, r->gets, 0.90) / scale / 1e3;
 	r->p99_us = percentile(hist, r->gets, 0.99) / scale / 1e3;
+	r->p999_us = percentile(hist, r->gets, 0.999) / scale / 1e3;
+	r->scale = scale;
+	memcpy(r->hist, hist, sizeof(r->hist));
 	return 0;
 }
 
@@ -706,8 +719,9 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	       o->mode == M_LOCAL ? o->writers : 0, o->duration, o->runs,
 	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf);
 	bu_rule();
-	printf(" %-7s %-12s %12s %10s %8s %8s %8s %7s %9s\n", "#bytes",
+	printf(" %-7s %-12s %12s %10s %8s %8s %8s %8s %7s %9s\n", "#bytes",
 	       "proto", "#gets", "M gets/s", "Gb/s", "p50 us", "p99 us",
+	       "p99.9 us",
 	       "torn", "retries");
 	bu_rule();
 }
@@ -719,25 +733,37 @@ static void print_row(const struct opts *o, const char *backend, int model,
 	ba_json(&ba, "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
 		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
 		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
-		"\"p50_us\":%.6g,\"p99_us\":%.6g,\"torn\":%llu,"
+		"\"p50_us\":%.6g,\"p90_us\":%.6g,\"p99_us\":%.6g,"
+		"\"p999_us\":%.6g,\"torn\":%llu,"
 		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
 		"\"zipf\":%.3f,\"hot1pct_share\":%.4f",
 		oms_kvs_proto_name(proto), size, o->threads, o->qps,
 		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
 		(unsigned long long)r->gets, r->mops, r->gbps,
-		r->p50_us, r->p99_us, (unsigned long long)r->torn,
-		(unsigned long long)r->retries,
+		r->p50_us, r->p90_us, r->p99_us, r->p999_us,
+		(unsigned long long)r->torn, (unsigned long long)r->retries,
 		model ? "model" : "wall", model ? o->scale : 0,
 		o->duration, o->runs, model ? o->nic_req_ns : 0, o->zipf,
 		r->hot_share);
 	if (!o->json)
-		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %7llu "
-		       "%9llu\n", size, oms_kvs_proto_name(proto),
+		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %8.2f "
+		       "%7llu %9llu\n", size, oms_kvs_proto_name(proto),
 		       (unsigned long long)r->gets, r->mops, r->gbps,
-		       r->p50_us, r->p99_us, (unsigned long long)r->torn,
+		       r->p50_us, r->p99_us, r->p999_us,
+		       (unsigned long long)r->torn,
 		       (unsigned long long)r->retries);
 	fflush(stdout);
+	if (hist_file) {
+		/* one line per bucket with gets: the bucket's middle */
+		for (uint32_t b = 0; b < HBUCKETS; b++)
+			if (r->hist[b])
+				fprintf(hist_file, "%s %u %.4f %llu\n",
+					oms_kvs_proto_name(proto), size,
+					hvalue(b) / r->scale / 1e3,
+					(unsigned long long)r->hist[b]);
+		fflush(hist_file);
+	}
 }
 
 /* Single Read against the others, per size (text table only). */
@@ -883,6 +909,18 @@ int main(int argc, char **argv)
 		return r;
 	settle(&args);
 	signal(SIGPIPE, SIG_IGN);
+	if (args.hist && args.mode != M_SERVER) {
+		hist_file = fopen(args.hist, "w");
+		if (!hist_file) {
+			/* not the command line's fault: a failed run */
+			fprintf(stderr, "kvs_get: --hist %s: %s\n", args.hist,
+				strerror(errno));
+			return 1;
+		}
+		fprintf(hist_file, "# proto bytes latency_us gets\n");
+	}
 	r = run(&args);
+	if (hist_file && fclose(hist_file) && !r)
+		r = 1;
 	return ba_close(&ba) && !r ? 1 : r;
 }

@@ -155,7 +155,7 @@ check_bad ordered_read --duration -D 1e999
 check_run ordered_read -s 64 -D 0.001 --runs 1
 
 check_help kvs_get --server --client --local --port --size --proto --threads \
-	--qps --batch --duration --backend --order --zipf
+	--qps --batch --duration --backend --order --zipf --hist
 check_bad kvs_get --server
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
@@ -170,6 +170,29 @@ check_bad kvs_get --order --local --order sideways
 check_bad kvs_get --client --client
 check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
 	--scale 0 --port 7989
+# --hist: every cell's histogram adds up to its gets; p50 <= p90 <= p99 <= p99.9
+run kvs_get --local --backend emu -D 0.1 --threads 2 --items 100 --scale 0 \
+	--port 7989 --proto single,farm --hist "$tmp/h" --json
+ok=0
+[ $rc -eq 0 ] || ok=1
+for p in single farm; do
+	want=$(grep "\"proto\":\"$p\"" "$tmp/out" | sed -n 's/.*"gets":\([0-9]*\).*/\1/p')
+	got=$(awk -v p=$p '$1 == p { n += $4 } END { print n + 0 }' "$tmp/h" 2>/dev/null)
+	[ -n "$want" ] && [ "$want" -gt 0 ] && [ "$want" = "$got" ] || ok=1
+	pcts=$(grep "\"proto\":\"$p\"" "$tmp/out" | sed -n \
+		's/.*"p50_us":\([^,]*\),"p90_us":\([^,]*\),"p99_us":\([^,]*\),"p999_us":\([^,]*\),.*/\1 \2 \3 \4/p')
+	awk -v s="$pcts" 'BEGIN { n = split(s, a, " ")
+		exit !(n == 4 && a[1] + 0 > 0 && a[1] + 0 <= a[2] + 0 &&
+		       a[2] + 0 <= a[3] + 0 && a[3] + 0 <= a[4] + 0) }' || ok=1
+done
+tap $ok "kvs_get --hist: each cell's histogram adds up to its gets, percentiles in order"
+run kvs_get --local --backend emu -D 0.05 --threads 1 --scale 0 --port 7989 \
+	--hist /nonexistent/dir/h
+ok=0
+[ $rc -eq 1 ] || ok=1
+grep -q "^kvs_get: --hist /nonexistent/dir/h: " "$tmp/err" || ok=1
+[ -s "$tmp/out" ] && ok=1
+tap $ok "kvs_get --hist into a missing directory: exit 1, says why, runs nothing"
 check_bad kvs_get --zipf --local --zipf 1
 check_bad kvs_get --zipf --local --zipf -0.5
 # Zipf keys: the top 1 % of 1000 keys (10) draw what theory says
