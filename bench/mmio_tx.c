@@ -77,6 +77,7 @@ struct opts {
 	unsigned sizes[MAX_SIZES], nsizes;
 	int modes[M_COUNT];
 	unsigned ms, reps, reorder, batch;
+	unsigned every[MAX_SIZES], nevery;	/* Fig 10: fence intervals */
 	uint64_t verify_bytes;
 	const char *dat;
 	/* as the command line gives them */
@@ -149,9 +150,11 @@ static void stamp(uint8_t *b, uint64_t idx)
 
 /* ---- producer pass ---- */
 
+/* @every: 0, or (unfenced) a fence after every @every messages, the
+ * paper's Fig 10; such a pass sends one message per call. */
 static int producer_pass(enum path pa, enum mode m, unsigned size,
-			 const struct opts *o, double *wire_gbps,
-			 double *pay_gbps, struct point *pt)
+			 const struct opts *o, unsigned every,
+			 double *wire_gbps, double *pay_gbps, struct point *pt)
 {
 	uint64_t min_ns = (uint64_t)o->ms * 1000000ull, t0, t1, n = 0;
 	uint8_t *base = oms_tx_window_base(win[pa]);
@@ -192,7 +195,7 @@ static int producer_pass(enum path pa, enum mode m, unsigned size,
 			return -1;
 	}
 	len = oms_tx_payload_max(mode_cls[m], size);
-	if (o->batch > 1) {
+	if (o->batch > 1 && !every) {
 		/* twice round the sources: any run of o->batch is contiguous */
 		struct iovec iov[2 * NSRC];
 
@@ -227,6 +230,8 @@ static int producer_pass(enum path pa, enum mode m, unsigned size,
 			uint8_t *s = src_buf[n % NSRC];
 
 			if (oms_tx_send(q, s, len))
+				return -1;
+			if (every && !((n + 1) % every) && oms_tx_flush(q) < 0)
 				return -1;
 		}
 		t1 = bu_now_ns();
@@ -500,6 +505,10 @@ static const struct ba_opt opts[] = {
 	{ 'b', "batch", NULL, BA_UINT, "N",
 	  "messages per call: 1 oms_tx_send(), more oms_tx_send_batch()",
 	  &args.batch, .min = 1, .max = NSRC },
+	{ 0, "fence-every", NULL, BA_SIZES, "LIST",
+	  "also unfenced with a fence after every N messages (Fig 10), for "
+	  "each N", args.every, .min = 1, .max = 4096, .step = 1,
+	  .count = &args.nevery, .max_items = MAX_SIZES },
 	{ 0, "payload-check", NULL, BA_FLAG, NULL,
 	  "the queue checks every payload", .dst = &args.pcheck },
 	{ 0, "window", NULL, BA_CHOICE, "W",
@@ -575,7 +584,7 @@ static int measure_size(unsigned si, const struct opts *o,
 				if (!(o->path_set & (1u << pa)) || !o->modes[m] ||
 				    (pa == P_IOCTL && m == M_RAW))
 					continue;
-				if (producer_pass(pa, m, size, o, &wr[pa][m][r],
+				if (producer_pass(pa, m, size, o, 0, &wr[pa][m][r],
 						  &pay[pa][m][r], &pts[pa][m])) {
 					fprintf(stderr, "mmio_tx: %s %s %u failed\n",
 						path_label(o, pa), mode_name[m],
@@ -609,6 +618,53 @@ static int measure_size(unsigned si, const struct opts *o,
 static double ratio(double a, double b)
 {
 	return b > 0 ? a / b : 0;
+}
+
+/*
+ * Fig 10: the unfenced queue with a fence after every N messages, for
+ * each N of --fence-every, beside the same run's unfenced and fenced
+ * points (fenced is N = 1 with the fence inside the class).
+ */
+static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
+			 const struct point pts[P_COUNT][M_COUNT])
+{
+	double unf = o->modes[M_UNFENCED] ? pts[P_MAPPED][M_UNFENCED].gbps : 0;
+
+	for (unsigned k = 0; k < o->nevery; k++) {
+		double wr[99], pay[99];
+		struct point p = { 0 };
+		double fpm;
+
+		for (unsigned r = 0; r < o->reps; r++)
+			if (producer_pass(P_MAPPED, M_UNFENCED, size, o,
+					  o->every[k], &wr[r], &pay[r], &p)) {
+				fprintf(stderr, "mmio_tx: fence every %u, %u B "
+					"failed\n", o->every[k], size);
+				return -1;
+			}
+		qsort(wr, o->reps, sizeof(double), cmp_double);
+		qsort(pay, o->reps, sizeof(double), cmp_double);
+		p.gbps = wr[o->reps / 2];
+		p.payload_gbps = pay[o->reps / 2];
+		fpm = p.msgs ? (double)p.fences / (double)p.msgs : 0;
+		ba_json(ba, "\"mode\":\"fence_every\",\"fence_every\":%u,"
+			"\"window\":\"%s\",\"path\":\"%s\",\"size\":%u,"
+			"\"msgs\":%llu,\"gbps\":%.6g,\"payload_gbps\":%.6g,"
+			"\"ratio_vs_unfenced\":%.3f,\"fences_per_msg\":%.4f,"
+			"\"batch\":1",
+			o->every[k], window_name[o->window],
+			path_label(o, P_MAPPED), size,
+			(unsigned long long)p.msgs, p.gbps, p.payload_gbps,
+			ratio(p.gbps, unf), fpm);
+		if (!o->json)
+			printf(" fence/%-4u %-6s %6u %7zu %9.2f %9.2f %9s %7.3f %7s %9.4f %8s %8s\n",
+			       o->every[k], path_label(o, P_MAPPED), size,
+			       oms_tx_payload_max(OMS_TX_WEAK, size), p.gbps,
+			       p.payload_gbps, "-", ratio(p.gbps, unf), "-",
+			       fpm, "-", "-");
+		fflush(stdout);
+	}
+	return 0;
 }
 
 static void report_size(struct ba *ba, unsigned size, const struct opts *o,
@@ -791,6 +847,8 @@ int main(int argc, char **argv)
 		if (measure_size(si, &o, pts[si]))
 			return 1;
 		report_size(&ba, o.sizes[si], &o, pts[si]);
+		if (o.nevery && measure_every(&ba, o.sizes[si], &o, pts[si]))
+			return 1;
 	}
 	bu_printf(!o.json, "%s\n", BU_RULE);
 	if (!o.json)

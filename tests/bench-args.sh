@@ -119,13 +119,16 @@ run engine -n 1000 --out_json "$tmp/j.json"
 tap $? "engine --out_json without --json: table on stdout, records in the file"
 
 check_help mmio_tx --size --modes --duration --ms --reps --verify-mib \
-	--reorder --batch --window --paths --oms-dev --dat --report_gbits
+	--reorder --batch --fence-every --window --paths --oms-dev --dat \
+	--report_gbits
 check_bad mmio_tx --size -s 100
 check_bad mmio_tx --size --sizes 64,,128
 check_bad mmio_tx --duration -D 0
 check_bad mmio_tx --ms --ms abc
 check_bad mmio_tx --reps --reps 100
 check_bad mmio_tx --batch --batch 0
+check_bad mmio_tx --fence-every --fence-every 0
+check_bad mmio_tx --fence-every --fence-every 4,,8
 check_bad mmio_tx --batch -b 17
 check_bad mmio_tx --modes --modes bogus
 check_bad mmio_tx --modes --modes ,
@@ -144,6 +147,16 @@ ok=0
 [ "$(grep -c '"verified":1,' "$tmp/out")" = 4 ] || ok=1
 grep -E '"(out_of_order|lost|corrupted)":[1-9]' "$tmp/out" && ok=1
 tap $ok "mmio_tx --batch 8: 4 verified records, none out of order, lost or corrupted"
+# Fig 10: a record per interval, with one fence per N messages
+run mmio_tx -s 64 --modes unfenced -D 0.001 --reps 1 --verify-mib 0 \
+	--fence-every 1,8,64 --json
+ok=0
+[ $rc -eq 0 ] || ok=1
+for n in 1 8 64; do
+	f=$(grep "\"fence_every\":$n," "$tmp/out" | sed -n 's/.*"fences_per_msg":\([0-9.]*\).*/\1/p')
+	awk -v f="${f:-x}" -v n=$n 'BEGIN { d = f - 1 / n; exit !(f != "x" && d < 0.001 && d > -0.001) }' || ok=1
+done
+tap $ok "mmio_tx --fence-every 1,8,64: a record each, fences per message 1/N"
 
 check_help ordered_read --size --duration --ms --scale --qd --runs
 check_bad ordered_read --ms --ms abc
@@ -171,7 +184,8 @@ check_bad kvs_get --client --client
 check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
 	--scale 0 --port 7989
 # --hist: every cell's histogram adds up to its gets; p50 <= p90 <= p99 <= p99.9
-run kvs_get --local --backend emu -D 0.1 --threads 2 --items 100 --scale 0 \
+# (0.5 s per cell: a starved device thread may complete no get in 0.1 s)
+run kvs_get --local --backend emu -D 0.5 --threads 2 --items 100 --scale 0 \
 	--port 7989 --proto single,farm --hist "$tmp/h" --json
 ok=0
 [ $rc -eq 0 ] || ok=1
@@ -184,6 +198,7 @@ for p in single farm; do
 	awk -v s="$pcts" 'BEGIN { n = split(s, a, " ")
 		exit !(n == 4 && a[1] + 0 > 0 && a[1] + 0 <= a[2] + 0 &&
 		       a[2] + 0 <= a[3] + 0 && a[3] + 0 <= a[4] + 0) }' || ok=1
+	echo "# $p: rc $rc, gets $want, histogram $got, p50 p90 p99 p99.9: $pcts"
 done
 tap $ok "kvs_get --hist: each cell's histogram adds up to its gets, percentiles in order"
 run kvs_get --local --backend emu -D 0.05 --threads 1 --scale 0 --port 7989 \
