@@ -52,6 +52,7 @@ struct rig {
 	int nw;
 	pthread_t wt[MAX_WRITERS];
 	unsigned long updates, busy, werr;
+	unsigned long live_updates;	/* as they happen, for the readers */
 };
 
 struct tally {
@@ -93,6 +94,9 @@ static void *writer(void *arg)
 							  r->spec[t].items));
 
 		n += !e;
+		if (!e)
+			__atomic_add_fetch(&r->live_updates, 1,
+					   __ATOMIC_RELAXED);
 		busy += e == -EBUSY;
 		err += e && e != -EBUSY;
 		if (!(n % 16))
@@ -158,6 +162,10 @@ struct reader {
 	uint32_t nconn;
 	uint32_t batch;		/* 0 = BATCH */
 	unsigned long gets;	/* to do */
+	/* and go on (up to 100 x gets) until the writers made this many
+	 * updates: on a loaded machine a writer thread may not run at all
+	 * while the reader does its gets */
+	unsigned long min_updates;
 	int stop_on_torn;
 	struct tally t[OMS_KVS_NPROTO];
 	int err;
@@ -209,7 +217,10 @@ static void *reader(void *arg)
 	rd->err |= !ntab || !bufs;
 	for (uint32_t i = 0; i < BATCH; i++)
 		free_ix[i] = i;
-	while (!rd->err && got < rd->gets && !(rd->stop_on_torn && torn)) {
+	while (!rd->err && !(rd->stop_on_torn && torn) &&
+	       (got < rd->gets ||
+		(__atomic_load_n(&rd->r->live_updates, __ATOMIC_RELAXED) <
+		 rd->min_updates && got < 100 * rd->gets))) {
 		int n;
 
 		while (nfree) {
@@ -262,7 +273,7 @@ TEST(litmus_L32_kvs_gets_under_writer_on_emu)
 	for (uint32_t p = OMS_KVS_SINGLE; p <= OMS_KVS_PESSIMISTIC; p++) {
 		struct rig r = { 0 };
 		struct reader rd = { .r = &r, .protos = 1u << p, .nconn = 1,
-				     .gets = n, .batch = 32 };
+				     .gets = n, .batch = 32, .min_updates = 64 };
 		struct tally *t = &rd.t[p];
 
 		/* Pessimistic: readers keep writers out; a small batch lets

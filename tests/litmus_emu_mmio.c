@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -343,14 +344,21 @@ TEST(litmus_L26_read_after_posted_write_on_emu)
 }
 
 /* L28: two streams into one destination; a gap in one holds only it. */
+/* Completions of @q until @want arrived or 30 s passed (far above the
+ * need: a count of yields ran out under two make checks at once), then
+ * whatever else arrives in 10 ms (there must be none). */
 static int wait_wc(struct emu_queue *q, struct oms_wc *wc, int want)
 {
+	struct timespec t0, t;
 	int got = 0;
 
-	for (int spin = 0; got < want && spin < 200000; spin++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = t0;
+	while (got < want && t.tv_sec - t0.tv_sec < 30) {
 		got += emu_q_poll(q, wc + got, want - got, NULL);
 		if (got < want)
 			sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
 	}
 	usleep(10000);
 	return got + emu_q_poll(q, wc + got, 8, NULL);

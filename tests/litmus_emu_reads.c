@@ -91,7 +91,14 @@ static int rl_open(struct rl *l, int kind, uint32_t order, uint32_t flags,
 	memset(l, 0, sizeof(*l));
 	l->kind = kind;
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
-		      OMS_CTX_ATTR_READ_ORDER | OMS_CTX_ATTR_FLAGS;
+		      OMS_CTX_ATTR_READ_ORDER | OMS_CTX_ATTR_FLAGS |
+		      OMS_CTX_ATTR_TIMEOUT;
+	/* With two make checks and a third job on two cores, every get
+	 * after some 100 000 trials failed once: most likely the 5 s
+	 * liveness timeout, the device thread waiting for the lock the
+	 * writer thread takes for every line.  A hang detector, not a
+	 * budget: */
+	a.timeout_ms = 60000;
 	a.chaos_seed = seed;
 	a.read_order = order;
 	a.rlsq_entries = 256;
