@@ -152,9 +152,9 @@ run mmio_tx -s 64 --modes unfenced -D 0.001 --reps 1 --verify-mib 0 \
 	--fence-every 1,8,64 --json
 ok=0
 [ $rc -eq 0 ] || ok=1
-for n in 1 8 64; do
-	f=$(grep "\"fence_every\":$n," "$tmp/out" | sed -n 's/.*"fences_per_msg":\([0-9.]*\).*/\1/p')
-	awk -v f="${f:-x}" -v n=$n 'BEGIN { d = f - 1 / n; exit !(f != "x" && d < 0.001 && d > -0.001) }' || ok=1
+for every in 1 8 64; do
+	f=$(grep "\"fence_every\":$every," "$tmp/out" | sed -n 's/.*"fences_per_msg":\([0-9.]*\).*/\1/p')
+	awk -v f="${f:-x}" -v n=$every 'BEGIN { d = f - 1 / n; exit !(f != "x" && d < 0.001 && d > -0.001) }' || ok=1
 done
 tap $ok "mmio_tx --fence-every 1,8,64: a record each, fences per message 1/N"
 
