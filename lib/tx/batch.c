@@ -18,6 +18,10 @@
  * queue, the ioctl window) sends the vector through the one-message path,
  * with the same result; on the ioctl window the module still gets one
  * call per vector of up to OMS_STORE_MAX_OPS messages.
+ *
+ * The one-message call shares one thing with this file: a 56-byte message
+ * (one full chunk) goes through tx_send_seq_chunk / tx_send_plain_chunk,
+ * which have no loop and no stack buffer.
  */
 #include <errno.h>
 #include <limits.h>

@@ -188,7 +188,7 @@ struct oms_tx_queue {
 	uint32_t max_payload;
 	uint16_t seq;
 	uint8_t avx2;		/* write is an AVX2 writer (batch.c too) */
-	uint8_t fast;		/* batch.c's loops serve oms_tx_send() */
+	uint8_t fast;		/* batch.c's loops may serve this queue */
 	uint64_t hbase;		/* header bits fixed for the queue */
 	uint64_t op;		/* op bits of the message being written */
 	struct oms_tx_stats st;
@@ -228,9 +228,10 @@ static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
 int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	       size_t len);
 
-/* lib/tx/batch.c: one message through the batch loop of a queue whose
- * ->fast is set (AVX2 writer, mapped window, no payload-checked
- * sequenced class).  0 or -EAGAIN. */
+/* lib/tx/batch.c: oms_tx_send() on a queue whose ->fast is set (AVX2
+ * writer, mapped window, no payload-checked sequenced class): a 56-byte
+ * message takes a path of its own, any other the general tx_send_op().
+ * 0 or -EAGAIN. */
 int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len);
 
 /* lib/tx/queue.c: build one chunk of a message into @out (64 bytes) the
