@@ -31,6 +31,12 @@ static int tx_db_on_ring(const struct oms_tx_queue *q, uint64_t off,
 	return off < ring + ring_len && ring < off + len;
 }
 
+/*
+ * The module's checks of OMS_IOC_DOORBELL (kmod/oms_store.c), made here
+ * too on purpose: a mapped window has no module to refuse a bad post, and
+ * the two paths must refuse the same posts with the same errno.  The
+ * limits come from the shared uapi header, so they cannot drift apart.
+ */
 static int tx_db_check(const struct oms_tx_queue *q,
 		       const struct oms_tx_doorbell *d)
 {
