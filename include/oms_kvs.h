@@ -68,7 +68,14 @@ enum oms_kvs_proto {
 
 #define OMS_KVS_MAX_TABLES	32
 #define OMS_KVS_MAX_VALUE	65536u	/* bytes; values are multiples of 8 */
-#define OMS_KVS_MAX_BATCH	256u
+#define OMS_KVS_MAX_BATCH	512u	/* seed 004 Fig 6 goes to 500 */
+
+/* struct oms_kvs_table_spec.flags */
+#define OMS_KVS_TABLE_REMOTE_WRITE (1u << 0) /* clients may update items
+					   * (oms_kvs_client_update); the
+					   * region is then registered for
+					   * remote writes */
+#define OMS_KVS_TABLE_F_ALL	0x1u
 
 /* One table of a server: @proto is its layout (not OMS_KVS_BROKEN, whose
  * gets use a Single Read table). */
@@ -76,7 +83,7 @@ struct oms_kvs_table_spec {
 	uint32_t proto;
 	uint32_t value_size;	/* 8..OMS_KVS_MAX_VALUE, multiple of 8 */
 	uint32_t items;		/* >= 1; keys are 0..items-1 */
-	uint32_t reserved;	/* 0 */
+	uint32_t flags;		/* OMS_KVS_TABLE_* (was reserved, 0) */
 };
 
 /* What a client needs to know of a table (oms_kvs_table_info). */
@@ -88,7 +95,7 @@ struct oms_kvs_info {
 	uint32_t buf_size;	/* bytes struct oms_kvs_get.buf must hold */
 	uint32_t read_size;	/* bytes the get's main read carries */
 	uint32_t stride;	/* bytes per item in the region */
-	uint32_t reserved;
+	uint32_t flags;		/* the table's OMS_KVS_TABLE_* */
 };
 
 /* struct oms_kvs_client_attr.flags */
@@ -134,6 +141,8 @@ struct oms_kvs_stats {
 	uint64_t retries;	/* reads repeated */
 	uint64_t failed;	/* returned with an error */
 	uint64_t rounds;	/* issue + quiet rounds */
+	uint64_t updates;	/* oms_kvs_client_update() that wrote */
+	uint64_t update_busy;	/* of its calls, -EBUSY */
 };
 
 struct oms_kvs_server;
@@ -146,7 +155,9 @@ struct oms_kvs_table;
 /*
  * Lay out @n tables (OMS_KVS_MAX_TABLES at most) in one region of @ctx's
  * node: a directory, then each table's items at version 2 with their
- * derived values, and register it for remote reads and atomics.
+ * derived values, and register it for remote reads and atomics (and
+ * remote writes if a table has OMS_KVS_TABLE_REMOTE_WRITE: registration
+ * is per region, so clients may then write anywhere in it).
  * Errors: -EINVAL (NULL, n 0 or too many, bad spec), -E2BIG (region over
  * 1 GiB), -ENOMEM, and oms_mr_reg()'s errors.
  */
@@ -181,9 +192,13 @@ int oms_kvs_writer_create(struct oms_kvs_server *s, struct oms_ctx *ctx,
 /*
  * Write the next version of item @key of table @table (index in the
  * server's spec array) with host stores (oms_mr_write) in the table's
- * protocol's write order.  Returns 0; -EBUSY when another writer has the
- * item or (Pessimistic) readers hold it: nothing was written, try later;
- * -EINVAL; the context's errors (Pessimistic).
+ * protocol's write order.  On a table with OMS_KVS_TABLE_REMOTE_WRITE the
+ * writer locks, writes and unlocks through the NIC exactly as a client's
+ * oms_kvs_client_update() does (CPU and NIC atomics on one word are not
+ * atomic with each other), so @ctx is needed for such tables too.
+ * Returns 0; -EBUSY when another writer has the item or (Pessimistic)
+ * readers hold it: nothing was written, try later; -EINVAL; the context's
+ * errors (Pessimistic, remote-write tables).
  */
 int oms_kvs_update(struct oms_kvs_writer *w, uint32_t table, uint64_t key);
 
@@ -237,6 +252,33 @@ int oms_kvs_submit(struct oms_kvs_client *c, struct oms_kvs_get *g);
  */
 int oms_kvs_poll(struct oms_kvs_client *c, struct oms_kvs_get **done,
 		 uint32_t max);
+
+/*
+ * A remote writer (the RDMA synchronization harness's writers, seed 004
+ * section 6.4): write the next version of item @key of @t from this
+ * client over the NIC, in @t's protocol's write order:
+ *
+ *   Single Read, Validation, FaRM: compare-and-swap the item's version
+ *   word (header, seqlock word, line 0's version) from even v to odd v+1:
+ *   that is the writers' lock, and readers reject an odd or unequal
+ *   version; then WRITE the rest (Single Read: the footer, a fence, the
+ *   value) and last a RELEASE store of the version word, v+2, which is
+ *   performed only after every earlier put of this context to the server.
+ *   Pessimistic: compare-and-swap the lock word 0 -> writer bit, read the
+ *   version, WRITE value and version, fence, fetch-and-add the bit away.
+ *
+ * Blocks until the update is complete and visible (oms_quiet).  Call it
+ * between oms_kvs_poll() calls (nothing of the client is in flight then).
+ * If @version is not NULL it gets the version written.
+ * Returns 0; -EBUSY: another writer has the item, or (Pessimistic) readers
+ * hold it: nothing was written, try later; -EPERM: the table was not made
+ * with OMS_KVS_TABLE_REMOTE_WRITE; -EINVAL (NULL, foreign or Broken table,
+ * key out of range); the context's errors.  A device that dies in the
+ * middle leaves the item locked (odd): its gets then retry until their
+ * max_retries.
+ */
+int oms_kvs_client_update(struct oms_kvs_client *c, struct oms_kvs_table *t,
+			  uint64_t key, uint64_t *version);
 
 /* Counters of @c.  stats->size must be set.  -EINVAL. */
 int oms_kvs_client_stats(const struct oms_kvs_client *c,

@@ -168,7 +168,7 @@ TEST(server_bad_args)
 		  .items = 1 },
 		{ .proto = OMS_KVS_SINGLE, .value_size = 64, .items = 0 },
 		{ .proto = OMS_KVS_SINGLE, .value_size = 64, .items = 1,
-		  .reserved = 1 },
+		  .flags = 1u << 31 },	/* unknown flag */
 	};
 	struct oms_kvs_table_spec huge = { .proto = OMS_KVS_FARM,
 		.value_size = OMS_KVS_MAX_VALUE, .items = 1u << 20 };

@@ -41,6 +41,7 @@
 
 #define DEFAULT_BATCH	32u
 #define DEFAULT_RETRIES	1000000u
+#define VCACHE		1024u
 
 struct oms_kvs_table {
 	struct oms_kvs_client *c;
@@ -74,6 +75,11 @@ struct oms_kvs_client {
 	uint32_t ndone, done_head;
 	uint32_t next_conn;
 	struct oms_kvs_stats st;
+	/* oms_kvs_client_update(): scratch, made on first use, and each
+	 * item's last known version (direct-mapped; a miss costs one more
+	 * compare-and-swap round trip, never a wrong write) */
+	uint8_t *w_img, *w_val;
+	struct { uint64_t tag, ver; } vcache[VCACHE];
 };
 
 static int attr_parse(const struct oms_kvs_client_attr *in,
@@ -111,6 +117,8 @@ static void client_free(struct oms_kvs_client *c)
 		oms_mr_dereg(c->act_mr);
 	free(c->act);
 	free(c->done);
+	free(c->w_img);
+	free(c->w_val);
 	free(c);
 }
 
@@ -243,6 +251,8 @@ OMS_EXPORT int oms_kvs_table_info(const struct oms_kvs_table *t,
 	i.buf_size = t->l.read_size;
 	i.read_size = t->l.read_size;
 	i.stride = t->l.stride;
+	i.flags = t->c->dir.t[t->proto == OMS_KVS_BROKEN ?
+			      t - t->c->broken : t - t->c->tab].flags;
 	memcpy(info, &i, i.size);
 	return 0;
 }
@@ -498,4 +508,59 @@ OMS_EXPORT int oms_kvs_client_stats(const struct oms_kvs_client *c,
 	s.size = stats->size < sizeof(s) ? stats->size : (uint32_t)sizeof(s);
 	memcpy(stats, &s, s.size);
 	return 0;
+}
+
+OMS_EXPORT int oms_kvs_client_update(struct oms_kvs_client *c,
+				    struct oms_kvs_table *t, uint64_t key,
+				    uint64_t *version)
+{
+	uint32_t idx, conn, slot;
+	uint64_t tag, ver;
+	struct kvs_nic_writer w;
+	int err;
+
+	if (!c || !t || !table_ours(c, t) || t->proto == OMS_KVS_BROKEN ||
+	    key >= t->items)
+		return -EINVAL;
+	idx = (uint32_t)(t - c->tab);
+	conn = (uint32_t)(key % c->a.nconn);
+	if (!(c->dir.t[idx].flags & OMS_KVS_TABLE_REMOTE_WRITE) ||
+	    !(c->rmr[conn].access & OMS_ACCESS_REMOTE_WRITE))
+		return -EPERM;
+	if (!c->w_img) {
+		uint32_t max = 0;
+
+		for (uint32_t i = 0; i < c->dir.ntables; i++)
+			if (c->tab[i].l.stride > max)
+				max = c->tab[i].l.stride;
+		/* a value is shorter than its item */
+		c->w_img = malloc(max);
+		c->w_val = malloc(max);
+		if (!c->w_img || !c->w_val) {
+			free(c->w_img);
+			free(c->w_val);
+			c->w_img = c->w_val = NULL;
+			return -ENOMEM;
+		}
+	}
+	tag = ((uint64_t)idx << 48 | key) + 1;
+	slot = (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 54) % VCACHE;
+	ver = c->vcache[slot].tag == tag ? c->vcache[slot].ver :
+	      KVS_FIRST_VERSION;
+	w = (struct kvs_nic_writer){ .ctx = c->ctx, .rmr = &c->rmr[conn],
+				     .img = c->w_img, .val = c->w_val };
+	err = kvs_nic_update(&w, &t->l, t->offset + key * t->l.stride, key,
+			     &ver);
+	if (!err || err == -EBUSY) {
+		c->vcache[slot].tag = tag;
+		c->vcache[slot].ver = ver;
+	}
+	if (!err) {
+		c->st.updates++;
+		if (version)
+			*version = ver;
+	} else if (err == -EBUSY) {
+		c->st.update_busy++;
+	}
+	return err;
 }

@@ -24,7 +24,7 @@
 #include "oms_kvs.h"
 
 #define KVS_MAGIC	0x313053564b534d4full	/* "OMSKVS01" */
-#define KVS_DIR_VERSION	1u
+#define KVS_DIR_VERSION	2u	/* 2: entries carry table flags */
 #define KVS_TABLE0	4096u		/* first table's offset */
 #define KVS_LINE	64u
 #define KVS_FARM_CHUNK	(KVS_LINE - 8u)	/* value bytes per FaRM line */
@@ -39,7 +39,8 @@ struct kvs_dir_ent {
 	uint32_t items;
 	uint32_t stride;
 	uint64_t offset;	/* of item 0 in the region */
-	uint64_t reserved;
+	uint32_t flags;		/* OMS_KVS_TABLE_* */
+	uint32_t reserved;
 };
 
 struct kvs_dir {
@@ -75,10 +76,12 @@ struct oms_kvs_server {
 	uint32_t ntables;
 	uint32_t max_stride;
 	int has_pessimistic;
+	int has_remote_write;		/* a table has REMOTE_WRITE */
 	int writers;			/* writers alive (atomic) */
 	struct kvs_layout lay[OMS_KVS_MAX_TABLES];
 	uint64_t off[OMS_KVS_MAX_TABLES];	/* item 0 of each table */
 	uint32_t items[OMS_KVS_MAX_TABLES];
+	uint32_t flags[OMS_KVS_MAX_TABLES];	/* OMS_KVS_TABLE_* */
 	/* Host-only, never registered: each item's current version, odd
 	 * while a writer has it (writers exclude each other with it). */
 	uint64_t *ver[OMS_KVS_MAX_TABLES];
@@ -92,6 +95,25 @@ int kvs_layout(uint32_t proto, uint32_t value_size, struct kvs_layout *l);
  * value_size bytes of scratch. */
 void kvs_item_build(const struct kvs_layout *l, uint64_t key,
 		    uint64_t version, uint8_t *val, uint8_t *img);
+
+/* What an update through the NIC works with (lib/kvs/remote.c). */
+struct kvs_nic_writer {
+	struct oms_ctx *ctx;
+	const struct oms_rmr *rmr;	/* the server's region */
+	uint8_t *img;			/* stride bytes of scratch */
+	uint8_t *val;			/* value_size bytes of scratch */
+};
+
+/*
+ * Write the next version of the item at @base (layout @l) through the NIC:
+ * lock by compare-and-swap, WRITE in the protocol's order, unlock (see
+ * oms_kvs_client_update()).  *@ver: in, a guess of the item's current
+ * version (even); out, the version written, or on -EBUSY the last one
+ * seen.  0, -EBUSY (locked: nothing written), the context's errors.
+ */
+int kvs_nic_update(const struct kvs_nic_writer *w,
+		   const struct kvs_layout *l, uint64_t base, uint64_t key,
+		   uint64_t *ver);
 
 /* Check a directory read from a peer against the region's length. */
 int kvs_dir_check(const struct kvs_dir *d, uint64_t region_len);

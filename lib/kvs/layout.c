@@ -123,6 +123,7 @@ int kvs_dir_check(const struct kvs_dir *d, uint64_t region_len)
 		uint64_t bytes;
 
 		if (kvs_layout(e->proto, e->value_size, &l) || !e->items ||
+		    (e->flags & ~OMS_KVS_TABLE_F_ALL) ||
 		    e->stride != l.stride || e->offset % KVS_LINE ||
 		    e->offset < KVS_TABLE0 || e->offset > region_len)
 			return -EPROTO;

@@ -2,9 +2,11 @@
 /*
  * The KVS server: one region holding a directory and the tables, each item
  * at version 2 with its derived value, registered for remote reads and
- * atomics (Pessimistic readers fetch-and-add the lock word; nobody writes
- * the region remotely) and served with oms_listen().  Once listening, the
- * server's CPU takes no part in gets: the region is read by the NIC.
+ * atomics (Pessimistic readers fetch-and-add the lock word) - and remote
+ * writes when a table admits clients' updates (OMS_KVS_TABLE_REMOTE_WRITE)
+ * - and served with oms_listen().  Once listening, the server's CPU takes
+ * no part in gets or remote updates: the region is read and written by
+ * the NIC.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +34,7 @@ static int server_plan(struct oms_kvs_server *s,
 	for (uint32_t i = 0; i < n; i++) {
 		struct kvs_layout *l = &s->lay[i];
 
-		if (spec[i].reserved || !spec[i].items ||
+		if ((spec[i].flags & ~OMS_KVS_TABLE_F_ALL) || !spec[i].items ||
 		    spec[i].proto == OMS_KVS_BROKEN ||
 		    kvs_layout(spec[i].proto, spec[i].value_size, l))
 			return -EINVAL;
@@ -41,6 +43,9 @@ static int server_plan(struct oms_kvs_server *s,
 			return -E2BIG;
 		s->off[i] = at;
 		s->items[i] = spec[i].items;
+		s->flags[i] = spec[i].flags;
+		if (spec[i].flags & OMS_KVS_TABLE_REMOTE_WRITE)
+			s->has_remote_write = 1;
 		at += (uint64_t)spec[i].items * l->stride;
 		if (l->stride > s->max_stride)
 			s->max_stride = l->stride;
@@ -70,7 +75,7 @@ static int server_fill(struct oms_kvs_server *s)
 		d->t[i] = (struct kvs_dir_ent){
 			.proto = l->proto, .value_size = l->value_size,
 			.items = s->items[i], .stride = l->stride,
-			.offset = s->off[i],
+			.offset = s->off[i], .flags = s->flags[i],
 		};
 		s->ver[i] = malloc((size_t)s->items[i] * sizeof(uint64_t));
 		if (!s->ver[i]) {
@@ -112,7 +117,9 @@ OMS_EXPORT int oms_kvs_server_create(struct oms_ctx *ctx,
 	}
 	if (!err)
 		err = oms_mr_reg(ctx, s->mem, s->len, OMS_ACCESS_REMOTE_READ |
-				 OMS_ACCESS_REMOTE_ATOMIC, &s->mr);
+				 OMS_ACCESS_REMOTE_ATOMIC |
+				 (s->has_remote_write ?
+				  OMS_ACCESS_REMOTE_WRITE : 0), &s->mr);
 	if (err) {
 		server_free(s);
 		return err;

@@ -28,6 +28,8 @@
  *
  * Writers exclude each other per item with a host-only version word
  * (odd = taken), so any number of writer threads may update any keys.
+ * A table that clients update too (OMS_KVS_TABLE_REMOTE_WRITE) is written
+ * through the NIC instead, as the clients write it (nic_writer.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -60,9 +62,11 @@ OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 	struct oms_kvs_writer *w;
 	int err = 0;
 
-	if (!s || !out || (s->has_pessimistic && !ctx))
+	int nic = s && (s->has_pessimistic || s->has_remote_write);
+
+	if (!s || !out || (nic && !ctx))
 		return -EINVAL;
-	if (s->has_pessimistic && !s->listener)
+	if (nic && !s->listener)
 		return -ENOTCONN;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -73,7 +77,7 @@ OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 	w->val = malloc(OMS_KVS_MAX_VALUE);
 	if (!w->img || !w->val)
 		err = -ENOMEM;
-	if (!err && s->has_pessimistic) {
+	if (!err && nic) {
 		if (!host)
 			host = s->addr[0] ? s->addr : "127.0.0.1";
 		err = oms_connect(ctx, host, s->port, 0, &w->rmr);
@@ -212,6 +216,20 @@ OMS_EXPORT int oms_kvs_update(struct oms_kvs_writer *w, uint32_t table,
 						    __ATOMIC_RELAXED))
 		return -EBUSY;
 	base = w->s->off[table] + key * l->stride;
+	if (w->s->flags[table] & OMS_KVS_TABLE_REMOTE_WRITE) {
+		/* clients write it too: lock, write, unlock as they do; the
+		 * host word only keeps this server's writers apart and
+		 * gives the first guess of the version */
+		struct kvs_nic_writer nw = {
+			.ctx = w->ctx, .rmr = &w->rmr, .img = w->img,
+			.val = w->val,
+		};
+		uint64_t nv = v;
+
+		err = kvs_nic_update(&nw, l, base, key, &nv);
+		__atomic_store_n(vp, nv & ~1ull, __ATOMIC_RELEASE);
+		return err;
+	}
 	if (l->proto == OMS_KVS_PESSIMISTIC) {
 		err = lock_item(w, base);
 		if (err) {
