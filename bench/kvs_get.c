@@ -49,7 +49,9 @@
 #define WATCHDOG_NS	3000000000ull	/* no get completed: give up */
 #define HBUCKETS	(64 * 16)
 
-static const uint32_t sweep_sizes[] = { 64, 128, 256, 512, 1024, 2048, 4096 };
+static const uint32_t sweep_sizes[] = {
+	64, 128, 256, 512, 1024, 2048, 4096, 8192,
+};
 #define NSWEEP (sizeof(sweep_sizes) / sizeof(sweep_sizes[0]))
 
 enum mode { M_NONE, M_SERVER, M_CLIENT, M_LOCAL };
@@ -60,6 +62,8 @@ struct opts {
 	uint32_t protos;		/* bit per enum oms_kvs_proto */
 	uint32_t sizes[NSWEEP], nsizes;
 	uint32_t items, threads, qps, batch, writers, runs;
+	uint32_t read_pct;		/* gets in 100 operations */
+	int remote_write;		/* tables admit clients' updates */
 	double duration;
 	double zipf;			/* key skew theta, 0: uniform */
 	const char *hist;		/* latency histogram file, or NULL */
@@ -89,6 +93,7 @@ static const char *const order_names[] = {
 static struct opts args = {
 	.port_n = 18515, .size = 64, .items = 1024, .threads = 4, .qps = 1,
 	.batch = 32, .duration = 5, .runs = 1, .scale = 500, .timeout_ms = 2000,
+	.read_pct = 100,
 	.order = OMS_ORDER_RC_OPT,
 };
 
@@ -111,13 +116,20 @@ static const struct ba_opt opts[] = {
 	  .min = 1, .max = 1u << 24 },
 	{ 's', "size", NULL, BA_SIZE, "SIZE", "value bytes", &args.size,
 	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8, .group = 2 },
-	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 4 KiB",
+	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 8 KiB",
 	  &args.sweep, .group = 2 },
 	{ 0, "proto", NULL, BA_SET, "SET", "get protocols", &args.protos,
 	  .names = proto_names, .dflt = "all for --server, else single" },
 	{ 0, "writers", NULL, BA_UINT, "N",
 	  "server, local: threads updating random items", &args.writers,
 	  .min = 0, .max = MAX_WRITERS },
+	{ 0, "remote-write", NULL, BA_FLAG, NULL,
+	  "server: tables admit clients' updates (--read-pct); --local: "
+	  "set by --read-pct below 100", &args.remote_write, .group = 0 },
+	{ 0, "read-pct", NULL, BA_UINT, "P",
+	  "client, local: gets in 100 operations; the others are remote "
+	  "updates (CAS lock, WRITE, unlock)", &args.read_pct, .min = 0,
+	  .max = 100 },
 	{ 0, "threads", NULL, BA_UINT, "N",
 	  "client threads, each its own context", &args.threads, .min = 1,
 	  .max = MAX_THREADS },
@@ -181,6 +193,8 @@ static void settle(struct opts *o)
 	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
 	    !getenv("OMS_BACKEND"))
 		o->backend = OMS_BACKEND_EMU;
+	if (o->mode == M_LOCAL && o->read_pct < 100)
+		o->remote_write = 1;
 	if (!ba_seen(&ba, "proto"))
 		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
 			    1u << OMS_KVS_SINGLE;
@@ -304,7 +318,9 @@ static int server_start(struct server *sv, const struct opts *o,
 		for (uint32_t i = 0; i < o->nsizes && layouts & (1u << p); i++)
 			sv->spec[sv->ntables++] = (struct oms_kvs_table_spec){
 				.proto = p, .value_size = o->sizes[i],
-				.items = o->items };
+				.items = o->items,
+				.flags = o->remote_write ?
+					 OMS_KVS_TABLE_REMOTE_WRITE : 0 };
 	err = oms_kvs_server_create(ctx, sv->spec, sv->ntables, &sv->s);
 	if (err) {
 		fprintf(stderr, "kvs_get: cannot create the tables: %s\n",
@@ -405,6 +421,7 @@ struct worker {
 	pthread_t th;
 	uint32_t id;
 	uint64_t gets, torn, retries;
+	uint64_t updates, busy;		/* --read-pct: remote updates */
 	uint64_t drawn, hot;		/* keys drawn; of them in the top 1 % */
 	uint64_t hist[HBUCKETS];
 };
@@ -451,7 +468,7 @@ static void *worker_main(void *arg)
 	struct oms_kvs_get **done = calloc(o->batch, sizeof(*done));
 	struct oms_kvs_get **spare = calloc(o->batch, sizeof(*spare));
 	struct oms_kvs_client *cl = NULL;
-	struct oms_kvs_table *t = NULL;
+	struct oms_kvs_table *t = NULL, *ut = NULL;
 	struct oms_ctx *ctx = NULL;
 	struct oms_mr *mr = NULL;
 	uint8_t *bufs = NULL;
@@ -469,6 +486,13 @@ static void *worker_main(void *arg)
 		err = oms_kvs_table_open(cl, c->proto, c->size, &t);
 	if (!err)
 		err = oms_kvs_table_info(t, &info);
+	/* updates write the table's layout (Broken reads Single Read's) */
+	if (!err && o->read_pct < 100)
+		err = oms_kvs_table_open(cl, c->proto == OMS_KVS_BROKEN ?
+					 OMS_KVS_SINGLE : c->proto, c->size,
+					 &ut);
+	if (!err && ut && !(info.flags & OMS_KVS_TABLE_REMOTE_WRITE))
+		err = -EPERM;	/* the server was started without it */
 	if (!err) {
 		bufs = aligned_alloc(64, ((size_t)o->batch * info.buf_size +
 					  63) / 64 * 64);
@@ -479,7 +503,9 @@ static void *worker_main(void *arg)
 		err = oms_mr_reg(ctx, bufs, (size_t)o->batch * info.buf_size,
 				 OMS_ACCESS_REMOTE_READ, &mr);
 	if (err) {
-		cell_fail(c, err, "connect");
+		cell_fail(c, err, err == -EPERM && ut ?
+			  "--read-pct: the server's tables take no updates "
+			  "(start it with --remote-write):" : "connect");
 		__atomic_add_fetch(&c->failed, 1, __ATOMIC_RELEASE);
 		goto out;
 	}
@@ -497,34 +523,47 @@ static void *worker_main(void *arg)
 		usleep(1000);
 	for (;;) {
 		int ph = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE), n;
+		uint64_t nupd;
 
 		if (ph == P_STOP)
 			break;
 		if (ph == P_MEASURE && !counting) {
 			counting = 1;
 			w->gets = w->torn = w->retries = 0;
+			w->updates = w->busy = 0;
 			w->drawn = w->hot = 0;
 			memset(w->hist, 0, sizeof(w->hist));
 		}
-		while (nspare) {
-			struct oms_kvs_get *x = spare[--nspare];
-
-			uint64_t rank;
+		/* each free slot: a get, or (--read-pct) an update done
+		 * now - between polls nothing of the client is in flight */
+		nupd = 0;
+		for (uint32_t todo = nspare; todo && !err; todo--) {
+			struct oms_kvs_get *x;
+			uint64_t rank, key;
 
 			rng ^= rng << 13;
 			rng ^= rng >> 7;
 			rng ^= rng << 17;
 			rank = bu_zipf_rank(&zf, bu_unit(rng));
-			x->key = bu_zipf_key(&zf, rank);
+			key = bu_zipf_key(&zf, rank);
 			w->drawn++;
 			w->hot += rank < hot_ranks;
+			if (ut && (rng >> 40) % 100 >= o->read_pct) {
+				err = oms_kvs_client_update(cl, ut, key, NULL);
+				nupd++;
+				w->updates += !err;
+				w->busy += err == -EBUSY;
+				if (err == -EBUSY)
+					err = 0;
+				continue;
+			}
+			x = spare[--nspare];
+			x->key = key;
 			err = oms_kvs_submit(cl, x);
-			if (err)
-				break;
 		}
 		n = err ? err : oms_kvs_poll(cl, done, o->batch);
 		if (n < 0) {
-			cell_fail(c, n, "get");
+			cell_fail(c, n, err ? "get or update" : "get");
 			break;
 		}
 		for (int i = 0; i < n; i++) {
@@ -540,7 +579,8 @@ static void *worker_main(void *arg)
 			w->retries += x->retries;
 			w->hist[hbucket(x->lat_ns)]++;
 		}
-		__atomic_add_fetch(&c->gets_live, (uint64_t)n,
+		/* updates are progress too (the watchdog's) */
+		__atomic_add_fetch(&c->gets_live, (uint64_t)n + nupd,
 				   __ATOMIC_RELAXED);
 	}
 out:
@@ -558,7 +598,8 @@ out:
 }
 
 struct result {
-	uint64_t gets, torn, retries;
+	uint64_t gets, torn, retries, updates, busy;
+	double upd_mops;		/* remote updates per second, M */
 	double mops, gbps, p50_us, p90_us, p99_us, p999_us;
 	double hot_share;	/* of the keys drawn, those of the top 1 % */
 	double scale;		/* wall ns per model ns */
@@ -681,6 +722,8 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		r->hot_share = drawn ? (double)hot / (double)drawn : 0;
 	}
 	for (uint32_t i = 0; i < n; i++) {
+		r->updates += w[i].updates;
+		r->busy += w[i].busy;
 		r->gets += w[i].gets;
 		r->torn += w[i].torn;
 		r->retries += w[i].retries;
@@ -690,6 +733,7 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	/* model time = wall / scale (scale 1: wall time) */
 	r->mops = (double)r->gets * 1e3 * scale / (double)(t1 - t0);
 	r->gbps = r->mops * size * 8 / 1e3;
+	r->upd_mops = (double)r->updates * 1e3 * scale / (double)(t1 - t0);
 	r->p50_us = percentile(hist, r->gets, 0.50) / scale / 1e3;
 	r->p90_us = percentile(hist, r->gets, 0.90) / scale / 1e3;
 	r->p99_us = percentile(hist, r->gets, 0.99) / scale / 1e3;
@@ -714,10 +758,11 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	else
 		printf(", wall time");
 	printf("\n%u threads x %u QPs, batch %u, %u items, %u writers, "
-	       "%.1f s per cell, best of %u, keys %s (theta %.3f)\n",
+	       "%.1f s per cell, best of %u, keys %s (theta %.3f), "
+	       "%u %% gets\n",
 	       o->threads, o->qps, o->batch, o->items,
 	       o->mode == M_LOCAL ? o->writers : 0, o->duration, o->runs,
-	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf);
+	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf, o->read_pct);
 	bu_rule();
 	printf(" %-7s %-12s %12s %10s %8s %8s %8s %8s %7s %9s\n", "#bytes",
 	       "proto", "#gets", "M gets/s", "Gb/s", "p50 us", "p99 us",
@@ -737,7 +782,8 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"p999_us\":%.6g,\"torn\":%llu,"
 		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
-		"\"zipf\":%.3f,\"hot1pct_share\":%.4f",
+		"\"zipf\":%.3f,\"hot1pct_share\":%.4f,\"read_pct\":%u,"
+		"\"updates\":%llu,\"update_mops\":%.6g,\"update_busy\":%llu",
 		oms_kvs_proto_name(proto), size, o->threads, o->qps,
 		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
 		(unsigned long long)r->gets, r->mops, r->gbps,
@@ -745,7 +791,8 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		(unsigned long long)r->torn, (unsigned long long)r->retries,
 		model ? "model" : "wall", model ? o->scale : 0,
 		o->duration, o->runs, model ? o->nic_req_ns : 0, o->zipf,
-		r->hot_share);
+		r->hot_share, o->read_pct, (unsigned long long)r->updates,
+		r->upd_mops, (unsigned long long)r->busy);
 	if (!o->json)
 		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %8.2f "
 		       "%7llu %9llu\n", size, oms_kvs_proto_name(proto),
@@ -753,6 +800,11 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		       r->p50_us, r->p99_us, r->p999_us,
 		       (unsigned long long)r->torn,
 		       (unsigned long long)r->retries);
+	if (!o->json && o->read_pct < 100)
+		printf(" %-7s %-12s %12llu %10.2f M updates/s (remote: CAS, "
+		       "WRITE, unlock), %llu busy\n", "", "  updates",
+		       (unsigned long long)r->updates, r->upd_mops,
+		       (unsigned long long)r->busy);
 	fflush(stdout);
 	if (hist_file) {
 		/* one line per bucket with gets: the bucket's middle */

@@ -226,4 +226,24 @@ for z in 0 0.99; do
 	tap $ok "kvs_get --zipf $z: the top 1 % of keys drew ${share:-?} of the gets, none torn"
 done
 
+check_bad kvs_get --read-pct --local --read-pct 101
+check_bad kvs_get --read-pct --local --read-pct x
+# Remote writers (--read-pct): every protocol's cell made updates and
+# returned gets, none torn
+run kvs_get --local --backend emu -D 0.3 --threads 2 --items 16 --scale 0 \
+	--port 7989 --proto single,validation,farm,pessimistic --read-pct 50 \
+	--json
+ok=0
+[ $rc -eq 0 ] || ok=1
+[ "$(grep -c '"read_pct":50,' "$tmp/out")" -eq 4 ] || ok=1
+for p in single validation farm pessimistic; do
+	rec=$(grep "\"proto\":\"$p\"" "$tmp/out")
+	g=$(echo "$rec" | sed -n 's/.*"gets":\([0-9]*\).*/\1/p')
+	u=$(echo "$rec" | sed -n 's/.*"updates":\([0-9]*\).*/\1/p')
+	echo "$rec" | grep -q '"torn":0,' || ok=1
+	[ "${g:-0}" -gt 0 ] && [ "${u:-0}" -gt 0 ] || ok=1
+	echo "# --read-pct 50 $p: gets ${g:-?}, updates ${u:-?}"
+done
+tap $ok "kvs_get --read-pct 50: remote updates and gets in every protocol, none torn"
+
 echo "1..$n"
