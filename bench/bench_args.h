@@ -27,6 +27,7 @@ enum ba_type {
 	BA_UINT,	/* whole number, decimal, in min..max */
 	BA_SIZE,	/* bytes: a BA_UINT that may end in K, M, G */
 	BA_SIZES,	/* comma list of BA_SIZE into uint32_t dst[] */
+	BA_UINTS,	/* comma list of BA_UINT into uint32_t dst[] */
 	BA_DOUBLE,	/* real in dmin..dmax; dst = it * scale */
 	BA_STRING,	/* text, not empty nor "-...": const char *dst */
 	BA_CHOICE,	/* one of names[]: uint32_t dst = its index */
@@ -45,15 +46,15 @@ struct ba_opt {
 	const char *metavar;	/* "N", "SEC", "HOST"... */
 	const char *help;
 	void *dst;
-	/* BA_UINT, BA_SIZE, BA_SIZES: the range, and a multiple of step */
+	/* BA_UINT(S), BA_SIZE(S): the range, and a multiple of step */
 	uint64_t min, max;
 	uint32_t step;		/* 0: any */
 	unsigned flags;
 	double dmin, dmax;	/* BA_DOUBLE: the range in its own unit, */
 	double scale;		/* and dst = value * scale (0: 1) */
 	const char *const *names;	/* BA_CHOICE, BA_SET; NULL-ended */
-	uint32_t *count;	/* BA_SIZES: how many were given */
-	uint32_t max_items;	/* BA_SIZES: room in dst */
+	uint32_t *count;	/* BA_SIZES, BA_UINTS: how many were given */
+	uint32_t max_items;	/* BA_SIZES, BA_UINTS: room in dst */
 	int group;		/* > 0: at most one option of a group */
 	const char *dflt;	/* default as --help says it; NULL: dst's */
 };

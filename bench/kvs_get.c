@@ -46,6 +46,7 @@
 
 #define MAX_THREADS	64
 #define MAX_WRITERS	16
+#define MAX_LIST	16	/* values of --threads, of --batch */
 #define WATCHDOG_NS	3000000000ull	/* no get completed: give up */
 #define HBUCKETS	(64 * 16)
 
@@ -63,6 +64,10 @@ struct opts {
 	uint32_t sizes[NSWEEP], nsizes;
 	uint32_t items, threads, qps, batch, writers, runs;
 	uint32_t read_pct;		/* gets in 100 operations */
+	/* --threads and --batch lists: a cell per (size, threads, batch);
+	 * threads and batch are the cell's own values while it runs */
+	uint32_t thr_list[MAX_LIST], nthr;
+	uint32_t batch_list[MAX_LIST], nbatch;
 	int remote_write;		/* tables admit clients' updates */
 	double duration;
 	double zipf;			/* key skew theta, 0: uniform */
@@ -93,7 +98,8 @@ static const char *const order_names[] = {
 static struct opts args = {
 	.port_n = 18515, .size = 64, .items = 1024, .threads = 4, .qps = 1,
 	.batch = 32, .duration = 5, .runs = 1, .scale = 500, .timeout_ms = 2000,
-	.read_pct = 100,
+	.read_pct = 100, .thr_list = { 4 }, .nthr = 1, .batch_list = { 32 },
+	.nbatch = 1,
 	.order = OMS_ORDER_RC_OPT,
 };
 
@@ -130,13 +136,16 @@ static const struct ba_opt opts[] = {
 	  "client, local: gets in 100 operations; the others are remote "
 	  "updates (CAS lock, WRITE, unlock)", &args.read_pct, .min = 0,
 	  .max = 100 },
-	{ 0, "threads", NULL, BA_UINT, "N",
-	  "client threads, each its own context", &args.threads, .min = 1,
-	  .max = MAX_THREADS },
+	{ 0, "threads", NULL, BA_UINTS, "LIST",
+	  "client threads, each its own context; a list sweeps (1,2,4,8,16)",
+	  args.thr_list, .min = 1, .max = MAX_THREADS, .step = 1,
+	  .count = &args.nthr, .max_items = MAX_LIST },
 	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
 	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
-	{ 0, "batch", NULL, BA_UINT, "N", "gets outstanding per thread",
-	  &args.batch, .min = 1, .max = OMS_KVS_MAX_BATCH },
+	{ 0, "batch", NULL, BA_UINTS, "LIST",
+	  "gets outstanding per thread; a list sweeps (Fig 6: 1,...,512)",
+	  args.batch_list, .min = 1, .max = OMS_KVS_MAX_BATCH, .step = 1,
+	  .count = &args.nbatch, .max_items = MAX_LIST },
 	{ 0, "zipf", NULL, BA_DOUBLE, "THETA",
 	  "client: key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
 	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX },
@@ -189,6 +198,8 @@ static void settle(struct opts *o)
 	snprintf(o->port_s, sizeof(o->port_s), "%u", o->port_n);
 	o->port = o->port_s;
 	o->items_set = ba_seen(&ba, "items");
+	o->threads = o->thr_list[0];
+	o->batch = o->batch_list[0];
 	/* --local is the emulated device's mode unless a backend is named */
 	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
 	    !getenv("OMS_BACKEND"))
@@ -743,6 +754,20 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	return 0;
 }
 
+/* "1,2,4" (two buffers, so two lists can be in one printf) */
+static const char *list_str(const uint32_t *v, uint32_t n, int which)
+{
+	static char buf[2][MAX_LIST * 11];
+	size_t at = 0;
+
+	buf[which][0] = 0;
+	for (uint32_t i = 0; i < n && at < sizeof(buf[which]); i++)
+		at += (size_t)snprintf(buf[which] + at,
+				       sizeof(buf[which]) - at, "%s%u",
+				       i ? "," : "", v[i]);
+	return buf[which];
+}
+
 static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
@@ -755,19 +780,19 @@ static void print_head(const struct opts *o, const char *backend, int model)
 		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
 	if (model && o->nic_req_ns)
 		printf(", responder NIC %u ns per request", o->nic_req_ns);
-	else
+	else if (!model)
 		printf(", wall time");
-	printf("\n%u threads x %u QPs, batch %u, %u items, %u writers, "
+	printf("\nthreads %s x %u QPs, batch %s, %u items, %u writers, "
 	       "%.1f s per cell, best of %u, keys %s (theta %.3f), "
 	       "%u %% gets\n",
-	       o->threads, o->qps, o->batch, o->items,
+	       list_str(o->thr_list, o->nthr, 0),
+	       o->qps, list_str(o->batch_list, o->nbatch, 1), o->items,
 	       o->mode == M_LOCAL ? o->writers : 0, o->duration, o->runs,
 	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf, o->read_pct);
 	bu_rule();
-	printf(" %-7s %-12s %12s %10s %8s %8s %8s %8s %7s %9s\n", "#bytes",
-	       "proto", "#gets", "M gets/s", "Gb/s", "p50 us", "p99 us",
-	       "p99.9 us",
-	       "torn", "retries");
+	printf(" %-7s %-12s %3s %5s %12s %10s %8s %8s %8s %8s %7s %9s\n",
+	       "#bytes", "proto", "thr", "batch", "#gets", "M gets/s", "Gb/s",
+	       "p50 us", "p99 us", "p99.9 us", "torn", "retries");
 	bu_rule();
 }
 
@@ -794,15 +819,17 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		r->hot_share, o->read_pct, (unsigned long long)r->updates,
 		r->upd_mops, (unsigned long long)r->busy);
 	if (!o->json)
-		printf(" %-7u %-12s %12llu %10.2f %8.2f %8.2f %8.2f %8.2f "
-		       "%7llu %9llu\n", size, oms_kvs_proto_name(proto),
+		printf(" %-7u %-12s %3u %5u %12llu %10.2f %8.2f %8.2f %8.2f "
+		       "%8.2f %7llu %9llu\n", size, oms_kvs_proto_name(proto),
+		       o->threads, o->batch,
 		       (unsigned long long)r->gets, r->mops, r->gbps,
 		       r->p50_us, r->p99_us, r->p999_us,
 		       (unsigned long long)r->torn,
 		       (unsigned long long)r->retries);
 	if (!o->json && o->read_pct < 100)
-		printf(" %-7s %-12s %12llu %10.2f M updates/s (remote: CAS, "
-		       "WRITE, unlock), %llu busy\n", "", "  updates",
+		printf(" %-7s %-12s %3s %5s %12llu %10.2f M updates/s (remote: "
+		       "CAS, WRITE, unlock), %llu busy\n", "", "  updates", "",
+		       "",
 		       (unsigned long long)r->updates, r->upd_mops,
 		       (unsigned long long)r->busy);
 	fflush(stdout);
@@ -818,29 +845,72 @@ static void print_row(const struct opts *o, const char *backend, int model,
 	}
 }
 
-/* Single Read against the others, per size (text table only). */
-static void print_ratios(const struct opts *o,
-			 double mops[][OMS_KVS_NPROTO])
+/* One cell of the sweep: a size, a thread count, a batch. */
+struct combo {
+	uint32_t size, threads, batch;
+	double mops[OMS_KVS_NPROTO];
+};
+
+#define MAX_COMBOS (NSWEEP * MAX_LIST * MAX_LIST)
+
+/* Single Read against the others, per combo (text table only). */
+static void print_ratios(const struct opts *o, const struct combo *cb,
+			 uint32_t n)
 {
 	if (o->json || !(o->protos & 1u << OMS_KVS_SINGLE) ||
 	    !(o->protos & ~(1u << OMS_KVS_SINGLE)))
 		return;
 	bu_rule();
-	for (uint32_t i = 0; i < o->nsizes; i++) {
-		printf(" %-7u single /", o->sizes[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		printf(" %-7u %3u %5u single /", cb[i].size, cb[i].threads,
+		       cb[i].batch);
 		for (uint32_t p = 1; p < OMS_KVS_NPROTO; p++)
-			if (o->protos & 1u << p && mops[i][p] > 0)
+			if (o->protos & 1u << p && cb[i].mops[p] > 0)
 				printf("  %s %.2fx", oms_kvs_proto_name(p),
-				       mops[i][OMS_KVS_SINGLE] / mops[i][p]);
+				       cb[i].mops[OMS_KVS_SINGLE] /
+				       cb[i].mops[p]);
 		printf("\n");
 	}
+}
+
+/* Every protocol of one (size, threads, batch) cell, best of --runs. */
+static int run_combo(const struct opts *o, const char *host,
+		     const char *backend, int model, struct combo *cb)
+{
+	static struct result best[OMS_KVS_NPROTO];
+	int fail = 0;
+
+	memset(best, 0, sizeof(best));
+	/* protocols interleaved within each run: drifts of a shared
+	 * machine hit them alike */
+	for (uint32_t k = 0; k < o->runs && !fail; k++) {
+		for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
+			static struct result r;
+
+			if (!(o->protos & 1u << p))
+				continue;
+			fail = !!run_cell(o, host, p, cb->size,
+					  model ? o->scale : 1, &r);
+			if (!fail && (!k || r.mops > best[p].mops))
+				best[p] = r;
+		}
+	}
+	for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
+		if (!(o->protos & 1u << p))
+			continue;
+		cb->mops[p] = best[p].mops;
+		print_row(o, backend, model, p, cb->size, &best[p]);
+	}
+	return fail;
 }
 
 static int run_clients(const struct opts *o, const char *host)
 {
 	struct oms_kvs_client *probe = NULL;
 	struct oms_ctx *ctx;
-	double mops[NSWEEP][OMS_KVS_NPROTO] = { { 0 } };
+	static struct combo cb[MAX_COMBOS];
+	uint32_t ncb = 0;
+	struct opts oc = *o;	/* the cell's threads and batch */
 	const char *backend;
 	int model = 0, err, fail = 0;
 
@@ -864,7 +934,6 @@ static int run_clients(const struct opts *o, const char *host)
 	}
 	print_head(o, backend, model);
 	for (uint32_t i = 0; i < o->nsizes && !fail; i++) {
-		struct result best[OMS_KVS_NPROTO];
 		struct oms_kvs_table *t;
 
 		for (uint32_t p = 0; p < OMS_KVS_NPROTO; p++) {
@@ -878,30 +947,19 @@ static int run_clients(const struct opts *o, const char *host)
 				oms_kvs_proto_name(p), o->sizes[i]);
 			fail = 1;
 		}
-		memset(best, 0, sizeof(best));
-		/* protocols interleaved within each run: drifts of a shared
-		 * machine hit them alike */
-		for (uint32_t k = 0; k < o->runs && !fail; k++) {
-			for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
-				struct result r;
-
-				if (!(o->protos & 1u << p))
-					continue;
-				fail = !!run_cell(o, host, p, o->sizes[i],
-						  model ? o->scale : 1, &r);
-				if (!fail && (!k || r.mops > best[p].mops))
-					best[p] = r;
+		for (uint32_t ti = 0; ti < o->nthr && !fail; ti++)
+			for (uint32_t bi = 0; bi < o->nbatch && !fail; bi++) {
+				oc.threads = o->thr_list[ti];
+				oc.batch = o->batch_list[bi];
+				cb[ncb] = (struct combo){ .size = o->sizes[i],
+							  .threads = oc.threads,
+							  .batch = oc.batch };
+				fail = run_combo(&oc, host, backend, model,
+						 &cb[ncb++]);
 			}
-		}
-		for (uint32_t p = 0; p < OMS_KVS_NPROTO && !fail; p++) {
-			if (!(o->protos & 1u << p))
-				continue;
-			mops[i][p] = best[p].mops;
-			print_row(o, backend, model, p, o->sizes[i], &best[p]);
-		}
 	}
 	if (!fail) {
-		print_ratios(o, mops);
+		print_ratios(o, cb, ncb);
 		if (!o->json)
 			bu_rule();
 	}

@@ -245,5 +245,15 @@ for p in single validation farm pessimistic; do
 	echo "# --read-pct 50 $p: gets ${g:-?}, updates ${u:-?}"
 done
 tap $ok "kvs_get --read-pct 50: remote updates and gets in every protocol, none torn"
+check_bad kvs_get --threads --local --threads 1K
+check_bad kvs_get --batch --local --batch 513
+check_bad kvs_get --batch --local --batch 4,,8
+# Thread and batch sweeps: one record per (threads, batch), in order
+run kvs_get --local --backend emu -D 0.1 --threads 1,2 --batch 4,512 \
+	--items 64 --scale 0 --port 7989 --json
+cells=$(sed -n 's/.*"threads":\([0-9]*\),"qps":[0-9]*,"batch":\([0-9]*\),.*/\1x\2/p' "$tmp/out" | tr '\n' ' ')
+ok=0
+[ $rc -eq 0 ] && [ "$cells" = "1x4 1x512 2x4 2x512 " ] || ok=1
+tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
 
 echo "1..$n"

@@ -125,6 +125,11 @@ static void describe(const struct ba_opt *o, char *buf, size_t len)
 		cat_uint_rules(buf, len, o);
 		cat(buf, len, "; K, M, G suffixes");
 		break;
+	case BA_UINTS:
+		cat(buf, len, "a comma list of up to %u whole numbers, each ",
+		    o->max_items);
+		cat_uint_rules(buf, len, o);
+		break;
 	case BA_DOUBLE:
 		cat(buf, len, "a number in %g..%g", o->dmin, o->dmax);
 		break;
@@ -164,6 +169,7 @@ static void current(const struct ba_opt *o, char *buf, size_t len)
 		    (unsigned long long)*(const uint32_t *)o->dst);
 		break;
 	case BA_SIZES:
+	case BA_UINTS:
 		for (uint32_t i = 0; i < *o->count; i++)
 			cat(buf, len, "%s%u", i ? "," : "",
 			    ((const uint32_t *)o->dst)[i]);
@@ -394,7 +400,7 @@ static int size_item(const struct ba_opt *o, const char *s, size_t len,
 		return -1;
 	memcpy(tmp, s, len);
 	tmp[len] = 0;
-	if (parse_uint(tmp, 1, &v) || !uint_ok(o, v))
+	if (parse_uint(tmp, o->type == BA_SIZES, &v) || !uint_ok(o, v))
 		return -1;
 	a->v[a->n++] = (uint32_t)v;
 	return 0;
@@ -435,6 +441,7 @@ static int set_value(const struct ba_opt *o, const char *s)
 		*(uint32_t *)o->dst = mask;
 		return 0;
 	case BA_SIZES:
+	case BA_UINTS:
 		if (each_item(o, s, &sz, size_item))
 			return -1;
 		memcpy(o->dst, sz.v, sz.n * sizeof(sz.v[0]));

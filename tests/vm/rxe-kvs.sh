@@ -1,7 +1,10 @@
 # bench/kvs_get across the two guests (sourced by rxe-guest.sh, which
 # defines tap, wait_file, bdir, shared, me and peer).  Guest a runs one server
-# with every protocol's table and a writer thread; guest b runs a short
-# client per protocol and checks its JSON, then runs one more client while
+# with every protocol's table and a writer thread, its tables open to
+# clients' updates (--remote-write); guest b runs a short client per
+# protocol and checks its JSON, then one per correct protocol that also
+# updates items over RDMA (--read-pct 80: CAS lock, WRITE, release store),
+# then runs one more client while
 # the host stops guest a's CPUs: the client must exit non-zero, saying
 # why, within 5 s of the stop.
 kvs_port=18515
@@ -11,7 +14,8 @@ kvs_server() {
 	# --bind: the pessimistic writer connects to its own listener through
 	# the NIC (rxe is on the wire's interface, not on loopback)
 	"$bdir/bench/kvs_get" --server --bind "$me" --port $kvs_port --proto all \
-		--size 64 --items 256 --writers 1 >/run/kvs-server.log 2>&1 &
+		--size 64 --items 256 --writers 1 --remote-write \
+		>/run/kvs-server.log 2>&1 &
 	kpid=$!
 	wait_file "$shared/kvs-done" 900
 	done_rc=$?
@@ -68,6 +72,24 @@ kvs_client() {
 			[ "$torn" = 0 ] || ok=0
 			tap $((1 - ok)) "kvs_get --client --proto $p over rxe: JSON parsed, $gets gets ($mops M/s), torn $torn == 0"
 		fi
+	done
+
+	# Remote writers over verbs: the client's updates race the server's
+	# writer (both lock through the NIC) and the client's own gets.
+	for p in single validation farm pessimistic; do
+		out=$("$k" --client "$peer" --port $kvs_port --proto $p --size 64 --items 16 \
+			--threads 1 --qps 1 --batch 8 --duration 1 --timeout-ms 20000 \
+			--read-pct 80 --json 2>/run/kvs-rw-$p.err)
+		rc=$?
+		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
+		echo "# kvs --read-pct 80 $p: $line"
+		sed "s/^/# kvs rw $p stderr: /" /run/kvs-rw-$p.err | tail -n 5
+		gets=$(json_num "$line" gets)
+		upd=$(json_num "$line" updates)
+		torn=$(json_num "$line" torn)
+		[ $rc -eq 0 ] && [ "${gets:-0}" -gt 0 ] 2>/dev/null &&
+			[ "${upd:-0}" -gt 0 ] 2>/dev/null && [ "$torn" = 0 ]
+		tap $? "kvs_get --client --proto $p --read-pct 80 over rxe: $upd remote updates, $gets gets, torn $torn == 0"
 	done
 
 	# The server host stops answering mid-run.
