@@ -75,6 +75,7 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 CHECK_CMDS :=
 
 .PHONY: all lib print-layer-cflags tests check check-run demo demo-run deps install clean fuzz \
+	figures \
 	headers-check
 all: lib $(APPS) $(BENCHES) tests
 
@@ -240,6 +241,11 @@ check-run: all headers-check $(CHECK_DEPS)
 
 demo-run: all
 	$(Q)sh scripts/demo.sh
+
+# Seed 004's figures that run here, as PNGs in build/figures
+# (docs/figures.md); FIG_D=SEC per KVS cell (default 1).
+figures: all
+	$(Q)sh scripts/figures.sh $(B)/figures
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)

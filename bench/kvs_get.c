@@ -47,7 +47,6 @@
 #define MAX_THREADS	64
 #define MAX_WRITERS	16
 #define MAX_LIST	16	/* values of --threads, of --batch */
-#define WATCHDOG_NS	3000000000ull	/* no get completed: give up */
 #define HBUCKETS	(64 * 16)
 
 static const uint32_t sweep_sizes[] = {
@@ -629,10 +628,20 @@ static double percentile(const uint64_t *hist, uint64_t total, double q)
 	return 0;
 }
 
+/* No get completed for this long: give up.  At least 3 s, and a second
+ * more than the contexts' own timeout (--timeout-ms), which fails a get
+ * with a clearer error first. */
+static uint64_t watchdog_ns(const struct opts *o)
+{
+	uint64_t t = ((uint64_t)o->timeout_ms + 1000) * 1000000ull;
+
+	return t > 3000000000ull ? t : 3000000000ull;
+}
+
 static void die_now(const struct cell *c, const char *why)
 {
 	fprintf(stderr, "kvs_get: %s %s:%s: %s\n", why, c->host, c->o->port,
-		c->err ? strerror(-c->err) : "no get completed for 3 s");
+		c->err ? strerror(-c->err) : "no get completed in the watchdog's time");
 	fflush(stdout);
 	_exit(1);	/* threads may sit in a dead device's wait */
 }
@@ -691,7 +700,7 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		if (live != watch_v) {
 			watch_v = live;
 			watch_t = now;
-		} else if (now - watch_t > WATCHDOG_NS) {
+		} else if (now - watch_t > watchdog_ns(o)) {
 			die_now(&c, "server not answering at");
 		}
 		if (now - tick >= 1000000000ull) {

@@ -1,0 +1,148 @@
+#!/bin/sh
+# make figures: the figures of seed 004 that run on this machine, each from
+# one run of a benchmark in bench/ (--json), as a table (.dat) and a PNG
+# (gnuplot) in $OUT.  docs/figures.md shows them beside the paper's shape.
+#
+#   fig4   MMIO transmit: Gb/s by message size, fence per message vs
+#          sequence numbers (mmio_tx)
+#   fig5   ordered DMA reads: Gb/s by read size, unordered / NIC / RC /
+#          RC-opt (ordered_read, latency model)
+#   fig6a  KVS gets by batch (1 reader, 64 B, batch 1..512)
+#   fig6b  KVS gets by readers (1..16 threads, 256 B, 1 QP each)
+#   fig6c  the same with 16 QPs per reader
+#   fig7   KVS gets by value size (64 B..8 KiB, 4 readers, batch 32)
+#   fig8   Validation vs Single Read (16 readers, batch 32, 64 B..8 KiB)
+#   fig10  MMIO transmit with a fence every N messages, / unfenced (64 B)
+#
+# KVS and read figures are on the emulated device with the paper's Table 2
+# latencies (model time); MMIO figures are wall time into a WC mapping of
+# memory.  Compare modes within a figure: one run measured them together.
+#
+# usage: sh scripts/figures.sh [OUT]    (env: B build dir, FIG_D seconds per
+#                                        KVS cell, default 1)
+set -eu
+B=${B:-build}
+OUT=${1:-$B/figures}
+D=${FIG_D:-1}
+mkdir -p "$OUT"
+command -v gnuplot >/dev/null 2>&1 ||
+	{ echo "figures: gnuplot is needed (apt-get install gnuplot-nox, or make deps)" >&2; exit 1; }
+
+# jcol KEY...: each JSON line on stdin -> the values of KEYs, space separated
+jcol() {
+	awk -v keys="$*" 'BEGIN { n = split(keys, k, " ") }
+	/^\{/ {
+		line = ""
+		for (i = 1; i <= n; i++) {
+			v = "?"
+			if (match($0, "\"" k[i] "\":\"?[^,\"}]*")) {
+				v = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3)
+				sub(/^"/, "", v)
+			}
+			line = line (i > 1 ? " " : "") v
+		}
+		print line
+	}'
+}
+
+# pivot: "x series y" lines -> one row per x, a column per series in the
+# order of SERIES
+pivot() {
+	awk -v series="$1" 'BEGIN { n = split(series, s, " ") }
+	{ v[$1, $2] = $3; if (!($1 in seen)) { seen[$1] = 1; xs[++nx] = $1 } }
+	END {
+		printf "# x"; for (i = 1; i <= n; i++) printf " %s", s[i]; printf "\n"
+		for (j = 1; j <= nx; j++) {
+			printf "%s", xs[j]
+			for (i = 1; i <= n; i++) printf " %s", ((xs[j], s[i]) in v) ? v[xs[j], s[i]] : "NaN"
+			printf "\n"
+		}
+	}'
+}
+
+# plot NAME TITLE XLABEL YLABEL LOGX SERIES: $OUT/NAME.dat -> NAME.png
+plot() {
+	name=$1 title=$2 xl=$3 yl=$4 logx=$5 series=$6
+	{
+		echo "set terminal pngcairo size 800,500 noenhanced"
+		echo "set output '$OUT/$name.png'"
+		echo "set title '$title'"
+		echo "set xlabel '$xl'"
+		echo "set ylabel '$yl'"
+		echo "set grid"
+		echo "set key outside right"
+		[ "$logx" = 1 ] && echo "set logscale x 2"
+		printf "plot "
+		i=2
+		for s in $series; do
+			[ $i -gt 2 ] && printf ", "
+			printf "'%s' using 1:%d with linespoints title '%s'" "$OUT/$name.dat" $i "$s"
+			i=$((i + 1))
+		done
+		echo
+	} | gnuplot
+	echo "figures: $OUT/$name.png"
+}
+
+kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
+	name=$1
+	shift
+	# a generous timeout: 16 readers x 16 QPs on a 2-core machine
+	"$B/bench/kvs_get" --local --backend emu --json -D "$D" \
+		--timeout-ms 60000 "$@" \
+		>"$OUT/$name.json" 2>"$OUT/$name.err" ||
+		{ echo "figures: kvs_get $* failed:" >&2; tail -n 3 "$OUT/$name.err" >&2; exit 1; }
+}
+
+protos="single validation farm pessimistic broken"
+
+# Fig 4 and Fig 10: one mmio_tx run measures every mode and the fence-every
+# points together
+"$B/bench/mmio_tx" --ms 40 --reps 3 --verify-mib 8 --batch 16 \
+	--fence-every 1,2,4,8,16,32,64,128 --json >"$OUT/mmio_tx.json"
+grep '"mode":"\(raw\|unfenced\|fenced\|sequenced\)"' "$OUT/mmio_tx.json" |
+	jcol size mode gbps | pivot "raw unfenced fenced sequenced" >"$OUT/fig4.dat"
+plot fig4 "Fig 4: MMIO transmit (mmio_tx, batch 16)" "bytes per message" \
+	"Gb/s written" 1 "raw unfenced fenced sequenced"
+grep '"mode":"fence_every"' "$OUT/mmio_tx.json" | grep '"size":64,' |
+	jcol fence_every mode ratio_vs_unfenced | pivot "fence_every" >"$OUT/fig10.dat"
+plot fig10 "Fig 10: a fence every N messages, 64 B (mmio_tx)" \
+	"messages per fence" "x unfenced" 1 "fence_every"
+
+"$B/bench/ordered_read" -a --ms "$(awk -v d="$D" 'BEGIN { print int(d * 200) }')" \
+	--json >"$OUT/ordered_read.json"
+jcol size mode gbps <"$OUT/ordered_read.json" |
+	pivot "unordered nic rc rc-opt" >"$OUT/fig5.dat"
+plot fig5 "Fig 5: ordered DMA reads (ordered_read, model time)" \
+	"bytes per read" "Gb/s" 1 "unordered nic rc rc-opt"
+
+kvs fig6a --proto all -s 64 --threads 1 --batch 1,2,4,8,16,32,64,128,256,512
+jcol batch proto mops <"$OUT/fig6a.json" | pivot "$protos" >"$OUT/fig6a.dat"
+plot fig6a "Fig 6a: KVS gets by batch (1 reader, 64 B, model time)" \
+	"gets outstanding" "M gets/s" 1 "$protos"
+
+kvs fig6b --proto all -s 256 --threads 1,2,4,8,16 --batch 32
+jcol threads proto mops <"$OUT/fig6b.json" | pivot "$protos" >"$OUT/fig6b.dat"
+plot fig6b "Fig 6b: KVS gets by readers (256 B, batch 32, 1 QP each)" \
+	"readers" "M gets/s" 1 "$protos"
+
+kvs fig6c --proto all -s 256 --threads 1,2,4,8,16 --batch 32 -q 16
+jcol threads proto mops <"$OUT/fig6c.json" | pivot "$protos" >"$OUT/fig6c.dat"
+plot fig6c "Fig 6c: KVS gets by readers (256 B, batch 32, 16 QPs each)" \
+	"readers" "M gets/s" 1 "$protos"
+
+kvs fig7 --proto all -a --threads 4 --batch 32
+jcol size proto mops <"$OUT/fig7.json" | pivot "$protos" >"$OUT/fig7.dat"
+plot fig7 "Fig 7: KVS gets by value size (4 readers, batch 32)" \
+	"value bytes" "M gets/s" 1 "$protos"
+
+kvs fig8 --proto single,validation -a --threads 16 --batch 32
+jcol size proto mops <"$OUT/fig8.json" | pivot "single validation" >"$OUT/fig8.dat"
+plot fig8 "Fig 8: Validation vs Single Read (16 readers, batch 32)" \
+	"value bytes" "M gets/s" 1 "single validation"
+
+# every KVS cell: torn values from the correct protocols must be 0
+bad=$(cat "$OUT"/fig6?.json "$OUT"/fig7.json "$OUT"/fig8.json |
+	grep -v '"proto":"broken"' | grep -vc '"torn":0,' || true)
+[ "$bad" = 0 ] || { echo "figures: $bad KVS cells returned torn values" >&2; exit 1; }
+echo "figures: done in $OUT (data: *.dat, raw: *.json)"
