@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "oms.h"
+
 static inline uint64_t bu_now_ns(void)
 {
 	struct timespec ts;
@@ -46,6 +48,21 @@ static inline void bu_printf(int on, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * The backend @ctx runs on, as records name it, and (*@model) whether the
+ * emulated device's latency model is on, so figures are in model time.
+ */
+static inline const char *bu_backend_of(struct oms_ctx *ctx, int *model)
+{
+	static struct oms_caps caps;
+
+	caps.size = sizeof(caps);
+	if (oms_query_caps(ctx, &caps))
+		return "?";
+	*model = !!(caps.flags & OMS_CAP_LATENCY_MODEL);
+	return caps.backend_name;
 }
 
 #endif

@@ -248,17 +248,6 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 	return oms_ctx_create(&a, ctx);
 }
 
-static const char *backend_of(struct oms_ctx *ctx, int *model)
-{
-	static struct oms_caps caps;
-
-	caps.size = sizeof(caps);
-	if (oms_query_caps(ctx, &caps))
-		return "?";
-	*model = !!(caps.flags & OMS_CAP_LATENCY_MODEL);
-	return caps.backend_name;
-}
-
 /* ---- server ----------------------------------------------------------- */
 
 struct server {
@@ -388,7 +377,7 @@ static int run_server(const struct opts *o)
 	printf("kvs_get server: %u tables, %u items each, listening on %s:%s "
 	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
 	       sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
-	       backend_of(ctx, &model), o->writers);
+	       bu_backend_of(ctx, &model), o->writers);
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -929,7 +918,7 @@ static int run_clients(const struct opts *o, const char *host)
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
 		return 1;
 	}
-	backend = backend_of(ctx, &model);
+	backend = bu_backend_of(ctx, &model);
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
 	if (err) {
 		fprintf(stderr, "kvs_get: cannot connect to %s:%s: %s\n", host,

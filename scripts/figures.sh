@@ -3,6 +3,8 @@
 # one run of a benchmark in bench/ (--json), as a table (.dat) and a PNG
 # (gnuplot) in $OUT.  docs/figures.md shows them beside the paper's shape.
 #
+#   fig3   remote WRITE / READ M ops/s by threads, 1 and 2 QPs each, 64 B,
+#          batch 32 (rdma_ops; wall time: the emulator's own rate here)
 #   fig4   MMIO transmit: Gb/s by message size, fence per message vs
 #          sequence numbers (mmio_tx)
 #   fig5   ordered DMA reads: Gb/s by read size, unordered / NIC / RC /
@@ -95,6 +97,15 @@ kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
 }
 
 protos="single validation farm pessimistic broken"
+
+for q in 1 2; do
+	"$B/bench/rdma_ops" --local --backend emu -s 64 --threads 1,2,4,8,16 \
+		-q $q --batch 32 -D "$D" --timeout-ms 60000 --json
+done >"$OUT/fig3.json"
+jcol threads op qps mops <"$OUT/fig3.json" | awk '{ print $1, $2 "-" $3 "qp", $4 }' |
+	pivot "write-1qp write-2qp read-1qp read-2qp" >"$OUT/fig3.dat"
+plot fig3 "Fig 3: remote WRITE / READ through liboms (rdma_ops, 64 B, batch 32)" \
+	"threads" "M ops/s" 1 "write-1qp write-2qp read-1qp read-2qp"
 
 # Fig 4 and Fig 10: one mmio_tx run measures every mode and the fence-every
 # points together

@@ -98,7 +98,7 @@ check_run() {
 	tap $ok "$b $* --json --out_json: exit 0, $(grep -c '^{' "$tmp/out") records, each with its metadata, the same in the file"
 }
 
-for b in engine kvs_get mmio_tx ordered_read; do
+for b in engine kvs_get mmio_tx ordered_read rdma_ops; do
 	[ -x "$bdir/$b" ] || { tap 1 "$bdir/$b is built"; continue; }
 	run "$b" --bogus
 	[ $rc -eq 2 ] && grep -q -e "^$b: .*--bogus" "$tmp/err" &&
@@ -255,5 +255,25 @@ cells=$(sed -n 's/.*"threads":\([0-9]*\),"qps":[0-9]*,"batch":\([0-9]*\),.*/\1x\
 ok=0
 [ $rc -eq 0 ] && [ "$cells" = "1x4 1x512 2x4 2x512 " ] || ok=1
 tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
+
+check_help rdma_ops --server --client --local --port --op --size --threads \
+	--qps --batch --duration --backend --scale --timeout-ms
+check_bad rdma_ops --server
+check_bad rdma_ops --op --local --op ,
+check_bad rdma_ops --op --local --op send
+check_bad rdma_ops --size --local -s 100
+check_bad rdma_ops --threads --local --threads 0
+check_bad rdma_ops --qps --local -q 17
+check_bad rdma_ops --batch --local --batch 0
+check_bad rdma_ops --client --local --client h
+check_run rdma_ops --local -D 0.05 --port 7990
+# Fig 3: a record per (op, size, threads), each with operations done
+run rdma_ops --local -D 0.05 --port 7990 -s 64,1024 --threads 1,2 -q 2 --json
+cells=$(sed -n 's/.*"op":"\([a-z]*\)","size":\([0-9]*\),"threads":\([0-9]*\),"qps":2,.*"mops":\([0-9.e+-]*\),.*/\1-\2-\3/p' "$tmp/out" | tr '\n' ' ')
+ok=0
+[ $rc -eq 0 ] || ok=1
+[ "$cells" = "write-64-1 write-64-2 write-1024-1 write-1024-2 read-64-1 read-64-2 read-1024-1 read-1024-2 " ] || ok=1
+grep -q '"mops":0,' "$tmp/out" && ok=1
+tap $ok "rdma_ops -s 64,1024 --threads 1,2 -q 2: a record per cell ($cells), none empty"
 
 echo "1..$n"

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdma_ops: remote WRITE and READ throughput through liboms (seed 004
+ * Fig 3: Mop/s by threads x QPs, batch 32), the numbers perftest's
+ * ib_write_bw / ib_read_bw give for raw verbs, for liboms's cheapest
+ * operations: OMS_STORE_WEAK puts and OMS_READ_RELAXED gets.
+ *
+ *   rdma_ops --server [-p PORT] [--bind ADDR]
+ *   rdma_ops --client HOST [-p PORT] [--op write,read] [-s SIZES | -a]
+ *            [--threads LIST] [-q QPS] [--batch N] [-D SEC] [--json]
+ *   rdma_ops --local [client options] [--scale N]
+ *
+ * The server registers one 1 MiB region for remote reads and writes and
+ * serves it until SIGINT/SIGTERM.  A client runs, per (op, size, threads)
+ * cell, --threads threads, each with its own context and --qps
+ * connections; a thread keeps --batch operations outstanding in rounds
+ * (issue the batch spread over its connections round-robin, oms_quiet,
+ * again) on distinct size-aligned offsets of the region.  --local runs
+ * both in one process on the emulated device, in wall time: the device's
+ * latency model (--scale) times reads only, so a write's figure in model
+ * time would be bounded by nothing.  On the emulated device the figures
+ * are the emulator's own rate; they mean a NIC's on verbs.
+ *
+ * A row per cell: bytes, op, threads, QPs, M ops/s, Gb/s, us per round.
+ * Exit: 0; 1 when the server cannot be reached or stops answering; 2 for
+ * bad flags.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_args.h"
+#include "bench_util.h"
+#include "oms.h"
+
+#define REGION		(1u << 20)
+#define MAX_THREADS	64
+#define MAX_LIST	16
+#define MAX_SIZES	16
+
+enum mode { M_SERVER, M_CLIENT, M_LOCAL };
+enum op { OP_WRITE, OP_READ, OP_COUNT };
+
+struct opts {
+	enum mode mode;
+	const char *host, *bind;
+	char port[8];
+	uint32_t port_n;
+	uint32_t ops;			/* bit per enum op */
+	uint32_t sizes[MAX_SIZES], nsizes;
+	uint32_t thr[MAX_LIST], nthr;
+	uint32_t qps, batch, scale, timeout_ms, backend;
+	double duration;
+	int server, local, sweep;
+};
+
+static const char *const op_names[] = { "write", "read", NULL };
+static const char *const backend_names[] = {
+	[OMS_BACKEND_AUTO] = "auto", [OMS_BACKEND_EMU] = "emu",
+	[OMS_BACKEND_VERBS] = "verbs", [OMS_BACKEND_VERBS + 1] = NULL,
+};
+static const uint32_t sweep_sizes[] = { 64, 128, 256, 512, 1024, 2048, 4096 };
+
+static struct opts args = {
+	.port_n = 18516, .ops = 3, .sizes = { 64 }, .nsizes = 1,
+	.thr = { 1 }, .nthr = 1, .qps = 1, .batch = 32, .scale = 0,
+	.timeout_ms = 2000, .duration = 2,
+};
+
+static const struct ba_opt opts[] = {
+	{ 0, "server", NULL, BA_FLAG, NULL,
+	  "serve a 1 MiB region until SIGINT or SIGTERM", &args.server,
+	  .group = 1 },
+	{ 0, "client", NULL, BA_STRING, "HOST", "measure against HOST",
+	  &args.host, .group = 1 },
+	{ 0, "local", NULL, BA_FLAG, NULL,
+	  "server and clients in this process, on the emulated device",
+	  &args.local, .group = 1 },
+	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
+	  &args.port_n, .min = 1, .max = 65535 },
+	{ 0, "bind", NULL, BA_STRING, "ADDR",
+	  "server: the address to listen on; --local: clients connect to it",
+	  &args.bind, .dflt = "any; --local: localhost" },
+	{ 0, "op", NULL, BA_SET, "SET", "operations: write (weak puts), "
+	  "read (relaxed gets)", &args.ops, .names = op_names },
+	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes per operation",
+	  args.sizes, .min = 8, .max = 65536, .flags = BA_POW2,
+	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2 },
+	{ 'a', "all", NULL, BA_FLAG, NULL, "every size, 64 B - 4 KiB",
+	  &args.sweep, .group = 2 },
+	{ 0, "threads", NULL, BA_UINTS, "LIST",
+	  "client threads, each its own context; a list sweeps", args.thr,
+	  .min = 1, .max = MAX_THREADS, .step = 1, .count = &args.nthr,
+	  .max_items = MAX_LIST },
+	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	{ 0, "batch", NULL, BA_UINT, "N",
+	  "operations outstanding per thread (one quiet per batch)",
+	  &args.batch, .min = 1, .max = 4096 },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "seconds per cell",
+	  &args.duration, .dmin = 0.05, .dmax = 3600 },
+	{ 0, "backend", NULL, BA_CHOICE, "B",
+	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
+	  .names = backend_names, .dflt = "auto; --local: emu" },
+	{ 0, "scale", NULL, BA_UINT, "N",
+	  "local, emu: latency model (it times reads only: writes in model "
+	  "time are bounded by nothing), wall ns per model ns; 0: wall time",
+	  &args.scale, .min = 0, .max = 100000 },
+	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
+	  "declare a silent server dead after this long", &args.timeout_ms,
+	  .min = 1, .max = 600000 },
+	BA_OPT_REPORT_GBITS,
+};
+
+static struct ba ba = {
+	.prog = "rdma_ops", .opts = opts,
+	.nopts = sizeof(opts) / sizeof(opts[0]),
+	.synopsis = "--server | --client HOST | --local [options]",
+	.about = "Remote WRITE and READ throughput through liboms (seed 004 "
+		 "Fig 3): weak puts and relaxed gets by threads x QPs.",
+	.epilog = "Exit status: 0; 1 server unreachable or gone; 2 bad "
+		  "flags.",
+	.need_group = 1,
+};
+
+static int ctx_make(const struct opts *o, uint32_t node, int model,
+		    struct oms_ctx **ctx)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_TIMEOUT;
+	a.node = node;
+	a.timeout_ms = o->timeout_ms;
+	if (o->backend) {
+		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
+		a.backend = o->backend;
+	}
+	if (model) {
+		/* the paper's Table 2, as bench/ordered_read and kvs_get */
+		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY;
+		a.lat_bus_ns = 200;
+		a.lat_rc_ns = 17;
+		a.lat_mem_ns = 50;
+		a.link_gbps = 100;
+		a.time_scale = o->scale;
+	}
+	return oms_ctx_create(&a, ctx);
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+struct server {
+	struct oms_ctx *ctx;
+	struct oms_mr *mr;
+	struct oms_listener *l;
+	void *mem;
+};
+
+static int server_open(struct server *sv, const struct opts *o, int model)
+{
+	int err;
+
+	memset(sv, 0, sizeof(*sv));
+	err = ctx_make(o, 1, model, &sv->ctx);
+	if (!err) {
+		sv->mem = aligned_alloc(4096, REGION);
+		err = sv->mem ? 0 : -ENOMEM;
+	}
+	if (!err) {
+		memset(sv->mem, 0, REGION);
+		err = oms_mr_reg(sv->ctx, sv->mem, REGION,
+				 OMS_ACCESS_REMOTE_READ |
+				 OMS_ACCESS_REMOTE_WRITE, &sv->mr);
+	}
+	if (!err)
+		err = oms_listen(sv->ctx, o->bind, o->port, sv->mr, &sv->l);
+	if (err)
+		fprintf(stderr, "rdma_ops: cannot serve on %s:%s: %s\n",
+			o->bind ? o->bind : "*", o->port, strerror(-err));
+	return err;
+}
+
+static void server_close(struct server *sv)
+{
+	if (sv->l)
+		oms_listener_close(sv->l);
+	if (sv->mr)
+		oms_mr_dereg(sv->mr);
+	if (sv->ctx)
+		oms_ctx_destroy(sv->ctx);
+	free(sv->mem);
+}
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
+static int run_server(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct server sv;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (server_open(&sv, o, 0)) {
+		server_close(&sv);
+		return 1;
+	}
+	printf("rdma_ops server: %u KiB region on %s:%s; SIGINT or SIGTERM "
+	       "stops it\n", REGION / 1024, o->bind ? o->bind : "*", o->port);
+	fflush(stdout);
+	while (!g_signal)
+		usleep(100000);
+	server_close(&sv);
+	printf("rdma_ops server: stopped by a signal\n");
+	return 0;
+}
+
+/* ---- clients ---------------------------------------------------------- */
+
+struct cell {
+	const struct opts *o;
+	const char *host;
+	enum op op;
+	uint32_t size, threads;
+	int go, stop, ready, err;
+};
+
+struct worker {
+	struct cell *c;
+	pthread_t th;
+	uint32_t id;
+	uint64_t ops, rounds, t0, t1;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct cell *c = w->c;
+	const struct opts *o = c->o;
+	struct oms_rmr rmr[OMS_MAX_NODES];
+	struct oms_ctx *ctx = NULL;
+	struct oms_mr *mr = NULL;
+	uint32_t slots = REGION / c->size;
+	uint8_t *buf = NULL;
+	uint64_t next = (uint64_t)w->id * o->batch;
+	int err = ctx_make(o, 0, 0, &ctx);
+
+	for (uint32_t i = 0; !err && i < o->qps; i++)
+		err = oms_connect(ctx, c->host, o->port, o->timeout_ms,
+				  &rmr[i]);
+	if (!err) {
+		buf = aligned_alloc(4096, ((size_t)o->batch * c->size + 4095) /
+				    4096 * 4096);
+		err = buf ? 0 : -ENOMEM;
+	}
+	if (!err) {
+		memset(buf, (int)w->id, (size_t)o->batch * c->size);
+		/* registered: no bounce copy on verbs */
+		err = oms_mr_reg(ctx, buf, (size_t)o->batch * c->size,
+				 OMS_ACCESS_REMOTE_READ, &mr);
+	}
+	if (err) {
+		__atomic_compare_exchange_n(&c->err, &(int){ 0 }, err, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		__atomic_add_fetch(&c->ready, 1, __ATOMIC_RELEASE);
+		goto out;
+	}
+	__atomic_add_fetch(&c->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
+		usleep(200);
+	w->t0 = bu_now_ns();
+	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		for (uint32_t i = 0; i < o->batch && !err; i++) {
+			uint64_t off = (next++ % slots) * c->size;
+			uint8_t *b = buf + (size_t)i * c->size;
+			const struct oms_rmr *r = &rmr[i % o->qps];
+
+			err = c->op == OP_WRITE ?
+			      oms_put(ctx, r, off, b, c->size, OMS_STORE_WEAK) :
+			      oms_get(ctx, b, r, off, c->size, OMS_READ_RELAXED);
+		}
+		if (!err)
+			err = oms_quiet(ctx);
+		if (!err) {
+			w->ops += o->batch;
+			w->rounds++;
+		}
+	}
+	w->t1 = bu_now_ns();
+	if (err)
+		__atomic_compare_exchange_n(&c->err, &(int){ 0 }, err, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+out:
+	if (mr)
+		oms_mr_dereg(mr);
+	if (ctx)
+		oms_ctx_destroy(ctx);
+	free(buf);
+	return NULL;
+}
+
+struct result {
+	double mops, gbps, round_us;
+};
+
+static int run_cell(struct cell *c, double scale, struct result *r)
+{
+	static struct worker w[MAX_THREADS];
+	uint64_t ops = 0, rounds = 0, t0 = ~0ull, t1 = 0;
+	uint32_t n;
+
+	for (n = 0; n < c->threads; n++) {
+		memset(&w[n], 0, sizeof(w[n]));
+		w[n].c = c;
+		w[n].id = n;
+		if (pthread_create(&w[n].th, NULL, worker_main, &w[n]))
+			break;
+	}
+	while ((uint32_t)__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) < n)
+		usleep(1000);
+	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+	for (uint64_t t = bu_now_ns();
+	     bu_now_ns() - t < (uint64_t)(c->o->duration * 1e9) &&
+	     !__atomic_load_n(&c->err, __ATOMIC_ACQUIRE);)
+		usleep(10000);
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < n; i++) {
+		pthread_join(w[i].th, NULL);
+		ops += w[i].ops;
+		rounds += w[i].rounds;
+		if (w[i].t0 && w[i].t0 < t0)
+			t0 = w[i].t0;
+		if (w[i].t1 > t1)
+			t1 = w[i].t1;
+	}
+	if (c->err || n < c->threads || !rounds || t1 <= t0)
+		return c->err ? c->err : -EAGAIN;
+	/* model time = wall / scale */
+	r->mops = (double)ops * 1e3 * scale / (double)(t1 - t0);
+	r->gbps = r->mops * c->size * 8 / 1e3;
+	r->round_us = (double)(t1 - t0) * n / (double)rounds / scale / 1e3;
+	return 0;
+}
+
+static int run_clients(const struct opts *o, const char *host)
+{
+	struct oms_ctx *ctx;
+	struct oms_rmr probe;
+	const char *backend;
+	int model = 0, err;
+
+	err = ctx_make(o, 0, 0, &ctx);
+	if (!err)
+		err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
+	if (err) {
+		fprintf(stderr, "rdma_ops: cannot connect to %s:%s: %s\n", host,
+			o->port, strerror(-err));
+		if (ctx)
+			oms_ctx_destroy(ctx);
+		return 1;
+	}
+	backend = bu_backend_of(ctx, &model);
+	ba_set_backend(&ba, backend);
+	if (!ba.json) {
+		printf("Remote operations through liboms (seed 004 Fig 3): "
+		       "backend %s, %s; %u QPs per thread, batch %u, %.1f s "
+		       "per cell\n", backend, model ? "model time" :
+		       "wall time", o->qps, o->batch, o->duration);
+		bu_rule();
+		printf(" %-7s %-6s %7s %4s %10s %9s %10s\n", "#bytes", "op",
+		       "threads", "QPs", "M ops/s", "Gb/s", "us/round");
+		bu_rule();
+	}
+	for (uint32_t op = 0; op < OP_COUNT && !err; op++) {
+		if (!(o->ops & 1u << op))
+			continue;
+		for (uint32_t s = 0; s < o->nsizes && !err; s++)
+			for (uint32_t t = 0; t < o->nthr && !err; t++) {
+				struct cell c = {
+					.o = o, .host = host, .op = op,
+					.size = o->sizes[s],
+					.threads = o->thr[t],
+				};
+				struct result r;
+
+				err = run_cell(&c, model ? o->scale : 1, &r);
+				if (err) {
+					fprintf(stderr, "rdma_ops: %s %u B "
+						"from %s:%s: %s\n",
+						op_names[op], c.size, host,
+						o->port, strerror(-err));
+					break;
+				}
+				ba_json(&ba, "\"op\":\"%s\",\"size\":%u,"
+					"\"threads\":%u,\"qps\":%u,"
+					"\"batch\":%u,\"mops\":%.6g,"
+					"\"gbps\":%.6g,\"round_us\":%.6g,"
+					"\"time\":\"%s\",\"duration_s\":%.2f",
+					op_names[op], c.size, c.threads,
+					o->qps, o->batch, r.mops, r.gbps,
+					r.round_us, model ? "model" : "wall",
+					o->duration);
+				if (!ba.json)
+					printf(" %-7u %-6s %7u %4u %10.3f "
+					       "%9.3f %10.2f\n", c.size,
+					       op_names[op], c.threads, o->qps,
+					       r.mops, r.gbps, r.round_us);
+				fflush(stdout);
+			}
+	}
+	if (!ba.json && !err)
+		bu_rule();
+	oms_ctx_destroy(ctx);
+	return err ? 1 : 0;
+}
+
+static int run_local(const struct opts *o)
+{
+	struct server sv;
+	int fail;
+
+	/* the first context starts the emulated device with its settings */
+	if (server_open(&sv, o, o->scale > 0)) {
+		server_close(&sv);
+		return 1;
+	}
+	fail = run_clients(o, o->bind ? o->bind : "localhost");
+	server_close(&sv);
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts *o = &args;
+	int r = ba_parse(&ba, argc, argv);
+
+	if (r != BA_GO_ON)
+		return r;
+	if (!o->ops)
+		return ba_fail(&ba, "--op: an empty set measures nothing");
+	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	snprintf(o->port, sizeof(o->port), "%u", o->port_n);
+	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
+	    !getenv("OMS_BACKEND"))
+		o->backend = OMS_BACKEND_EMU;
+	if (o->sweep) {
+		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
+		o->nsizes = sizeof(sweep_sizes) / sizeof(sweep_sizes[0]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	switch (o->mode) {
+	case M_SERVER:
+		r = run_server(o);
+		break;
+	case M_CLIENT:
+		r = run_clients(o, o->host);
+		break;
+	default:
+		r = run_local(o);
+	}
+	return ba_close(&ba) && !r ? 1 : r;
+}
