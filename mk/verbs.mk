@@ -3,6 +3,9 @@
 #
 #   make verbs-tests   the guest programs (tests/verbs/) into build/verbs-tests
 #   make rxe-check     boot both guests and run them (also part of make check)
+#   make perftest-compare  perftest's ib_write_bw / ib_read_bw beside liboms's
+#                      rdma_ops on the same link, 64 B - 4 KiB, the ratio per
+#                      cell; records in build/perftest-compare.json
 #
 # tests/verbs/ holds programs that only make sense on a host with an RDMA
 # device and a peer: they are built here, not as host kselftests.
@@ -12,7 +15,7 @@ VERBS_TEST_SRCS := $(sort $(filter-out tests/verbs/rxe_server.c, \
 VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
 VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
-.PHONY: verbs-tests rxe-check
+.PHONY: verbs-tests rxe-check perftest-compare
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
@@ -24,6 +27,11 @@ $(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h tests/harness.h $(ST
 
 rxe-check: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)
+
+perftest-compare: all verbs-tests
+	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) perftest | tee $(B)/perftest-compare.log
+	$(Q)sed -n 's/^# perf-json //p' $(B)/perftest-compare.log >$(B)/perftest-compare.json
+	$(Q)echo "perftest-compare: $(B)/perftest-compare.json"
 
 CHECK_DEPS += verbs-tests
 # First: the longest command of make check (two TCG guests, minutes of

@@ -8,9 +8,11 @@
 # its QEMU monitor (the file stop-a holds the seconds): a server host that
 # stops answering.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest]   (the guests' suite,
+# rxe-guest.sh: the tests, or perftest beside liboms)
 set -u
-bdir=${1:?usage: $0 BUILD_DIR}
+bdir=${1:?usage: $0 BUILD_DIR [SUITE]}
+suite=${2:-check}
 here=$(cd "$(dirname "$0")" && pwd)
 tmo=${OMS_RXE_TIMEOUT:-2700}	# TCG guests: the litmus suite takes minutes, more under load
 nic=${OMS_RXE_NIC:-e1000}	# virtio-net-pci stalls under load (docs/verbs.md)
@@ -30,7 +32,7 @@ mkdir "$work/shared"
 # The wire: a connected socket pair, one end inherited by each QEMU
 # (-netdev socket,fd=N), so neither waits for the other to listen.
 perl -MSocket -MFcntl -e '
-	my ($here, $bdir, $work, $tmo, $nic) = @ARGV;
+	my ($here, $bdir, $work, $tmo, $nic, $suite) = @ARGV;
 	my @pids;
 	socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
 	fcntl($_, F_SETFD, 0) for ($x, $y);
@@ -45,7 +47,7 @@ perl -MSocket -MFcntl -e '
 			open STDOUT, ">", "$work/$role.tap";
 			open STDERR, ">&STDOUT";
 			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1",
-			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir,
+			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir, $suite,
 			     "--", "-netdev", "socket,id=n0,fd=" . fileno($mine),
 			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:$mac",
 			     @share, @extra;
@@ -55,7 +57,7 @@ perl -MSocket -MFcntl -e '
 	}
 	close $x;
 	close $y;
-	waitpid($_, 0) for @pids;' "$here" "$bdir" "$work" "$tmo" "$nic" &
+	waitpid($_, 0) for @pids;' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" &
 ppid=$!
 mon=$work/a.mon
 

@@ -7,10 +7,14 @@
 #      kvs_get servers (if built), one per protocol
 #   b  the client host: the verbs litmus tests against a, then kvs_get
 #
-# usage: rxe-guest.sh a|b BUILD_DIR
+# SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
+# perftest and liboms's rdma_ops side by side on the same link.
+#
+# usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
 set -u
-role=${1:?usage: $0 a|b BUILD_DIR}
-bdir=${2:?usage: $0 a|b BUILD_DIR}
+role=${1:?usage: $0 a|b BUILD_DIR [SUITE]}
+bdir=${2:?usage: $0 a|b BUILD_DIR [SUITE]}
+suite=${3:-check}
 here=$(cd "$(dirname "$0")" && pwd)
 port=7471
 tap_prefix="$role: "
@@ -74,6 +78,16 @@ wait_file() {	# wait_file PATH SECONDS
 		sleep 0.1
 	done
 }
+
+if [ "$suite" = perftest ]; then
+	. "$here/rxe-perftest.sh"
+	if [ "$role" = a ]; then
+		perf_server
+	else
+		perf_client
+	fi
+	exit 0
+fi
 
 if [ "$role" = a ]; then
 	# Bounds for hangs only: on a loaded 2-core host (two make checks)

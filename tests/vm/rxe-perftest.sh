@@ -1,0 +1,82 @@
+# perftest beside liboms on one link (sourced by rxe-guest.sh for the
+# perftest suite; it defines tap, wait_file, bdir, shared, me and peer).
+# Guest a serves: perftest's ib_write_bw / ib_read_bw servers one cell after
+# another, and one bench/rdma_ops server throughout.  Guest b measures each
+# (op, size) cell twice, back to back: perftest, then liboms (rdma_ops: weak
+# puts or relaxed gets), with the same size, one QP, one thread and the
+# same depth (perftest's tx depth = rdma_ops --batch), and prints both and
+# their ratio.  TAP says whether each cell produced numbers; speed is not
+# a pass criterion.  Each cell's figures also go out as one JSON line
+# ("# perf-json {...}") for make perftest-compare to collect.
+perf_sizes=${OMS_PERF_SIZES:-64 128 256 512 1024 2048 4096}
+perf_dur=${OMS_PERF_DURATION:-2}
+perf_depth=128
+perf_port=18516		# rdma_ops; perftest keeps its own 18515
+
+perf_server() {
+	"$bdir/bench/rdma_ops" --server --bind "$me" -p $perf_port \
+		>/run/rdma_ops.log 2>&1 &
+	spid=$!
+	for op in write read; do
+		for s in $perf_sizes; do
+			# one perftest server per cell; the client retries until
+			# it is up.  Bounded: a lost client must not hang us.
+			timeout -k 5 300 ib_${op}_bw -d rxe0 -F -s "$s" \
+				-D "$perf_dur" --report_gbits >/run/pt-srv.log 2>&1 ||
+				sed "s/^/# perftest server $op $s: /" /run/pt-srv.log | tail -n 3
+		done
+	done
+	wait_file "$shared/perf-done" 600
+	kill -0 $spid 2>/dev/null
+	alive=$?
+	kill -TERM $spid 2>/dev/null
+	wait $spid
+	[ $alive -eq 0 ]
+	tap $? "rdma_ops --server served the whole comparison"
+}
+
+# perftest's result row (its size first): "avg_gbps mpps", or nothing
+pt_row() {	# pt_row FILE SIZE
+	awk -v s="$2" '$1 == s && NF >= 5 { print $4, $5; exit }' "$1"
+}
+
+perf_client() {
+	echo "# perftest vs liboms on rxe, 1 QP, 1 thread, depth $perf_depth, $perf_dur s per cell"
+	echo "# op     bytes  perftest Gb/s   Mpps   liboms Gb/s   Mops   liboms/perftest"
+	for op in write read; do
+		for s in $perf_sizes; do
+			i=0
+			until timeout -k 5 120 ib_${op}_bw -d rxe0 -F -s "$s" \
+				-D "$perf_dur" --report_gbits "$peer" >/run/pt.out 2>&1; do
+				i=$((i + 1))
+				[ $i -gt 60 ] && break
+				sleep 1
+			done
+			pt=$(pt_row /run/pt.out "$s")
+			lo=$("$bdir/bench/rdma_ops" --client "$peer" -p $perf_port \
+				--op "$op" -s "$s" --threads 1 -q 1 --batch $perf_depth \
+				-D "$perf_dur" --timeout-ms 20000 --json 2>/run/lo.err |
+				grep '^{' | head -n 1)
+			pg=${pt% *}
+			pm=${pt#* }
+			lg=$(json_field "$lo" gbps)
+			lm=$(json_field "$lo" mops)
+			ratio=$(awk -v a="${lg:-0}" -v b="${pg:-0}" \
+				'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')
+			printf '# %-6s %6s %14s %6s %13s %6s   %s\n' "$op" "$s" \
+				"${pg:-?}" "${pm:-?}" "${lg:-?}" "${lm:-?}" "$ratio"
+			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$( [ "$ratio" = "?" ] && echo null || echo "$ratio")}"
+			[ -n "$pt" ] && [ -n "$lg" ]
+			rc=$?
+			[ $rc -eq 0 ] || { tail -n 3 /run/pt.out; tail -n 3 /run/lo.err; } |
+				sed "s/^/# $op $s: /"
+			tap $rc "perftest ib_${op}_bw and liboms rdma_ops --op $op, $s B: both measured (liboms/perftest $ratio)"
+		done
+	done
+	touch "$shared/perf-done"
+}
+
+# One field of a one-line JSON object: json_field LINE KEY
+json_field() {
+	printf '%s\n' "$1" | sed -n "s/.*\"$2\":\([0-9.e+-]*\).*/\1/p"
+}
