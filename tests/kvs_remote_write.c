@@ -68,6 +68,7 @@ struct rig {
 	/* successful updates of each item, by every writer */
 	unsigned long done[MAX_TABLES][MAX_ITEMS];
 	unsigned long updates, busy, werr;
+	unsigned long busy_live;	/* as it happens, for the waiters */
 };
 
 struct tally {
@@ -155,6 +156,8 @@ static void count_update(struct rig *r, uint32_t t, uint32_t k, int e,
 		__atomic_add_fetch(&r->done[t][k], 1, __ATOMIC_RELAXED);
 	*busy += e == -EBUSY;
 	*err += e && e != -EBUSY;
+	if (e == -EBUSY)
+		__atomic_add_fetch(&r->busy_live, 1, __ATOMIC_RELAXED);
 }
 
 /* A client on another node updating random items with the library. */
@@ -439,8 +442,12 @@ TEST(kvs_remote_write_no_lost_update)
 	start(&r, remote_writer);
 	start(&r, server_writer);
 	ASSERT_EQ(3, r.nw);
-	/* every (table, item) written many times by contending writers */
-	for (int i = 0; i < 60000 && rig_updates(&r) < 4000; i++)
+	/* every (table, item) written many times by writers that really
+	 * contended (a loaded machine may run them one after another for a
+	 * while: wait, up to 60 s, for both) */
+	for (int i = 0; i < 60000 && (rig_updates(&r) < 4000 ||
+				       !__atomic_load_n(&r.busy_live,
+							__ATOMIC_RELAXED)); i++)
 		usleep(1000);
 	rig_stop_writers(&r);
 	total = rig_updates(&r);
