@@ -79,7 +79,7 @@ struct opts {
 	int items_set;
 	/* as the command line gives them */
 	int server, local, sweep;
-	uint32_t port_n, size;
+	uint32_t port_n;
 	char port_s[8];
 };
 
@@ -95,7 +95,7 @@ static const char *const order_names[] = {
 };
 
 static struct opts args = {
-	.port_n = 18515, .size = 64, .items = 1024, .threads = 4, .qps = 1,
+	.port_n = 18515, .sizes = { 64 }, .nsizes = 1, .items = 1024, .threads = 4, .qps = 1,
 	.batch = 32, .duration = 5, .runs = 1, .scale = 500, .timeout_ms = 2000,
 	.read_pct = 100, .thr_list = { 4 }, .nthr = 1, .batch_list = { 32 },
 	.nbatch = 1,
@@ -119,8 +119,10 @@ static const struct ba_opt opts[] = {
 	{ 0, "items", NULL, BA_UINT, "N",
 	  "server: items per table; client: use keys < N", &args.items,
 	  .min = 1, .max = 1u << 24 },
-	{ 's', "size", NULL, BA_SIZE, "SIZE", "value bytes", &args.size,
-	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8, .group = 2 },
+	{ 's', "size", NULL, BA_SIZES, "SIZES",
+	  "value bytes; a list sweeps (64,256,1024)", args.sizes,
+	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8,
+	  .count = &args.nsizes, .max_items = NSWEEP, .group = 2 },
 	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 8 KiB",
 	  &args.sweep, .group = 2 },
 	{ 0, "proto", NULL, BA_SET, "SET", "get protocols", &args.protos,
@@ -211,9 +213,6 @@ static void settle(struct opts *o)
 	if (o->sweep) {
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = NSWEEP;
-	} else {
-		o->sizes[0] = o->size;
-		o->nsizes = 1;
 	}
 }
 

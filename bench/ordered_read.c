@@ -80,7 +80,11 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 		qd = 65536 / size > 8 ? 65536 / size : 8;
 
 	a.comp_mask = OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_READ_ORDER |
-		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_QDEPTH;
+		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_QDEPTH |
+		      OMS_CTX_ATTR_TIMEOUT;
+	/* in process: a stall is a busy machine, never a dead peer (the
+	 * default 5 s once expired under two make checks) */
+	a.timeout_ms = 60000;
 	a.lat_bus_ns = 200;
 	a.lat_rc_ns = 17;
 	a.lat_mem_ns = 50;

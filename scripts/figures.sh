@@ -9,9 +9,12 @@
 #          sequence numbers (mmio_tx)
 #   fig5   ordered DMA reads: Gb/s by read size, unordered / NIC / RC /
 #          RC-opt (ordered_read, latency model)
-#   fig6a  KVS gets by batch (1 reader, 64 B, batch 1..512)
-#   fig6b  KVS gets by readers (1..16 threads, 256 B, 1 QP each)
-#   fig6c  the same with 16 QPs per reader
+#   fig6a  Single Read gets by value size, reads ordered by the NIC, the
+#          root complex (RC) or RC-opt: 1 client, batch 100, 64 B - 4 KiB
+#   fig6b  the same by clients (1..16, 256 B, batch 100)
+#   fig6c  the same by value size with 16 clients, batch 500, 64 B - 1 KiB
+#          (NIC ordering reads a line per round trip: a round of 16 x 500
+#          gets of 1 KiB is 30 s of wall time at the model's scale)
 #   fig7   KVS gets by value size (64 B..8 KiB, 4 readers, batch 32)
 #   fig8   Validation vs Single Read (16 readers, batch 32, 64 B..8 KiB)
 #   fig10  MMIO transmit with a fence every N messages, / unfenced (64 B)
@@ -87,13 +90,13 @@ plot() {
 }
 
 kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
-	name=$1
+	kname=$1
 	shift
 	# a generous timeout: 16 readers x 16 QPs on a 2-core machine
 	"$B/bench/kvs_get" --local --backend emu --json -D "$D" \
 		--timeout-ms 60000 "$@" \
-		>"$OUT/$name.json" 2>"$OUT/$name.err" ||
-		{ echo "figures: kvs_get $* failed:" >&2; tail -n 3 "$OUT/$name.err" >&2; exit 1; }
+		>"$OUT/$kname.json" 2>"$OUT/$kname.err" ||
+		{ echo "figures: kvs_get $* failed:" >&2; tail -n 3 "$OUT/$kname.err" >&2; exit 1; }
 }
 
 protos="single validation farm pessimistic broken"
@@ -127,20 +130,28 @@ jcol size mode gbps <"$OUT/ordered_read.json" |
 plot fig5 "Fig 5: ordered DMA reads (ordered_read, model time)" \
 	"bytes per read" "Gb/s" 1 "unordered nic rc rc-opt"
 
-kvs fig6a --proto all -s 64 --threads 1 --batch 1,2,4,8,16,32,64,128,256,512
-jcol batch proto mops <"$OUT/fig6a.json" | pivot "$protos" >"$OUT/fig6a.dat"
-plot fig6a "Fig 6a: KVS gets by batch (1 reader, 64 B, model time)" \
-	"gets outstanding" "M gets/s" 1 "$protos"
-
-kvs fig6b --proto all -s 256 --threads 1,2,4,8,16 --batch 32
-jcol threads proto mops <"$OUT/fig6b.json" | pivot "$protos" >"$OUT/fig6b.dat"
-plot fig6b "Fig 6b: KVS gets by readers (256 B, batch 32, 1 QP each)" \
-	"readers" "M gets/s" 1 "$protos"
-
-kvs fig6c --proto all -s 256 --threads 1,2,4,8,16 --batch 32 -q 16
-jcol threads proto mops <"$OUT/fig6c.json" | pivot "$protos" >"$OUT/fig6c.dat"
-plot fig6c "Fig 6c: KVS gets by readers (256 B, batch 32, 16 QPs each)" \
-	"readers" "M gets/s" 1 "$protos"
+# Fig 6: Single Read gets with reads ordered at the NIC, the RC or RC-opt,
+# one kvs_get run per mode (the device's ordering mode is per process);
+# "x mode M gets/s" lines, pivoted into a column per mode
+orders="nic rc rc-opt"
+fig6() {	# fig6 NAME XKEY TITLE XLABEL ARGS... (sh: no locals, own names)
+	f6=$1 f6x=$2 f6t=$3 f6l=$4
+	shift 4
+	: >"$OUT/$f6.raw"
+	for ord in $orders; do
+		kvs "$f6-$ord" --proto single --order "$ord" "$@"
+		jcol "$f6x" mops <"$OUT/$f6-$ord.json" |
+			awk -v o="$ord" '{ print $1, o, $2 }' >>"$OUT/$f6.raw"
+	done
+	pivot "$orders" <"$OUT/$f6.raw" >"$OUT/$f6.dat"
+	plot "$f6" "$f6t" "$f6l" "M gets/s" 1 "$orders"
+}
+fig6 fig6a size "Fig 6a: Single Read gets, 1 client, batch 100 (model time)" \
+	"value bytes" -s 64,256,1024,4096 --threads 1 --batch 100
+fig6 fig6b threads "Fig 6b: Single Read gets by clients, 256 B, batch 100" \
+	"clients (1 QP each)" -s 256 --threads 1,2,4,8,16 --batch 100
+fig6 fig6c size "Fig 6c: Single Read gets, 16 clients, batch 500" \
+	"value bytes" -s 64,256,1024 --threads 16 --batch 500
 
 kvs fig7 --proto all -a --threads 4 --batch 32
 jcol size proto mops <"$OUT/fig7.json" | pivot "$protos" >"$OUT/fig7.dat"
@@ -153,7 +164,7 @@ plot fig8 "Fig 8: Validation vs Single Read (16 readers, batch 32)" \
 	"value bytes" "M gets/s" 1 "single validation"
 
 # every KVS cell: torn values from the correct protocols must be 0
-bad=$(cat "$OUT"/fig6?.json "$OUT"/fig7.json "$OUT"/fig8.json |
+bad=$(cat "$OUT"/fig6?-*.json "$OUT"/fig7.json "$OUT"/fig8.json |
 	grep -v '"proto":"broken"' | grep -vc '"torn":0,' || true)
 [ "$bad" = 0 ] || { echo "figures: $bad KVS cells returned torn values" >&2; exit 1; }
 echo "figures: done in $OUT (data: *.dat, raw: *.json)"

@@ -230,9 +230,11 @@ check_bad kvs_get --read-pct --local --read-pct 101
 check_bad kvs_get --read-pct --local --read-pct x
 # Remote writers (--read-pct): every protocol's cell made updates and
 # returned gets, none torn
+# (--timeout-ms: on a loaded machine an operation once took over the
+# default 2 s; only a hang should fail these)
 run kvs_get --local --backend emu -D 0.3 --threads 2 --items 16 --scale 0 \
 	--port 7989 --proto single,validation,farm,pessimistic --read-pct 50 \
-	--json
+	--timeout-ms 30000 --json
 ok=0
 [ $rc -eq 0 ] || ok=1
 [ "$(grep -c '"read_pct":50,' "$tmp/out")" -eq 4 ] || ok=1
@@ -250,7 +252,7 @@ check_bad kvs_get --batch --local --batch 513
 check_bad kvs_get --batch --local --batch 4,,8
 # Thread and batch sweeps: one record per (threads, batch), in order
 run kvs_get --local --backend emu -D 0.1 --threads 1,2 --batch 4,512 \
-	--items 64 --scale 0 --port 7989 --json
+	--items 64 --scale 0 --port 7989 --timeout-ms 30000 --json
 cells=$(sed -n 's/.*"threads":\([0-9]*\),"qps":[0-9]*,"batch":\([0-9]*\),.*/\1x\2/p' "$tmp/out" | tr '\n' ' ')
 ok=0
 [ $rc -eq 0 ] && [ "$cells" = "1x4 1x512 2x4 2x512 " ] || ok=1
@@ -266,9 +268,10 @@ check_bad rdma_ops --threads --local --threads 0
 check_bad rdma_ops --qps --local -q 17
 check_bad rdma_ops --batch --local --batch 0
 check_bad rdma_ops --client --local --client h
-check_run rdma_ops --local -D 0.05 --port 7990
+check_run rdma_ops --local -D 0.05 --port 7990 --timeout-ms 30000
 # Fig 3: a record per (op, size, threads), each with operations done
-run rdma_ops --local -D 0.05 --port 7990 -s 64,1024 --threads 1,2 -q 2 --json
+run rdma_ops --local -D 0.05 --port 7990 -s 64,1024 --threads 1,2 -q 2 \
+	--timeout-ms 30000 --json
 cells=$(sed -n 's/.*"op":"\([a-z]*\)","size":\([0-9]*\),"threads":\([0-9]*\),"qps":2,.*"mops":\([0-9.e+-]*\),.*/\1-\2-\3/p' "$tmp/out" | tr '\n' ' ')
 ok=0
 [ $rc -eq 0 ] || ok=1
