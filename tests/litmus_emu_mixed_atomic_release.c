@@ -371,18 +371,38 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Medians, not means: beside two other make checks the device thread is
+ * sometimes descheduled for milliseconds, and a few such rounds moved the
+ * mean of W; REL; quiet to 1.7 x that of W; W; quiet (two round trips'
+ * worth) while the typical round took one.
+ */
 struct cost {
-	double call_ns;		/* mean oms_put(RELEASE) call */
-	double quiet_rel_ns;	/* mean W; REL; quiet */
-	double quiet_weak_ns;	/* mean W; W; quiet */
+	double call_ns;		/* median oms_put(RELEASE) call */
+	double quiet_rel_ns;	/* median W; REL; quiet */
+	double quiet_weak_ns;	/* median W; W; quiet */
 	int errors;
 };
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(uint64_t *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_u64);
+	return (double)v[n / 2];
+}
 
 static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *ini = NULL, *tgt = NULL;
-	uint64_t *mem = calloc(16, 8), v = 1, call = 0, qr = 0, qw = 0;
+	uint64_t *mem = calloc(16, 8), v = 1;
+	static uint64_t call[COST_ROUNDS], qr[COST_ROUNDS], qw[COST_ROUNDS];
 	struct cost c = { 0 };
 	struct oms_mr *mr;
 	struct oms_rmr r;
@@ -410,17 +430,17 @@ static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
 		c.errors += oms_put(ini, &r, 8, &v, 8, OMS_STORE_RELEASE) != 0;
 		t2 = now_ns();
 		c.errors += oms_quiet(ini) != 0;
-		call += t2 - t1;
-		qr += now_ns() - t0;
+		call[n] = t2 - t1;
+		qr[n] = now_ns() - t0;
 		t0 = now_ns();
 		c.errors += oms_put(ini, &r, 0, &v, 8, OMS_STORE_WEAK) != 0;
 		c.errors += oms_put(ini, &r, 8, &v, 8, OMS_STORE_WEAK) != 0;
 		c.errors += oms_quiet(ini) != 0;
-		qw += now_ns() - t0;
+		qw[n] = now_ns() - t0;
 	}
-	c.call_ns = (double)call / COST_ROUNDS;
-	c.quiet_rel_ns = (double)qr / COST_ROUNDS;
-	c.quiet_weak_ns = (double)qw / COST_ROUNDS;
+	c.call_ns = median(call, COST_ROUNDS);
+	c.quiet_rel_ns = median(qr, COST_ROUNDS);
+	c.quiet_weak_ns = median(qw, COST_ROUNDS);
 out:
 	if (ini)
 		oms_ctx_destroy(ini);
