@@ -61,7 +61,9 @@ perf_client() {
 			pm=${pt#* }
 			lg=$(json_field "$lo" gbps)
 			lm=$(json_field "$lo" mops)
-			ratio=$(awk -v a="${lg:-0}" -v b="${pg:-0}" \
+			# by message rates: perftest prints Gb/s with two
+			# decimals only, its message rate with six
+			ratio=$(awk -v a="${lm:-0}" -v b="${pm:-0}" \
 				'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')
 			printf '# %-6s %6s %14s %6s %13s %6s   %s\n' "$op" "$s" \
 				"${pg:-?}" "${pm:-?}" "${lg:-?}" "${lm:-?}" "$ratio"
