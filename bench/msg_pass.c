@@ -349,9 +349,6 @@ int main(int argc, char **argv)
 
 	if (rc != BA_GO_ON)
 		return rc;
-	for (uint32_t i = 0; i < o->nsizes; i++)
-		if (o->sizes[i] < 16)
-			return ba_fail(&ba, "--size: at least 16 bytes");
 	err = rig_open(&r, o);
 	if (err) {
 		fprintf(stderr, "msg_pass: cannot set up the emulated nodes: "
