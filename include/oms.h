@@ -67,6 +67,8 @@ enum oms_read_flags {
 				 * are acknowledged */
 };
 
+struct oms_emu;		/* oms_emu.h: an emulated device */
+
 enum oms_backend {
 	OMS_BACKEND_AUTO = 0,	/* OMS_BACKEND env, else RDMA device, else emu */
 	OMS_BACKEND_EMU = 1,	/* emulated device (software NIC + RC) */
@@ -92,7 +94,8 @@ enum oms_read_order {
 #define OMS_CTX_ATTR_TIMEOUT	(1u << 7)	/* timeout_ms */
 #define OMS_CTX_ATTR_DEST_SEQ	(1u << 8)	/* dest_seq_mask */
 #define OMS_CTX_ATTR_EMU_NIC_RATE (1u << 9)	/* lat_req_ns */
-#define OMS_CTX_ATTR_ALL	0x3ffu
+#define OMS_CTX_ATTR_EMU	(1u << 10)	/* emu */
+#define OMS_CTX_ATTR_ALL	0x7ffu
 
 /* struct oms_ctx_attr.flags */
 #define OMS_CTX_F_NONBLOCK	(1u << 0) /* -EAGAIN instead of waiting for a
@@ -120,9 +123,14 @@ enum oms_read_order {
 /*
  * Context attributes.  Extensible: @size is sizeof() as the caller was
  * compiled (bytes beyond what the library knows must be zero), @comp_mask
- * says which optional fields are set; unset fields take defaults.  The
- * emulated device is shared by every context of the process; the emu
- * fields are taken from the context that starts it (the first one).
+ * says which optional fields are set; unset fields take defaults.
+ *
+ * The fields marked "emu" configure the emulated device.  A context that
+ * names a device object (@emu, made by oms_emu_create() of oms_emu.h)
+ * runs on it, and its device's settings are the object's: it may not set
+ * them here too.  Contexts that name none share the process's default
+ * device, which takes these fields from the context that starts it (the
+ * first one).
  */
 struct oms_ctx_attr {
 	uint32_t size;
@@ -152,6 +160,11 @@ struct oms_ctx_attr {
 				 * gets, atomics, whatever their length): its
 				 * message rate is 1/lat_req_ns; 0 = no limit */
 	uint32_t reserved2;	/* must be 0 */
+	struct oms_emu *emu;	/* the emulated device to run on (emu
+				 * backend; AUTO then means emu); with it,
+				 * none of OMS_CTX_ATTR_EMU_CHAOS, _LATENCY,
+				 * _READ_ORDER, _NIC_RATE, OMS_CTX_F_NO_HOLD,
+				 * OMS_CTX_F_HOLD_GLOBAL: -EINVAL */
 };
 
 #define OMS_MAX_NODES	16

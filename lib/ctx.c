@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "oms_priv.h"
+#include "util/ext_struct.h"
 
 #define ACK_WORDS (OMS_ACK_WINDOW / 64)
 
@@ -51,23 +52,17 @@ static int in_size(const struct oms_ctx_attr *in, size_t end)
 static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 {
 	struct oms_ctx_attr t;
+	int err;
 
 	attr_defaults(a);
 	if (!in)
 		return 0;
-	if (in->size < offsetof(struct oms_ctx_attr, backend))
+	err = oms_ext_copy(&t, sizeof(t), in,
+			   offsetof(struct oms_ctx_attr, backend));
+	if (err)
+		return err;
+	if (t.comp_mask & ~OMS_CTX_ATTR_ALL)
 		return -EINVAL;
-	if (in->size > sizeof(t)) {
-		const unsigned char *p = (const unsigned char *)in;
-
-		for (size_t i = sizeof(t); i < in->size; i++)
-			if (p[i])
-				return -E2BIG;
-	}
-	if (in->comp_mask & ~OMS_CTX_ATTR_ALL)
-		return -EINVAL;
-	memset(&t, 0, sizeof(t));
-	memcpy(&t, in, in->size < sizeof(t) ? in->size : sizeof(t));
 	if (t.comp_mask & OMS_CTX_ATTR_BACKEND) {
 		if (!HAS(in, OMS_CTX_ATTR_BACKEND, backend) ||
 		    t.backend > OMS_BACKEND_VERBS)
@@ -135,6 +130,19 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 			return -EINVAL;
 		a->lat_req_ns = t.lat_req_ns;
 	}
+	if (t.comp_mask & OMS_CTX_ATTR_EMU) {
+		/* The device's settings belong to the device object. */
+		if (!HAS(in, OMS_CTX_ATTR_EMU, emu) || !t.emu ||
+		    (t.comp_mask & (OMS_CTX_ATTR_EMU_CHAOS |
+				    OMS_CTX_ATTR_EMU_LATENCY |
+				    OMS_CTX_ATTR_READ_ORDER |
+				    OMS_CTX_ATTR_EMU_NIC_RATE)) ||
+		    (a->flags & (OMS_CTX_F_NO_HOLD | OMS_CTX_F_HOLD_GLOBAL)) ||
+		    a->backend == OMS_BACKEND_VERBS)
+			return -EINVAL;
+		a->emu = t.emu;
+		a->backend = OMS_BACKEND_EMU;
+	}
 	if (a->flags & OMS_CTX_F_DEST_SEQ)
 		a->dest_seq_mask = (1u << OMS_MAX_NODES) - 1;
 	if (a->dest_seq_mask) {
@@ -181,7 +189,9 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 	const char *env = getenv("OMS_BACKEND");
 	char dev[64], err_why[192];
 
-	if (a->backend != OMS_BACKEND_AUTO) {
+	if (a->emu) {
+		snprintf(why, whylen, "an emulated device named in oms_ctx_attr.emu");
+	} else if (a->backend != OMS_BACKEND_AUTO) {
 		snprintf(why, whylen, "asked for in oms_ctx_attr.backend");
 	} else if (env && *env) {
 		if (!strcmp(env, "emu"))

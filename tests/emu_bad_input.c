@@ -194,7 +194,7 @@ TEST_F(dev, oversize_and_malformed_commands)
 
 TEST_F(dev, full_ring_and_bogus_doorbell)
 {
-	struct emu_dev *d = emu_dev_current();
+	struct oms_emu *d = emu_dev_current();
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *nb;
 	struct emu_queue *q;

@@ -58,7 +58,7 @@ FIXTURE(rig)
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	uint64_t *mem;
-	struct emu_dev *dev;
+	struct oms_emu *dev;
 	struct t_rng rng;
 	uint64_t seed;
 	uint32_t gen;
@@ -194,7 +194,7 @@ static void batch_reset(struct rq *rq)
 }
 
 /* Let the device run @steps loops (it would have done anything it may). */
-static void let_run(struct emu_dev *dev, uint64_t steps)
+static void let_run(struct oms_emu *dev, uint64_t steps)
 {
 	uint64_t hb = __atomic_load_n(&dev->heartbeat, __ATOMIC_ACQUIRE);
 
@@ -202,7 +202,7 @@ static void let_run(struct emu_dev *dev, uint64_t steps)
 		sched_yield();
 }
 
-static int rq_open(struct emu_dev *dev, uint32_t flags, struct rq *rq)
+static int rq_open(struct oms_emu *dev, uint32_t flags, struct rq *rq)
 {
 	memset(rq, 0, sizeof(*rq));
 	return emu_queue_open_flags(dev, 0, QSIZE, flags, &rq->q);

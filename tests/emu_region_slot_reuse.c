@@ -29,7 +29,7 @@
 
 FIXTURE(reuse)
 {
-	struct emu_dev *dev;
+	struct oms_emu *dev;
 	struct emu_queue *q;		/* the initiator: node 0 */
 	struct oms_ctx *owner;		/* node 1 */
 	struct oms_mr *mr;
@@ -64,7 +64,7 @@ FIXTURE_TEARDOWN(reuse)
  * Stop the device thread between steps: it checks the freeze only at the
  * top of its loop, so wait until its heartbeat stands still.
  */
-static void park(struct emu_dev *dev)
+static void park(struct oms_emu *dev)
 {
 	uint64_t hb;
 
@@ -76,7 +76,7 @@ static void park(struct emu_dev *dev)
 }
 
 /* Post and ring @wr, and let the device take it (key checked here). */
-static void intake(struct emu_dev *dev, struct emu_queue *q,
+static void intake(struct oms_emu *dev, struct emu_queue *q,
 		   const struct oms_wr *wr)
 {
 	emu_q_post(q, wr);
@@ -88,7 +88,7 @@ static void intake(struct emu_dev *dev, struct emu_queue *q,
 
 /* Step the device by hand until @q's one operation completes: its status,
  * or 1 if it never does. */
-static int execute(struct emu_dev *dev, struct emu_queue *q)
+static int execute(struct oms_emu *dev, struct emu_queue *q)
 {
 	struct oms_wc wc;
 

@@ -372,7 +372,7 @@ TEST(litmus_L28_per_thread_streams_on_emu)
 	struct emu_queue *t1, *t2;
 	struct oms_wc wc[16];
 	uint64_t mem[8] = { 0 }, v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-	struct emu_dev *d;
+	struct oms_emu *d;
 	struct oms_wr late;
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 

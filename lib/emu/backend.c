@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
  * The "emu" backend: the operations table of lib/backend.h over the
- * emulated device.  Each context gets one device queue; memory regions are
- * registered in the device's region table with a key (seed 003).
+ * emulated device.  Each context runs on the device its attributes name
+ * (oms_ctx_attr.emu) or on the process's default one, and gets one queue
+ * of it; memory regions are registered in the device's region table with
+ * a key (seed 003).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oms_priv.h"
 #include "emu/emu.h"
 
 struct emu_ctx {
-	struct emu_dev *dev;
+	struct oms_emu *dev;
 	struct emu_queue *q;
 };
 
 #define EC(ctx) ((struct emu_ctx *)(ctx)->bpriv)
 
-static struct emu_ctx g_ectx[EMU_MAX_QUEUES];
-static pthread_mutex_t g_ectx_lock = PTHREAD_MUTEX_INITIALIZER;
+struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
+{
+	return EC(ctx)->dev;
+}
 
 static int emu_open(struct oms_ctx *ctx)
 {
@@ -37,46 +42,54 @@ static int emu_open(struct oms_ctx *ctx)
 		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
 		.hold_global = !!(a->flags & OMS_CTX_F_HOLD_GLOBAL),
 	};
-	struct emu_ctx *ec = NULL;
-	struct emu_dev *dev;
+	struct emu_ctx *ec;
+	struct oms_emu *dev;
 	struct emu_queue *q;
 	int err;
 
-	err = emu_dev_get(&cfg, &dev);
-	if (err)
-		return err;
-	if (__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE)) {
-		emu_dev_put(dev);
-		return -ENODEV;
+	ec = calloc(1, sizeof(*ec));
+	if (!ec)
+		return -ENOMEM;
+	if (a->emu) {
+		/* The device's settings are its own (oms_emu_create()). */
+		dev = a->emu;
+		emu_dev_hold(dev);
+	} else {
+		err = emu_dev_get(&cfg, &dev);
+		if (err)
+			goto fail_free;
+	}
+	if (__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		err = -ENODEV;
+		goto fail_put;
 	}
 	/* The no-ordering baseline: the device keeps no same-address
 	 * order either, so its controls can show what ordering prevents. */
 	err = emu_queue_open_flags(dev, a->node, ctx->qdepth,
 				   a->flags & OMS_CTX_F_NO_ORDERING ?
 				   EMU_Q_UNORDERED : 0, &q);
-	if (err) {
-		emu_dev_put(dev);
-		return err;
-	}
-	pthread_mutex_lock(&g_ectx_lock);
-	ec = &g_ectx[q->id];
+	if (err)
+		goto fail_put;
 	ec->dev = dev;
 	ec->q = q;
-	pthread_mutex_unlock(&g_ectx_lock);
 	ctx->bpriv = ec;
 	return 0;
+fail_put:
+	emu_dev_put(dev);
+fail_free:
+	free(ec);
+	return err;
 }
 
 static void emu_close(struct oms_ctx *ctx)
 {
 	struct emu_ctx *ec = EC(ctx);
-	struct emu_dev *dev = ec->dev;
+	struct oms_emu *dev = ec->dev;
 
 	emu_queue_close(dev, ec->q);
-	pthread_mutex_lock(&g_ectx_lock);
-	ec->dev = NULL;
-	ec->q = NULL;
-	pthread_mutex_unlock(&g_ectx_lock);
+	ctx->bpriv = NULL;
+	free(ec);
 	emu_dev_put(dev);
 }
 
@@ -98,7 +111,7 @@ static int emu_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 
 static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 
 	*hb = __atomic_load_n(&dev->heartbeat, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
@@ -109,7 +122,7 @@ static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
  * slot's next generation (what was admitted for the slot before fails),
  * and describe it in *@rmr.  Lock held.  -ENOSPC.
  */
-static int region_add(struct emu_dev *dev, const struct emu_region *tmpl,
+static int region_add(struct oms_emu *dev, const struct emu_region *tmpl,
 		      struct oms_rmr *rmr)
 {
 	for (uint32_t i = 0; i < EMU_MAX_REGIONS; i++) {
@@ -140,7 +153,7 @@ static int region_add(struct emu_dev *dev, const struct emu_region *tmpl,
 }
 
 /* Lock held. */
-static void region_del(struct emu_dev *dev, const struct oms_rmr *rmr)
+static void region_del(struct oms_emu *dev, const struct oms_rmr *rmr)
 {
 	dev->reg[rmr->region].valid = 0;
 	oms_kc_clear(&dev->kc, rmr->region);
@@ -149,7 +162,7 @@ static void region_del(struct emu_dev *dev, const struct oms_rmr *rmr)
 static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 		      uint32_t access, struct oms_rmr *rmr)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 	const struct emu_region r = {
 		.base = addr, .len = len, .node = ctx->attr.node,
 		.access = access, .home = EMU_MAX_REGIONS,	/* itself */
@@ -166,7 +179,7 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 
 static int emu_mr_dereg(struct oms_ctx *ctx, const struct oms_rmr *rmr)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
 	region_del(dev, rmr);
@@ -185,7 +198,7 @@ static int emu_mr_dereg(struct oms_ctx *ctx, const struct oms_rmr *rmr)
 int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
 		    struct oms_rmr *win)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 	struct emu_region r;
 	int err;
 
@@ -198,7 +211,7 @@ int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
 
 void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
 	region_del(dev, win);
@@ -208,7 +221,7 @@ void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win)
 static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 			uint64_t off, const void *src, size_t len)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
 	memcpy(dev->reg[rmr->region].base + off, src, len);
@@ -220,7 +233,7 @@ static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 static int emu_mr_read(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 		       uint64_t off, void *dst, size_t len)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
 	memcpy(dst, dev->reg[rmr->region].base + off, len);
@@ -247,7 +260,7 @@ static void emu_caps(struct oms_ctx *ctx, struct oms_caps *c)
 
 static uint64_t emu_key_drops(struct oms_ctx *ctx)
 {
-	struct emu_dev *dev = EC(ctx)->dev;
+	struct oms_emu *dev = EC(ctx)->dev;
 	uint64_t n;
 
 	pthread_mutex_lock(&dev->lock);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Connections on the emulated device.  Every context of the process shares
- * one device, so a "network" is a process-wide table of listeners keyed by
- * address and port: oms_connect() finds the entry and copies the region
- * descriptor, exactly what a verbs listener sends in its private data.
+ * Connections on the emulated device.  A device is one fabric, so its
+ * "network" is a table of listeners of the device keyed by address and
+ * port: oms_connect() finds the entry and copies the region descriptor,
+ * exactly what a verbs listener sends in its private data.  Contexts of
+ * different devices do not see each other's listeners.
  *
  * Host names are resolved as librdmacm resolves them (getaddrinfo), and
  * addresses are compared, not strings: a listener on 127.0.0.1 answers
@@ -20,6 +21,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -44,8 +46,22 @@ struct emu_listener {
 	struct oms_rmr rmr;	/* the listener's window */
 };
 
-static struct emu_listener g_listen[EMU_LISTENERS];
-static pthread_mutex_t g_listen_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A device's listeners, under its listen_lock. */
+struct emu_listeners {
+	struct emu_listener e[EMU_LISTENERS];
+};
+
+int emu_conn_init(struct oms_emu *dev)
+{
+	dev->listeners = calloc(1, sizeof(*dev->listeners));
+	return dev->listeners ? 0 : -ENOMEM;
+}
+
+void emu_conn_fini(struct oms_emu *dev)
+{
+	free(dev->listeners);
+	dev->listeners = NULL;
+}
 
 static int fits(const char *s)
 {
@@ -142,6 +158,7 @@ static int overlap(const struct emu_addrs *x, const struct emu_addrs *y)
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       const struct oms_mr *mr, void **lpriv)
 {
+	struct oms_emu *dev = emu_ctx_dev(ctx);
 	struct emu_listener *free_e = NULL;
 	struct emu_addrs addrs;
 	int err = 0;
@@ -150,9 +167,9 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		return -EINVAL;
 	if (emu_resolve(addr, &addrs))
 		return -EADDRNOTAVAIL;	/* as on verbs */
-	pthread_mutex_lock(&g_listen_lock);
+	pthread_mutex_lock(&dev->listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
-		struct emu_listener *e = &g_listen[i];
+		struct emu_listener *e = &dev->listeners->e[i];
 
 		if (!e->used) {
 			if (!free_e)
@@ -174,35 +191,36 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		free_e->used = 1;
 		*lpriv = free_e;
 	}
-	pthread_mutex_unlock(&g_listen_lock);
+	pthread_mutex_unlock(&dev->listen_lock);
 	return err;
 }
 
 void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 {
+	struct oms_emu *dev = emu_ctx_dev(ctx);
 	struct emu_listener *e = lpriv;
 
-	pthread_mutex_lock(&g_listen_lock);
+	pthread_mutex_lock(&dev->listen_lock);
 	emu_window_close(ctx, &e->rmr);
 	e->used = 0;
-	pthread_mutex_unlock(&g_listen_lock);
+	pthread_mutex_unlock(&dev->listen_lock);
 }
 
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr)
 {
+	struct oms_emu *dev = emu_ctx_dev(ctx);
 	struct emu_addrs addrs;
 	int err = -ECONNREFUSED;
 
-	(void)ctx;
 	(void)timeout_ms;	/* nothing to wait for in one process */
 	if (!fits(port))
 		return -EINVAL;
 	if (emu_resolve(host, &addrs))
 		return -EHOSTUNREACH;	/* as on verbs */
-	pthread_mutex_lock(&g_listen_lock);
+	pthread_mutex_lock(&dev->listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
-		struct emu_listener *e = &g_listen[i];
+		struct emu_listener *e = &dev->listeners->e[i];
 
 		if (e->used && !strcmp(e->port, port) &&
 		    overlap(&e->addrs, &addrs)) {
@@ -211,6 +229,6 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 			break;
 		}
 	}
-	pthread_mutex_unlock(&g_listen_lock);
+	pthread_mutex_unlock(&dev->listen_lock);
 	return err;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The emulated device's life: one device per process, shared by every
- * context (like one fabric with its NICs and root complexes), started by
- * the first context and stopped with the last.  Its thread is the "real
+ * The emulated device's life.  A device is one fabric with its NICs and
+ * root complexes.  Contexts that name none share the process's default
+ * device, started by the first of them and stopped with the last; a
+ * program may also make devices of its own (oms_emu_create(), object.c),
+ * several at once.  Each device's thread is the "real
  * concurrent agent": it takes commands the initiators rang, executes them
  * against host memory under the device lock, runs the read engine and
  * returns completions.  Stop and freeze exist so tests can kill or hang
@@ -16,8 +18,10 @@
 
 #include "emu/emu.h"
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct emu_dev *g_dev;
+/* The default device: its pointer is the one piece of process state, so
+ * that contexts naming no device meet on one fabric. */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct oms_emu *default_dev;
 
 static uint64_t wall_ns(void)
 {
@@ -27,7 +31,7 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t emu_now(const struct emu_dev *dev)
+uint64_t emu_now(const struct oms_emu *dev)
 {
 	if (!dev->cfg.time_scale)
 		return 0;
@@ -35,7 +39,7 @@ uint64_t emu_now(const struct emu_dev *dev)
 }
 
 /* splitmix64; the device thread's own stream. */
-uint64_t emu_rand(struct emu_dev *dev)
+uint64_t emu_rand(struct oms_emu *dev)
 {
 	uint64_t z = (dev->rng += 0x9e3779b97f4a7c15ull);
 
@@ -45,7 +49,7 @@ uint64_t emu_rand(struct emu_dev *dev)
 }
 
 /* One pass over every queue; returns how much work was done. */
-static int dev_step(struct emu_dev *dev, int *pending)
+static int dev_step(struct oms_emu *dev, int *pending)
 {
 	int work = 0;
 
@@ -74,13 +78,18 @@ static int dev_step(struct emu_dev *dev, int *pending)
 
 static void *dev_thread(void *arg)
 {
-	struct emu_dev *dev = arg;
+	struct oms_emu *dev = arg;
 	unsigned idle = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
-		if (__atomic_load_n(&dev->frozen, __ATOMIC_ACQUIRE)) {
+		/* parked before frozen, both sequentially consistent: a
+		 * freezer that sees parked set knows no step is running
+		 * or will run until it thaws (emu_dev_freeze()). */
+		__atomic_store_n(&dev->parked, 0, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&dev->frozen, __ATOMIC_SEQ_CST)) {
 			struct timespec ts = { 0, 100000 };
 
+			__atomic_store_n(&dev->parked, 1, __ATOMIC_SEQ_CST);
 			nanosleep(&ts, NULL);
 			continue;
 		}
@@ -108,23 +117,38 @@ static void *dev_thread(void *arg)
 	return NULL;
 }
 
-static void dev_free(struct emu_dev *dev)
+static void dev_free(struct oms_emu *dev)
 {
+	emu_conn_fini(dev);
 	emu_seq_fini(dev);
 	emu_reads_fini(dev);
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
 		oms_hold_destroy(&dev->hold[n]);
+	pthread_mutex_destroy(&dev->listen_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
 
-static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
+/* The limits oms_emu_attr documents (the context attributes keep the
+ * same ones for the default device). */
+int emu_cfg_check(const struct emu_cfg *cfg)
+{
+	if (cfg->lat_bus_ns > 1000000 || cfg->lat_rc_ns > 1000000 ||
+	    cfg->lat_mem_ns > 1000000 || cfg->lat_req_ns > 1000000 ||
+	    cfg->time_scale > 1000000 || cfg->link_gbps == 0 ||
+	    cfg->link_gbps > 10000 || cfg->read_order > OMS_ORDER_NIC ||
+	    cfg->rlsq_entries == 0 || cfg->rlsq_entries > 4096)
+		return -EINVAL;
+	return 0;
+}
+
+int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 {
 	struct oms_hold_config hc = {
 		.ndest = OMS_MAX_NODES, .window = 65536, .gwindow = 65536,
 		.max_held = 4096, .scope = OMS_HOLD_PER_DEST,
 	};
-	struct emu_dev *dev = calloc(1, sizeof(*dev));
+	struct oms_emu *dev = calloc(1, sizeof(*dev));
 	int err;
 
 	if (!dev)
@@ -134,13 +158,16 @@ static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
 	dev->cfg = *cfg;
 	dev->rng = cfg->chaos_seed;
 	dev->next_key = (uint32_t)(wall_ns() * 2654435761u) | 1;
+	dev->refs = 1;
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->listen_lock, NULL);
 	oms_kc_init(&dev->kc, EMU_KEY_THRESHOLD);
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++) {
 		err = oms_hold_init(&dev->hold[n], &hc, NULL, 0);
 		if (err) {
 			while (n--)
 				oms_hold_destroy(&dev->hold[n]);
+			pthread_mutex_destroy(&dev->listen_lock);
 			pthread_mutex_destroy(&dev->lock);
 			free(dev);
 			return err;
@@ -149,6 +176,8 @@ static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
 	err = emu_reads_init(dev);
 	if (!err)
 		err = emu_seq_init(dev);
+	if (!err)
+		err = emu_conn_init(dev);
 	if (err) {
 		dev_free(dev);
 		return err;
@@ -162,45 +191,77 @@ static int dev_create(const struct emu_cfg *cfg, struct emu_dev **out)
 	return 0;
 }
 
-int emu_dev_get(const struct emu_cfg *cfg, struct emu_dev **dev)
+int emu_dev_get(const struct emu_cfg *cfg, struct oms_emu **dev)
 {
 	int err = 0;
 
-	pthread_mutex_lock(&g_lock);
-	if (!g_dev)
-		err = dev_create(cfg, &g_dev);
-	if (!err) {
-		g_dev->refs++;
-		*dev = g_dev;
+	pthread_mutex_lock(&default_lock);
+	if (default_dev) {
+		emu_dev_hold(default_dev);
+	} else {
+		err = emu_dev_create(cfg, &default_dev);
+		if (!err)
+			default_dev->is_default = 1;
 	}
-	pthread_mutex_unlock(&g_lock);
+	if (!err)
+		*dev = default_dev;
+	pthread_mutex_unlock(&default_lock);
 	return err;
 }
 
-void emu_dev_put(struct emu_dev *dev)
+void emu_dev_hold(struct oms_emu *dev)
 {
-	pthread_mutex_lock(&g_lock);
-	if (--dev->refs == 0) {
-		__atomic_store_n(&dev->frozen, 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
-		pthread_join(dev->thread, NULL);
-		dev_free(dev);
-		g_dev = NULL;
-	}
-	pthread_mutex_unlock(&g_lock);
+	__atomic_add_fetch(&dev->refs, 1, __ATOMIC_RELAXED);
 }
 
-struct emu_dev *emu_dev_current(void)
+static void dev_stop_free(struct oms_emu *dev)
 {
-	struct emu_dev *dev;
+	__atomic_store_n(&dev->frozen, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(dev->thread, NULL);
+	dev_free(dev);
+}
 
-	pthread_mutex_lock(&g_lock);
-	dev = g_dev;
-	pthread_mutex_unlock(&g_lock);
+/* The creator's reference, if it is the last one; else -EBUSY. */
+int emu_dev_destroy(struct oms_emu *dev)
+{
+	uint32_t creator_only = 1;
+
+	if (!__atomic_compare_exchange_n(&dev->refs, &creator_only, 0, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return -EBUSY;
+	dev_stop_free(dev);
+	return 0;
+}
+
+void emu_dev_put(struct oms_emu *dev)
+{
+	uint32_t left;
+
+	/* The default device's last reference and a new context's lookup
+	 * of it meet under the lock: neither finds a device being freed. */
+	if (dev->is_default)
+		pthread_mutex_lock(&default_lock);
+	left = __atomic_sub_fetch(&dev->refs, 1, __ATOMIC_ACQ_REL);
+	if (!left && dev->is_default)
+		default_dev = NULL;
+	if (dev->is_default)
+		pthread_mutex_unlock(&default_lock);
+	if (!left)
+		dev_stop_free(dev);
+}
+
+struct oms_emu *emu_dev_current(void)
+{
+	struct oms_emu *dev;
+
+	pthread_mutex_lock(&default_lock);
+	dev = default_dev;
+	pthread_mutex_unlock(&default_lock);
 	return dev;
 }
 
-int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
+int emu_queue_open(struct oms_emu *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **out)
 {
 	return emu_queue_open_flags(dev, node, size, 0, out);
@@ -208,7 +269,7 @@ int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
 
 /* @flags: EMU_Q_UNORDERED for a control queue that keeps no same-address
  * order (the context's OMS_CTX_F_NO_ORDERING). */
-int emu_queue_open_flags(struct emu_dev *dev, uint32_t node, uint32_t size,
+int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 			 uint32_t flags, struct emu_queue **out)
 {
 	struct emu_queue *q;
@@ -263,7 +324,7 @@ fail:
  * with work in flight) would hold class-2 responses for ever: retire them
  * from the hold trackers.
  */
-static void release_posted(struct emu_dev *dev, struct emu_queue *q)
+static void release_posted(struct oms_emu *dev, struct emu_queue *q)
 {
 	for (uint32_t i = 0; i < q->npool; i++)
 		if (q->pool[i].posted)
@@ -276,7 +337,7 @@ static void release_posted(struct emu_dev *dev, struct emu_queue *q)
 				     q->parked[i].hold_id);
 }
 
-void emu_queue_close(struct emu_dev *dev, struct emu_queue *q)
+void emu_queue_close(struct oms_emu *dev, struct emu_queue *q)
 {
 	pthread_mutex_lock(&dev->lock);
 	release_posted(dev, q);
@@ -291,19 +352,27 @@ void emu_queue_close(struct emu_dev *dev, struct emu_queue *q)
 	free(q);
 }
 
-void emu_dev_stop(struct emu_dev *dev)
+void emu_dev_stop(struct oms_emu *dev)
 {
 	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
 
-void emu_dev_freeze(struct emu_dev *dev, int on)
+/* Freezing returns once the thread is parked (or gone): from then on the
+ * device takes and executes nothing until thawed.  Not from the device's
+ * own thread (an observer): it would wait for itself. */
+void emu_dev_freeze(struct oms_emu *dev, int on)
 {
-	__atomic_store_n(&dev->frozen, on, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->frozen, on, __ATOMIC_SEQ_CST);
+	if (!on)
+		return;
+	while (!__atomic_load_n(&dev->parked, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
-void emu_dev_set_observer(struct emu_dev *dev, emu_observe_fn fn, void *arg)
+void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg)
 {
 	pthread_mutex_lock(&dev->lock);
 	dev->observe = fn;

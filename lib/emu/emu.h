@@ -25,12 +25,13 @@
  *
  * Internal: not exported, used by lib/emu/backend.c and by tests.
  */
-#ifndef OMS_EMU_H
-#define OMS_EMU_H
+#ifndef OMS_EMU_PRIV_H
+#define OMS_EMU_PRIV_H
 
 #include <pthread.h>
 #include <stdint.h>
 
+#include "oms_emu.h"
 #include "backend.h"
 #include "engine/doorbell.h"
 #include "engine/hold.h"
@@ -171,7 +172,12 @@ struct emu_line {		/* one line read in flight in the RLSQ */
  * visible and when a get's response leaves (op OMS_WR_GET). */
 typedef void (*emu_observe_fn)(void *arg, uint32_t q, const struct oms_wr *wr);
 
-struct emu_dev {
+/*
+ * The device; oms_emu.h's object is this struct.  Each is a fabric of its
+ * own (thread, regions, listeners); the process's default one serves the
+ * contexts that name none.
+ */
+struct oms_emu {
 	pthread_mutex_t lock;	/* memory, regions, engine state */
 	pthread_t thread;
 	struct emu_cfg cfg;
@@ -179,9 +185,11 @@ struct emu_dev {
 	uint64_t t0;		/* wall ns at start */
 	int stop;		/* ask the thread to leave, abandoning work */
 	int frozen;		/* test: stop executing, stop heartbeats */
+	int parked;		/* the thread saw frozen and does nothing */
 	int dead;		/* thread gone: every queue fails */
 	uint64_t heartbeat;
-	uint32_t refs;
+	uint32_t refs;		/* its contexts, and its creator (atomic) */
+	uint8_t is_default;	/* the process's default device */
 	uint32_t queue_gen;
 	struct emu_queue *q[EMU_MAX_QUEUES];
 	struct emu_region reg[EMU_MAX_REGIONS];
@@ -200,6 +208,10 @@ struct emu_dev {
 	uint64_t executed;	/* puts/atomics executed */
 	emu_observe_fn observe;	/* test: called at each executed store */
 	void *observe_arg;
+	oms_emu_observe_fn pub_observe;	/* oms_emu_set_observer()'s */
+	void *pub_observe_arg;
+	pthread_mutex_t listen_lock;	/* listeners (conn.c) */
+	struct emu_listeners *listeners; /* the fabric's "network" */
 };
 
 /* backend.c: a listener's window on a region (its own slot and key) */
@@ -207,27 +219,41 @@ int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
 		    struct oms_rmr *win);
 void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win);
 
-/* conn.c: listeners and connections within the process */
+/* conn.c: listeners and connections within the device's fabric */
+int emu_conn_init(struct oms_emu *dev);
+void emu_conn_fini(struct oms_emu *dev);
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	       const struct oms_mr *mr, void **lpriv);
 void emu_listener_close(struct oms_ctx *ctx, void *lpriv);
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr);
 
-/* dev.c: the shared device */
-int emu_dev_get(const struct emu_cfg *cfg, struct emu_dev **dev);
-void emu_dev_put(struct emu_dev *dev);
-struct emu_dev *emu_dev_current(void);
-int emu_queue_open(struct emu_dev *dev, uint32_t node, uint32_t size,
+/* backend.c: the device a context runs on */
+struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx);
+
+/* dev.c: devices.  emu_dev_create() starts one holding one reference;
+ * emu_dev_get() takes a reference to the process's default device,
+ * starting it from @cfg if there is none; emu_dev_put() drops one (the
+ * last stops the device and frees it).  emu_dev_current(): the default
+ * device, or NULL. */
+int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **dev);
+int emu_dev_get(const struct emu_cfg *cfg, struct oms_emu **dev);
+void emu_dev_hold(struct oms_emu *dev);
+void emu_dev_put(struct oms_emu *dev);
+int emu_dev_destroy(struct oms_emu *dev);	/* -EBUSY unless only the
+						 * creator holds it */
+struct oms_emu *emu_dev_current(void);
+int emu_cfg_check(const struct emu_cfg *cfg);	/* 0 or -EINVAL */
+int emu_queue_open(struct oms_emu *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **q);
-int emu_queue_open_flags(struct emu_dev *dev, uint32_t node, uint32_t size,
+int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 			 uint32_t flags, struct emu_queue **q);
-void emu_queue_close(struct emu_dev *dev, struct emu_queue *q);
-void emu_dev_stop(struct emu_dev *dev);		/* abrupt: abandons work */
-void emu_dev_freeze(struct emu_dev *dev, int on);	/* hang, no heartbeat */
-void emu_dev_set_observer(struct emu_dev *dev, emu_observe_fn fn, void *arg);
-uint64_t emu_now(const struct emu_dev *dev);	/* model ns; 0 if no model */
-uint64_t emu_rand(struct emu_dev *dev);
+void emu_queue_close(struct oms_emu *dev, struct emu_queue *q);
+void emu_dev_stop(struct oms_emu *dev);		/* abrupt: abandons work */
+void emu_dev_freeze(struct oms_emu *dev, int on);	/* hang, no heartbeat */
+void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
+uint64_t emu_now(const struct oms_emu *dev);	/* model ns; 0 if no model */
+uint64_t emu_rand(struct oms_emu *dev);
 
 /* queue.c: initiator side of the rings (any thread owning the queue) */
 int emu_q_post(struct emu_queue *q, const struct oms_wr *wr);
@@ -236,20 +262,20 @@ int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
 	       uint64_t *src_done);
 
 /* exec.c: the device's work on queues (lock held) */
-int emu_intake(struct emu_dev *dev, struct emu_queue *q);
-int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q);
-int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
+int emu_intake(struct oms_emu *dev, struct emu_queue *q);
+int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q);
+int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
 		 int status, uint64_t value, uint64_t due);
-int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q);
-int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
+int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q);
+int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
-int emu_region_live(const struct emu_dev *dev, uint32_t region,
+int emu_region_live(const struct oms_emu *dev, uint32_t region,
 		    uint32_t gen, uint64_t off, uint64_t len);
-int emu_apply(struct emu_dev *dev, struct emu_queue *q,
+int emu_apply(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p);
-void emu_fail(struct emu_dev *dev, struct emu_queue *q,
+void emu_fail(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p, int status);
-void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
+void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
 		    uint64_t len);
 
 /* order.c: fences and failure records (lock held) */
@@ -264,27 +290,27 @@ int emu_pool_ready(const struct emu_queue *q, const struct emu_pend *p,
 		   uint64_t now);
 
 /* seq.c: sequence-numbered streams through the reorder buffer */
-int emu_seq_init(struct emu_dev *dev);
-void emu_seq_fini(struct emu_dev *dev);
+int emu_seq_init(struct oms_emu *dev);
+void emu_seq_fini(struct oms_emu *dev);
 void emu_seq_queue_init(struct emu_queue *q);
-void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p);
-void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr);
-void emu_seq_flush(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *f);
 void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq);
-int emu_seq_step(struct emu_dev *dev, struct emu_queue *q);
-void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q);
+int emu_seq_step(struct oms_emu *dev, struct emu_queue *q);
+void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 
 /* reads.c: gets through the RLSQ */
-int emu_reads_init(struct emu_dev *dev);
-void emu_reads_fini(struct emu_dev *dev);
-uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
+int emu_reads_init(struct oms_emu *dev);
+void emu_reads_fini(struct oms_emu *dev);
+uint64_t emu_get_due(const struct oms_emu *dev, uint64_t now,
 		     uint64_t nic_wait);
-int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
+int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p);
-int emu_reads_step(struct emu_dev *dev);
-void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q);
+int emu_reads_step(struct oms_emu *dev);
+void emu_reads_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 
 #endif

@@ -15,12 +15,12 @@
 
 #include "emu/emu.h"
 
-static uint64_t bus_ns(const struct emu_dev *dev)
+static uint64_t bus_ns(const struct oms_emu *dev)
 {
 	return dev->cfg.time_scale ? dev->cfg.lat_bus_ns : 0;
 }
 
-int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
+int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr)
 {
 	const struct emu_region *r;
@@ -75,7 +75,7 @@ int emu_validate(struct emu_dev *dev, const struct emu_queue *q,
  * the slot registered again (docs/ordering.md: a revoked region fails the
  * operation, -EACCES, memory untouched).
  */
-int emu_region_live(const struct emu_dev *dev, uint32_t region,
+int emu_region_live(const struct oms_emu *dev, uint32_t region,
 		    uint32_t gen, uint64_t off, uint64_t len)
 {
 	const struct emu_region *r = &dev->reg[region % EMU_MAX_REGIONS];
@@ -90,7 +90,7 @@ int emu_region_live(const struct emu_dev *dev, uint32_t region,
  * one through a listener's window names the window's memory from here on
  * (the same bytes for C1, the same lines for the read engine).
  */
-static struct emu_pend admit(const struct emu_dev *dev,
+static struct emu_pend admit(const struct oms_emu *dev,
 			     const struct oms_wr *wr, uint32_t idx)
 {
 	struct emu_pend p = { .wr = *wr, .idx = idx };
@@ -112,7 +112,7 @@ static struct emu_pend admit(const struct emu_dev *dev,
 }
 
 /* Host memory of a region changed: squash speculative reads of it. */
-void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
+void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
 		    uint64_t len)
 {
 	uint64_t first = off / EMU_LINE, last = (off + len - 1) / EMU_LINE;
@@ -123,7 +123,7 @@ void emu_invalidate(struct emu_dev *dev, uint32_t region, uint64_t off,
 		oms_rlsq_invalidate(&dev->rlsq, ((uint64_t)region << 32) | l);
 }
 
-int emu_complete(struct emu_dev *dev, struct emu_queue *q, uint32_t slot,
+int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
 		 int status, uint64_t value, uint64_t due)
 {
 	struct emu_done *d = &q->acks[q->nacks++];
@@ -146,7 +146,7 @@ static void src_done(struct emu_queue *q)
  * length (its message rate, the bound of small RDMA READs on real NICs):
  * how long the request arriving at @now waits until it has been served.
  */
-static uint64_t nic_admit(struct emu_dev *dev, const struct oms_wr *wr,
+static uint64_t nic_admit(struct oms_emu *dev, const struct oms_wr *wr,
 			  uint64_t now)
 {
 	uint64_t *free_at = &dev->nic_free[wr->dest % OMS_MAX_NODES];
@@ -162,7 +162,7 @@ static uint64_t nic_admit(struct emu_dev *dev, const struct oms_wr *wr,
 }
 
 /* A command that fails its checks: completed at once, memory untouched. */
-static int refuse(struct emu_dev *dev, struct emu_queue *q,
+static int refuse(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr, uint32_t idx, int err)
 {
 	/* A refused stream member fills its sequence number; the stream
@@ -184,7 +184,7 @@ static int get_bypasses_pool(const struct emu_queue *q,
 	       !(wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE));
 }
 
-static int accept(struct emu_dev *dev, struct emu_queue *q,
+static int accept(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr, uint32_t idx)
 {
 	uint64_t now = emu_now(dev), wait;
@@ -224,7 +224,7 @@ static int accept(struct emu_dev *dev, struct emu_queue *q,
 	return 1;
 }
 
-int emu_intake(struct emu_dev *dev, struct emu_queue *q)
+int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint32_t db = __atomic_load_n(&q->doorbell, __ATOMIC_ACQUIRE);
 	int n = 0;
@@ -255,7 +255,7 @@ int emu_intake(struct emu_dev *dev, struct emu_queue *q)
 }
 
 /* Retire @p with @status without touching memory. */
-void emu_fail(struct emu_dev *dev, struct emu_queue *q,
+void emu_fail(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p, int status)
 {
 	if (p->posted)
@@ -273,7 +273,7 @@ void emu_fail(struct emu_dev *dev, struct emu_queue *q,
  * Perform put, atomic, flush or NOP @p against host memory and send its
  * completion; returns its status.  (Gets go to emu_get_accept().)
  */
-int emu_apply(struct emu_dev *dev, struct emu_queue *q,
+int emu_apply(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p)
 {
 	const struct oms_wr *wr = &p->wr;
@@ -325,7 +325,7 @@ int emu_apply(struct emu_dev *dev, struct emu_queue *q,
 }
 
 /* OMS_WR_RESET: forget the destination's failures, restart its stream. */
-static void reset(struct emu_dev *dev, struct emu_queue *q,
+static void reset(struct oms_emu *dev, struct emu_queue *q,
 		  const struct emu_pend *p)
 {
 	uint32_t bit = 1u << p->wr.dest;
@@ -337,7 +337,7 @@ static void reset(struct emu_dev *dev, struct emu_queue *q,
 }
 
 /* @p left the pool (emu_pool_ready() said so): perform it. */
-static void execute(struct emu_dev *dev, struct emu_queue *q,
+static void execute(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p)
 {
 	if (p->wr.flags & OMS_WR_F_SEQ) {
@@ -372,7 +372,7 @@ static void pool_remove(struct emu_queue *q, uint32_t j)
 
 /* Take pool entry @j out and perform it (the pool then no longer holds
  * it, so what it performs sees the pool as it is). */
-static void leave_pool(struct emu_dev *dev, struct emu_queue *q, uint32_t j)
+static void leave_pool(struct oms_emu *dev, struct emu_queue *q, uint32_t j)
 {
 	struct emu_pend p = q->pool[j];
 
@@ -380,7 +380,7 @@ static void leave_pool(struct emu_dev *dev, struct emu_queue *q, uint32_t j)
 	execute(dev, q, &p);
 }
 
-int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q)
+int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint64_t now = emu_now(dev);
 	int n = 0;
@@ -417,7 +417,7 @@ int emu_exec_pool(struct emu_dev *dev, struct emu_queue *q)
 	return n;
 }
 
-int emu_flush_acks(struct emu_dev *dev, struct emu_queue *q)
+int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint32_t head = __atomic_load_n(&q->cq_head, __ATOMIC_ACQUIRE);
 	uint32_t tail = q->cq_tail, n = 0;

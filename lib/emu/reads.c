@@ -28,7 +28,7 @@
 #define LINE_DONE 2
 #define ORPHAN 0xffffu
 
-int emu_reads_init(struct emu_dev *dev)
+int emu_reads_init(struct oms_emu *dev)
 {
 	static const unsigned mode[] = {
 		[OMS_ORDER_RC_OPT] = OMS_RLSQ_RC_OPT,
@@ -56,7 +56,7 @@ int emu_reads_init(struct emu_dev *dev)
 	return 0;
 }
 
-void emu_reads_fini(struct emu_dev *dev)
+void emu_reads_fini(struct oms_emu *dev)
 {
 	if (dev->rlsq.e)
 		oms_rlsq_destroy(&dev->rlsq);
@@ -66,7 +66,7 @@ void emu_reads_fini(struct emu_dev *dev)
 	dev->line_free = NULL;
 }
 
-static uint64_t lat(const struct emu_dev *dev, uint64_t ns)
+static uint64_t lat(const struct oms_emu *dev, uint64_t ns)
 {
 	return dev->cfg.time_scale ? ns : 0;
 }
@@ -75,7 +75,7 @@ static uint64_t lat(const struct emu_dev *dev, uint64_t ns)
  * Model time a get taken at @now reaches the read engine, @nic_wait being
  * how long the responder NIC takes to serve it.
  */
-uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
+uint64_t emu_get_due(const struct oms_emu *dev, uint64_t now,
 		     uint64_t nic_wait)
 {
 	/* RC modes: the request crosses the bus before the RC sees it. */
@@ -85,7 +85,7 @@ uint64_t emu_get_due(const struct emu_dev *dev, uint64_t now,
 
 /* Hand get @p to the read engine, from model time p->due on; its lines
  * go to the RLSQ in the order of these calls. */
-int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
+int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
@@ -105,7 +105,7 @@ int emu_get_accept(struct emu_dev *dev, struct emu_queue *q,
 	return 1;
 }
 
-static void get_done(struct emu_dev *dev, struct emu_queue *q,
+static void get_done(struct oms_emu *dev, struct emu_queue *q,
 		     struct emu_get *g)
 {
 	if (dev->observe)
@@ -119,7 +119,7 @@ static void get_done(struct emu_dev *dev, struct emu_queue *q,
 }
 
 /* Every line delivered: the response leaves (maybe held, seed 002). */
-static void get_respond(struct emu_dev *dev, struct emu_queue *q,
+static void get_respond(struct oms_emu *dev, struct emu_queue *q,
 			struct emu_get *g)
 {
 	uint64_t now = emu_now(dev);
@@ -151,7 +151,7 @@ static void get_respond(struct emu_dev *dev, struct emu_queue *q,
 	get_done(dev, q, g);
 }
 
-static void submit_lines(struct emu_dev *dev, struct emu_queue *q)
+static void submit_lines(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint64_t now = emu_now(dev);
 
@@ -221,7 +221,7 @@ static void line_count(struct emu_get *g, struct emu_line *lb)
 	}
 }
 
-static void line_execute(struct emu_dev *dev, struct emu_line *lb)
+static void line_execute(struct oms_emu *dev, struct emu_line *lb)
 {
 	if (lb->q != ORPHAN) {
 		struct emu_queue *q = dev->q[lb->q];
@@ -242,7 +242,7 @@ static void line_execute(struct emu_dev *dev, struct emu_line *lb)
 	oms_rlsq_complete(&dev->rlsq, lb->rid, 0);
 }
 
-static void line_deliver(struct emu_dev *dev, struct emu_line *lb)
+static void line_deliver(struct oms_emu *dev, struct emu_line *lb)
 {
 	if (lb->q != ORPHAN) {
 		struct emu_queue *q = dev->q[lb->q];
@@ -262,7 +262,7 @@ static void line_deliver(struct emu_dev *dev, struct emu_line *lb)
 }
 
 /* Lines in flight whose access is due (chaos: a random few). */
-static int exec_due(struct emu_dev *dev, uint64_t now)
+static int exec_due(struct oms_emu *dev, uint64_t now)
 {
 	uint32_t cap = dev->cfg.rlsq_entries;
 	uint32_t start = (uint32_t)(emu_rand(dev) % cap);
@@ -286,7 +286,7 @@ static int exec_due(struct emu_dev *dev, uint64_t now)
 	return done;
 }
 
-int emu_reads_step(struct emu_dev *dev)
+int emu_reads_step(struct oms_emu *dev)
 {
 	uint64_t exec_ns = dev->cfg.lat_rc_ns + dev->cfg.lat_mem_ns;
 	struct oms_rlsq_action act[64];
@@ -351,7 +351,7 @@ int emu_reads_step(struct emu_dev *dev)
 	return work;
 }
 
-void emu_reads_drop_queue(struct emu_dev *dev, struct emu_queue *q)
+void emu_reads_drop_queue(struct oms_emu *dev, struct emu_queue *q)
 {
 	for (uint32_t i = 0; i < dev->cfg.rlsq_entries; i++)
 		if (dev->lines[i].q == q->id)

@@ -28,7 +28,7 @@
 #define SKIP UINT64_MAX
 #define NO_HEAD (-1)
 
-int emu_seq_init(struct emu_dev *dev)
+int emu_seq_init(struct oms_emu *dev)
 {
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++) {
 		int err = oms_rob_init(&dev->rob[n], EMU_MAX_QUEUES,
@@ -43,7 +43,7 @@ int emu_seq_init(struct emu_dev *dev)
 	return 0;
 }
 
-void emu_seq_fini(struct emu_dev *dev)
+void emu_seq_fini(struct oms_emu *dev)
 {
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
 		if (dev->rob[n].streams)
@@ -87,7 +87,7 @@ void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
 }
 
 /* The sequence number of the stream's first member not done yet. */
-static uint16_t stream_next(struct emu_dev *dev, const struct emu_queue *q,
+static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 			    uint32_t dest)
 {
 	if (q->seq_head[dest] != NO_HEAD)
@@ -96,7 +96,7 @@ static uint16_t stream_next(struct emu_dev *dev, const struct emu_queue *q,
 }
 
 /* serial-number compare: is every member below @cnt done? */
-static int covered(struct emu_dev *dev, const struct emu_queue *q,
+static int covered(struct oms_emu *dev, const struct emu_queue *q,
 		   uint32_t dest, uint32_t cnt)
 {
 	return (uint16_t)(stream_next(dev, q, dest) - (uint16_t)cnt) < 0x8000;
@@ -126,7 +126,7 @@ static int fence_state(const struct emu_queue *q, const struct emu_pend *p)
 }
 
 /* Answer flush @f if it is due; returns 1 if answered. */
-static int flush_try(struct emu_dev *dev, struct emu_queue *q,
+static int flush_try(struct oms_emu *dev, struct emu_queue *q,
 		     const struct emu_pend *f)
 {
 	uint32_t dest = f->wr.dest;
@@ -148,7 +148,7 @@ static int flush_try(struct emu_dev *dev, struct emu_queue *q,
 	return 1;
 }
 
-static int flushes(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+static int flushes(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
 	int n = 0;
 
@@ -176,7 +176,7 @@ static int head_get_read(const struct emu_queue *q, uint32_t dest,
 }
 
 /* A member failed or was cancelled: complete it, stop the stream. */
-static void head_fail(struct emu_dev *dev, struct emu_queue *q,
+static void head_fail(struct oms_emu *dev, struct emu_queue *q,
 		      const struct emu_pend *p, int status)
 {
 	emu_fail(dev, q, p, status);
@@ -184,7 +184,7 @@ static void head_fail(struct emu_dev *dev, struct emu_queue *q,
 }
 
 /* Get on with the head of @dest's stream; returns 1 when it is done. */
-static int head_step(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
 	const struct emu_pend *p = &q->parked[q->seq_head[dest]];
 
@@ -222,7 +222,7 @@ static int head_step(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
 
 /* Pop the next member of @dest's stream to be its head; a skip (a member
  * refused at intake, completed then) stops the stream. */
-static int pop_head(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
 	oms_rob_seq_t seq;
 	uint64_t cookie;
@@ -247,7 +247,7 @@ static void head_done(struct emu_queue *q, uint32_t dest)
 }
 
 /* Perform every member of the stream that may go now; answer flushes. */
-static int drain(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
+static int drain(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
 	int n = 0;
 
@@ -261,7 +261,7 @@ static int drain(struct emu_dev *dev, struct emu_queue *q, uint32_t dest)
 }
 
 /* Every device step: heads waiting (a get reading, a fence), flushes. */
-int emu_seq_step(struct emu_dev *dev, struct emu_queue *q)
+int emu_seq_step(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint32_t mask = q->seq_wait;
 	int n = 0;
@@ -273,7 +273,7 @@ int emu_seq_step(struct emu_dev *dev, struct emu_queue *q)
 	return n;
 }
 
-void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p)
 {
 	uint16_t slot;
@@ -299,7 +299,7 @@ void emu_seq_arrive(struct emu_dev *dev, struct emu_queue *q,
 	drain(dev, q, p->wr.dest);
 }
 
-void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr)
 {
 	if (wr->dest >= OMS_MAX_NODES)
@@ -313,14 +313,14 @@ void emu_seq_skip(struct emu_dev *dev, struct emu_queue *q,
  * A flush of a stream, at intake.  Answered only once covered (never
  * early): the list has room for every command the ring can hold.
  */
-void emu_seq_flush(struct emu_dev *dev, struct emu_queue *q,
+void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *f)
 {
 	if (!flush_try(dev, q, f))
 		q->flush[q->nflush++] = *f;
 }
 
-void emu_seq_drop_queue(struct emu_dev *dev, struct emu_queue *q)
+void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q)
 {
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
 		oms_rob_resync(&dev->rob[n], q->id, 0, NULL, 0);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liboms - the emulated device as an object.
+ *
+ * The emulated device (docs/emu-device.md) is a software fabric: NICs,
+ * root complexes and host memory of up to OMS_MAX_NODES nodes, run by a
+ * thread of its own.  Tests, benchmarks and demos need to choose how it
+ * behaves (reorder everything it may, charge a latency model, order reads
+ * in the NIC or the root complex) and to break it on purpose (hang it,
+ * kill it, watch what it makes visible and when).  Those are properties of
+ * the device, not of a context, so they live here:
+ *
+ *	struct oms_emu *emu;
+ *	struct oms_emu_attr ea = {
+ *		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+ *		.chaos_seed = 42,
+ *	};
+ *	oms_emu_create(&ea, &emu);
+ *	struct oms_ctx_attr ca = {
+ *		.size = sizeof(ca), .comp_mask = OMS_CTX_ATTR_EMU, .emu = emu,
+ *	};
+ *	oms_ctx_create(&ca, &ctx);	// node 0 of that fabric
+ *	...
+ *	oms_ctx_destroy(ctx);
+ *	oms_emu_destroy(emu);
+ *
+ * Each object is a fabric of its own: its thread, its region table and
+ * keys, its listeners (a context of one device cannot connect to a
+ * listener of another), its read engine and hold trackers.  A process may
+ * hold several at once, configured differently.
+ *
+ * Contexts that name no device share the process's default one, started
+ * by the first such context from its attribute fields (chaos_seed, lat_*,
+ * read_order, ...) and stopped with the last: the way every program
+ * written before this header works, and still the simplest for one.
+ *
+ * Not for production I/O: with no ordering silicon anywhere, this is what
+ * liboms runs its ordering rules against.  Same error convention as
+ * oms.h: 0 or a negative errno; a call refused for a bad argument changes
+ * nothing.
+ */
+#ifndef OMS_EMU_H
+#define OMS_EMU_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct oms_emu;
+
+/* struct oms_emu_attr.comp_mask: which optional fields are valid. */
+#define OMS_EMU_ATTR_CHAOS	(1u << 0)	/* chaos_seed */
+#define OMS_EMU_ATTR_LATENCY	(1u << 1)	/* lat_*, link_gbps, time_scale */
+#define OMS_EMU_ATTR_READ_ORDER	(1u << 2)	/* read_order, rlsq_entries */
+#define OMS_EMU_ATTR_NIC_RATE	(1u << 3)	/* lat_req_ns */
+#define OMS_EMU_ATTR_FLAGS	(1u << 4)	/* flags */
+#define OMS_EMU_ATTR_ALL	0x1fu
+
+/* struct oms_emu_attr.flags */
+#define OMS_EMU_F_NO_HOLD	(1u << 0) /* baseline: no seed-002 response
+					   * hold (what the hold prevents
+					   * can then be seen) */
+#define OMS_EMU_F_HOLD_GLOBAL	(1u << 1) /* the seed-002 hold waits for
+					   * posted writes to any node, not
+					   * only the reader's */
+#define OMS_EMU_F_ALL		0x3u
+
+/*
+ * Device attributes.  Extensible as struct oms_ctx_attr is: @size is
+ * sizeof() as the caller was compiled (bytes beyond what the library
+ * knows must be zero); fields whose bit is not in @comp_mask take the
+ * defaults after each.  Limits: every latency and lat_req_ns <= 1 ms,
+ * time_scale <= 10^6, link_gbps 1..10000, rlsq_entries 1..4096.
+ */
+struct oms_emu_attr {
+	uint32_t size;
+	uint32_t comp_mask;	/* OMS_EMU_ATTR_* */
+	uint64_t chaos_seed;	/* reorder all a fabric may, from this seed;
+				 * 0 = execute in order, complete at once */
+	uint32_t lat_bus_ns;	/* one-way I/O bus latency; 200 */
+	uint32_t lat_rc_ns;	/* root complex latency; 17 */
+	uint32_t lat_mem_ns;	/* memory latency per line; 50 */
+	uint32_t link_gbps;	/* response link rate; 100 */
+	uint32_t time_scale;	/* wall ns per model ns; 0 = no latency
+				 * model (everything at once) */
+	uint32_t read_order;	/* enum oms_read_order; OMS_ORDER_RC_OPT */
+	uint32_t rlsq_entries;	/* RLSQ entries; 256 */
+	uint32_t lat_req_ns;	/* with the latency model: each responder
+				 * NIC's service time per request; 0 = no
+				 * limit */
+	uint32_t flags;		/* OMS_EMU_F_*; 0 */
+	uint32_t reserved;	/* must be 0 */
+};
+
+/*
+ * Start a device (its thread runs from here on) into *@emu.  NULL @attr:
+ * every default.  -EINVAL (bad field, unknown bit), -E2BIG (nonzero bytes
+ * beyond what this library knows), -ENOMEM, -EAGAIN (no thread).
+ */
+int oms_emu_create(const struct oms_emu_attr *attr, struct oms_emu **emu);
+
+/*
+ * Stop the device and free it.  -EBUSY while a context made on it lives
+ * (destroy those first: their memory regions are in its table); -EINVAL
+ * for NULL.
+ */
+int oms_emu_destroy(struct oms_emu *emu);
+
+/*
+ * Fault injection.  oms_emu_freeze(emu, 1) hangs the device and returns
+ * once it is hung: from then on it takes and executes nothing and its
+ * heartbeat stops, so its contexts' calls that wait end in -ETIMEDOUT
+ * after their timeout_ms; oms_emu_freeze(emu, 0) lets it run again
+ * (before that timeout, nothing is lost).
+ * oms_emu_stop() kills it abruptly, abandoning work in flight: every
+ * operation of its contexts then fails with -ENODEV, and new contexts on
+ * it are refused with -ENODEV; only oms_emu_destroy() is left to do.
+ * -EINVAL for NULL.
+ */
+int oms_emu_freeze(struct oms_emu *emu, int on);
+int oms_emu_stop(struct oms_emu *emu);
+
+/* What oms_emu_set_observer() reports. */
+enum oms_emu_event_kind {
+	OMS_EMU_EV_PUT = 1,	/* a put became visible in memory */
+	OMS_EMU_EV_ATOMIC = 2,	/* a fetch-and-add or compare-and-swap did */
+	OMS_EMU_EV_GET = 3,	/* a get's response left the destination */
+};
+
+struct oms_emu_event {
+	uint32_t kind;		/* enum oms_emu_event_kind */
+	uint32_t src;		/* the initiator context's node */
+	uint32_t dest;		/* the node whose memory it is */
+	uint32_t region;	/* struct oms_rmr.region as the initiator
+				 * named it */
+	uint64_t off, len;	/* the bytes, in that region */
+};
+
+typedef void (*oms_emu_observe_fn)(void *arg, const struct oms_emu_event *ev);
+
+/*
+ * Call @fn(@arg, event) at each event, in the order the device makes them
+ * happen, from the device's thread, with the device stopped around it:
+ * what @fn reads of the fabric's memory is the state right after the
+ * event (this is how a litmus test sees an order at the destination
+ * rather than through completions).  NULL @fn removes the observer; when
+ * the call returns, the old one is no longer running.  -EINVAL for NULL
+ * @emu.
+ *
+ * @fn must not call liboms.  The calls of this header that wait for the
+ * device's thread (oms_emu_freeze(), oms_emu_stop(), oms_emu_destroy(),
+ * oms_emu_set_observer()) return -EDEADLK there: that thread is the one
+ * running @fn.
+ */
+int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
+			 void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMS_EMU_H */
