@@ -6,7 +6,8 @@
  * heartbeat.  Either way every pending operation of every initiator
  * completes with an error (-ENODEV, or -ETIMEDOUT after the context's
  * timeout) within a bound, quiet and fences return, and later calls fail
- * cleanly instead of hanging.
+ * cleanly instead of hanging.  Through the public device object
+ * (oms_emu.h): the rig makes a device of its own.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,7 +18,7 @@
 
 #include "harness.h"
 #include "oms.h"
-#include "emu/emu.h"
+#include "oms_emu.h"
 
 #define WORDS 4096
 
@@ -30,26 +31,41 @@ static uint64_t now_ms(void)
 }
 
 struct rig {
+	struct oms_emu *emu;
 	struct oms_ctx *ini[2], *tgt;
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	uint64_t *mem, *src, *dst;
 };
 
-static int rig_open(struct rig *g, uint32_t timeout_ms)
+/* A context on the rig's device. */
+static int rig_ctx(struct rig *g, uint32_t node, uint32_t timeout_ms,
+		   struct oms_ctx **c)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
-	memset(g, 0, sizeof(*g));
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU |
 		      OMS_CTX_ATTR_TIMEOUT;
-	a.chaos_seed = 0x5709;
+	a.node = node;
+	a.emu = g->emu;
 	a.timeout_ms = timeout_ms;
+	return oms_ctx_create(&a, c);
+}
+
+static int rig_open(struct rig *g, uint32_t timeout_ms)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = 0x5709,
+	};
+
+	memset(g, 0, sizeof(*g));
+	if (oms_emu_create(&ea, &g->emu))
+		return -1;
 	for (int i = 0; i < 2; i++)
-		if (oms_ctx_create(&a, &g->ini[i]))
+		if (rig_ctx(g, 0, timeout_ms, &g->ini[i]))
 			return -1;
-	a.node = 1;
-	if (oms_ctx_create(&a, &g->tgt))
+	if (rig_ctx(g, 1, timeout_ms, &g->tgt))
 		return -1;
 	g->mem = calloc(WORDS, 8);
 	g->src = calloc(WORDS, 8);
@@ -64,6 +80,7 @@ static void rig_close(struct rig *g)
 	oms_ctx_destroy(g->ini[0]);
 	oms_ctx_destroy(g->ini[1]);
 	oms_ctx_destroy(g->tgt);
+	oms_emu_destroy(g->emu);
 	free(g->mem);
 	free(g->src);
 	free(g->dst);
@@ -98,7 +115,7 @@ TEST(stopped_mid_run)
 
 	ASSERT_EQ(0, rig_open(&g, 2000));
 	ASSERT_EQ(0, load(&g, 600));
-	emu_dev_stop(emu_dev_current());	/* abandons pending work */
+	ASSERT_EQ(0, oms_emu_stop(g.emu));	/* abandons pending work */
 	t0 = now_ms();
 	ASSERT_EQ(0, oms_ctx_stats(g.ini[0], &st));
 	TH_LOG("device stopped with %llu operations of context 0 pending",
@@ -132,7 +149,7 @@ TEST(hung_mid_run_times_out)
 
 	ASSERT_EQ(0, rig_open(&g, 200));
 	ASSERT_EQ(0, load(&g, 600));
-	emu_dev_freeze(emu_dev_current(), 1);
+	ASSERT_EQ(0, oms_emu_freeze(g.emu, 1));
 	t0 = now_ms();
 	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[0]));
 	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[1]));
@@ -143,21 +160,21 @@ TEST(hung_mid_run_times_out)
 	ASSERT_EQ(0, st.outstanding);
 	ASSERT_EQ(-ETIMEDOUT, oms_get(g.ini[0], g.dst, &g.r, 0, 8, 0));
 	/* the device comes back: the dead contexts stay dead, new ones work */
-	emu_dev_freeze(emu_dev_current(), 0);
+	ASSERT_EQ(0, oms_emu_freeze(g.emu, 0));
 	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[0]));
-	ASSERT_EQ(0, oms_ctx_create(NULL, &fresh));
+	ASSERT_EQ(0, rig_ctx(&g, 0, 2000, &fresh));
 	ASSERT_EQ(0, oms_put(fresh, &g.r, 8, g.src, 8, OMS_STORE_STRONG));
 	ASSERT_EQ(0, oms_quiet(fresh));
 	ASSERT_EQ(0, oms_ctx_destroy(fresh));
 	rig_close(&g);
 }
 
-static int killed;	/* set once emu_dev_stop() has returned */
+static int killed;	/* set once oms_emu_stop() has returned */
 
 static void *killer(void *arg)
 {
 	usleep(30000);
-	emu_dev_stop(arg);
+	oms_emu_stop(arg);
 	__atomic_store_n(&killed, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -171,7 +188,7 @@ TEST(killed_while_waiting)
 	uint64_t t0;
 
 	ASSERT_EQ(0, rig_open(&g, 2000));
-	ASSERT_EQ(0, pthread_create(&t, NULL, killer, emu_dev_current()));
+	ASSERT_EQ(0, pthread_create(&t, NULL, killer, g.emu));
 	/* Bounded by the kill, not the clock: a round that starts after the
 	 * device was stopped must fail, however slowly the machine runs. */
 	do {

@@ -3,7 +3,8 @@
  * Litmus L01-L07, L12, L14 and L17 on the emulated device with chaos on: real
  * contexts, a real device thread that executes puts in random order and
  * returns completions late and shuffled.  The observer is the destination
- * memory itself: the device stamps every word when a store makes it
+ * memory itself: the device's observer (oms_emu_set_observer(), on a
+ * device the test makes) stamps every word when a store makes it
  * visible, so "F visible before A" is exactly "a reader that sees F=1
  * then reads A may find 0".  Each forbidden outcome is counted over
  * >= 1 000 000 trials per test in the plain build (split evenly between
@@ -22,7 +23,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
-#include "emu/emu.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS 100000ul
@@ -39,28 +40,37 @@
 #define U OMS_STORE_UNORDERED
 
 struct lab {
+	struct oms_emu *emu;		/* a device of the lab's own */
 	struct oms_ctx *ini, *tgt[NDEST];
 	struct oms_ctx *inis[NINI];	/* trial i runs on inis[i % NINI] */
 	struct oms_mr *mr[NDEST];
 	struct oms_rmr r[NDEST];
 	uint64_t *mem[NDEST];
 	uint64_t *stamp[NDEST];
-	int ridx[EMU_MAX_REGIONS];
 	uint64_t clock;
 	uint64_t val[BATCH][SLOTS];	/* sources: stable until quiet */
 	uint64_t seed;
 };
 
-static void observe(void *arg, uint32_t q, const struct oms_wr *wr)
+/* The destination whose region @region is, or 0 (none: node 0 is the
+ * initiator's). */
+static int dest_of(const struct lab *l, uint32_t region)
+{
+	for (int d = 1; d < NDEST; d++)
+		if (l->mr[d] && l->r[d].region == region)
+			return d;
+	return 0;
+}
+
+static void observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct lab *l = arg;
-	int d = l->ridx[wr->region];
+	int d = dest_of(l, ev->region);
 
-	(void)q;
-	if (d < 0 || wr->op == OMS_WR_GET)
+	if (!d || ev->kind == OMS_EMU_EV_GET)
 		return;
 	l->clock++;
-	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++)
+	for (uint64_t w = ev->off / 8; w <= (ev->off + ev->len - 1) / 8; w++)
 		l->stamp[d][w] = l->clock;
 }
 
@@ -68,19 +78,26 @@ static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 {
 	size_t words = (size_t)BATCH * SLOTS;
 
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = seed,
+	};
+	int err;
+
 	memset(l, 0, sizeof(*l));
-	memset(l->ridx, -1, sizeof(l->ridx));
 	l->seed = seed;
+	err = oms_emu_create(&ea, &l->emu);
+	if (err)
+		return err;
 	for (int d = 0; d < NDEST; d++) {
 		struct oms_ctx_attr a = oms_ctx_attr_default();
-		int err;
 
 		a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-			      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_QDEPTH;
+			      OMS_CTX_ATTR_EMU | OMS_CTX_ATTR_QDEPTH;
 		a.queue_depth = 256;
 		a.node = (uint32_t)d;
 		a.flags = flags;
-		a.chaos_seed = seed;
+		a.emu = l->emu;
 		if (!d) {
 			for (int k = 0; k < NINI; k++) {
 				err = oms_ctx_create(&a, &l->inis[k]);
@@ -99,15 +116,14 @@ static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 		if (err)
 			return err;
 		oms_mr_remote(l->mr[d], &l->r[d]);
-		l->ridx[l->r[d].region] = d;
 	}
-	emu_dev_set_observer(emu_dev_current(), observe, l);
-	return 0;
+	return oms_emu_set_observer(l->emu, observe, l);
 }
 
 static void lab_close(struct lab *l)
 {
-	emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	if (l->emu)
+		oms_emu_set_observer(l->emu, NULL, NULL);
 	for (int k = 0; k < NINI; k++)
 		if (l->inis[k])
 			oms_ctx_destroy(l->inis[k]);
@@ -116,6 +132,8 @@ static void lab_close(struct lab *l)
 		free(l->mem[d]);
 		free(l->stamp[d]);
 	}
+	if (l->emu)
+		oms_emu_destroy(l->emu);
 }
 
 /* Store word @w of trial @i at destination @d. */
