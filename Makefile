@@ -54,9 +54,30 @@ LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 CONFIG_H := $(B)/oms_config.h
 LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h) $(CONFIG_H)
 
-TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c,$(wildcard tests/*.c)))
+TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c \
+	tests/engine_model.c,$(wildcard tests/*.c)))
 TEST_SHARED := tests/helpers.c tests/ordering_model.c
-TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h
+TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h \
+	tests/engine_model.h
+
+# Tests of internals: they include lib/ headers (each says so in its first
+# comment) and link the engine's model fabrics (tests/engine_model.c).
+# Every other test checks public behaviour and is compiled with the
+# public headers only (-Iinclude, no -Ilib): a public test that reaches
+# into the library does not compile (tests/layers.sh shows it).
+INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
+	engine_explorer engine_explorer_mixed engine_rlsq engine_rob \
+	engine_store_order kvs_remote_write litmus_destination \
+	litmus_emu_completion litmus_emu_mixed_acquire \
+	litmus_emu_mixed_atomic_release litmus_emu_mixed_seq litmus_emu_mmio \
+	litmus_emu_reads litmus_fence_quiet litmus_responder \
+	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
+	verbs_private_data
+TEST_INC_PUBLIC := -Iinclude
+TEST_INC_INTERNAL := -Iinclude -Ilib -I$(B)
+is_internal = $(filter $(INTERNAL_TESTS),$(1))
+test_inc = $(if $(call is_internal,$(1)),$(TEST_INC_INTERNAL),$(TEST_INC_PUBLIC))
+test_srcs = $(TEST_SHARED) $(if $(call is_internal,$(1)),tests/engine_model.c)
 TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TESTS_ASAN := $(TEST_SRCS:tests/%.c=$(B)/tests-asan/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
@@ -74,7 +95,7 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 # Commands run by `make check`; each prints TAP.  mk/*.mk may append.
 CHECK_CMDS :=
 
-.PHONY: all lib print-layer-cflags tests check check-run demo demo-run deps install clean fuzz \
+.PHONY: all lib print-layer-cflags print-test-cflags print-internal-tests tests check check-run demo demo-run deps install clean fuzz \
 	figures \
 	headers-check
 all: lib $(APPS) $(BENCHES) tests
@@ -173,25 +194,33 @@ $(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
 
-$(B)/tests/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(STATIC) $(CONFIG_H) $(HARNESS)
+$(B)/tests/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(STATIC) $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
-		$(STATIC) $(LIBS)
+	$(Q)$(CC) $(LIB_CFLAGS) $(call test_inc,$*) $(CFLAGS) $(TEST_CFLAGS) \
+		-o $@ $< $(call test_srcs,$*) $(STATIC) $(LIBS)
 
-$(B)/tests-asan/%: tests/%.c $(TEST_SHARED) $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(CONFIG_H) $(HARNESS)
+$(B)/tests-asan/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@ [asan])
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(ASAN_FLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_SHARED) \
-		$(B)/liboms-asan.a $(LIBS)
+	$(Q)$(CC) $(LIB_CFLAGS) $(call test_inc,$*) $(ASAN_FLAGS) $(TEST_CFLAGS) \
+		-o $@ $< $(call test_srcs,$*) $(B)/liboms-asan.a $(LIBS)
+
+# make print-test-cflags TEST=name: a test's flags; print-internal-tests:
+# the tests of internals (tests/layers.sh)
+print-test-cflags: $(HARNESS) $(CONFIG_H)
+	@echo $(LIB_CFLAGS) $(call test_inc,$(TEST)) $(TEST_CFLAGS)
+
+print-internal-tests:
+	@echo $(INTERNAL_TESTS)
 
 # libFuzzer targets: clang only, the library compiled in with the fuzzer.
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_SHARED) $(TEST_SHARED_HDRS)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(LIB_HDRS) $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -std=gnu11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -I$(B) -Itests \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< $(TEST_SHARED) $(LIB_SRCS) $(LIBS)
+		-o $@ $< $(TEST_SHARED) tests/engine_model.c $(LIB_SRCS) $(LIBS)
 
 fuzz: $(FUZZERS)
 	$(Q)for f in $(FUZZERS); do \

@@ -6,6 +6,9 @@
  * completion (or a refused call); target memory and the guard bytes around
  * the region are untouched; the device keeps running and serves good
  * operations afterwards.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <sched.h>

@@ -24,6 +24,9 @@
  *   many are waiting.
  *
  * OMS_TEST_SEED sets the chaos seed, OMS_TEST_TRIALS scales the trials.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <sched.h>

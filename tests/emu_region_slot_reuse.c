@@ -12,6 +12,9 @@
  * The device thread is parked and the test steps the device by hand, so
  * "after intake, before execution" is exact; the control (no reuse) shows
  * the same steps do perform the operation.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <string.h>

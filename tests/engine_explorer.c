@@ -15,12 +15,15 @@
  *     lowered (no deadlock, counters conserve).
  * Two channel layouts: one posted + one acked channel on two destinations
  * (with and without acks on the posted channel), and two acked channels.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-#include "helpers.h"
+#include "engine_model.h"
 
 #define MAX_LEN 4
 #define MAX_DEPTH 64

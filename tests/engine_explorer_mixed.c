@@ -21,13 +21,16 @@
  *     after oms_so_resume() every counter was raised as often as lowered
  *     (t_mx_finish()).
  * No engine call may fail in any state.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "harness.h"
-#include "helpers.h"
+#include "engine_model.h"
 
 #define MAX_DEPTH	80
 

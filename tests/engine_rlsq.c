@@ -3,6 +3,9 @@
  * oms_rlsq unit tests: per-mode ordering of acquire/read/write/release,
  * thread independence, squash/retry, refusals with no state change, and a
  * randomised conservation run.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>

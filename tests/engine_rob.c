@@ -2,6 +2,9 @@
 /*
  * oms_rob unit tests: in-order release, wraparound, refusals (stale,
  * duplicate, out-of-window, bad thread) with no state change, resync.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,12 +2,16 @@
 /*
  * Bad arguments to the store orderer, the op counters and the doorbell
  * ring: each is refused with its errno and changes nothing.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "harness.h"
 #include "helpers.h"
+#include "engine/store_order.h"
 #include "engine/doorbell.h"
 #include "engine/op_counter.h"
 

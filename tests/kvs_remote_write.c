@@ -28,6 +28,9 @@
  *
  * Every value returned is checked twice: by the client's detector and here
  * against a freshly derived value; both must agree.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <pthread.h>

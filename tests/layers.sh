@@ -8,6 +8,8 @@
 #
 #   engine  lib/engine/: its own headers and oms_order.h only
 #   kvs     lib/kvs/: public headers, its own, lib/util/, ctx_users.h
+#   tests   tests/*.c of public behaviour: the public headers only (the
+#           tests of internals are listed in INTERNAL_TESTS)
 #
 # usage: layers.sh
 set -u
@@ -16,9 +18,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 flags_engine=$(make -s print-layer-cflags LAYER=engine) &&
 flags_kvs=$(make -s print-layer-cflags LAYER=kvs) &&
-flags_lib=$(make -s print-layer-cflags) ||
+flags_lib=$(make -s print-layer-cflags) &&
+flags_test=$(make -s print-test-cflags TEST=api_connect) &&
+flags_itest=$(make -s print-test-cflags TEST=engine_rob) &&
+internal=$(make -s print-internal-tests) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..16"
+echo "1..22"
 n=0
 
 # probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
@@ -84,6 +89,38 @@ for h in oms_priv.h backend.h engine/store_order.h emu/emu.h; do
 	fi
 	ok $r "kvs: a file that includes $h does not compile" out
 done
+
+# Tests.  Every test outside INTERNAL_TESTS compiles with the public
+# include path (so none of them reaches into lib/), and make builds them
+# so; a public test that includes a lib/ header does not compile, and a
+# test of internals (the control) may.
+bad=""
+for f in tests/*.c; do
+	t=${f#tests/}
+	t=${t%.c}
+	case " $internal helpers ordering_model engine_model " in
+	*" $t "*) continue ;;
+	esac
+	$cc $flags_test -c -o /dev/null "$f" >"$dir/src.log" 2>&1 || bad="$bad $t"
+done
+[ -z "$bad" ] && r=0 || r=1
+ok $r "tests: every test of public behaviour compiles with the public headers only${bad:+ (not:$bad)}" src
+cmd=$(make -n -B build/tests/api_connect build/tests-asan/api_connect 2>&1 |
+	sed -e ':a' -e '/\\$/N' -e 's/\\\n//' -e 'ta' | grep -- 'tests/api_connect.c')
+r=0
+echo "$cmd" | grep -Eq -- '-Ilib( |$)' && r=1
+[ "$(echo "$cmd" | grep -c -- '-Iinclude')" = 2 ] || r=1
+[ $r = 0 ] || echo "$cmd" | sed 's/^/# /'
+ok $r "tests: make builds a public test (plain and ASan) without -Ilib" none
+for h in oms_priv.h emu/emu.h engine/store_order.h; do
+	r=1
+	if ! probe out "$flags_test" oms.h "$h"; then
+		grep -q "$h: No such file" "$dir/out.log" && r=0
+	fi
+	ok $r "tests: a public test that includes $h does not compile" out
+done
+probe ctl "$flags_itest" oms.h emu/emu.h
+ok $? "control: a test of internals may include emu/emu.h" ctl
 
 # The control: the library's general flags take the oms_priv.h probe.
 probe ctl "$flags_lib" engine/store_order.h oms_priv.h

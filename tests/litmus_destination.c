@@ -11,6 +11,9 @@
  * access reporting completion.  Sampling and completion are separate events
  * so accesses overlap and finish in any order.  Every forbidden outcome has
  * a control run without the ordering that must observe it.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>

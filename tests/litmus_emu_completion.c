@@ -7,6 +7,9 @@
  * never hang a fence.  Where the litmus names a forbidden outcome it is
  * counted over >= 1 000 000 trials (plain build; 100 000 under ASan) and
  * a control without the ordering call shows the outcome happens.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <sched.h>

@@ -22,6 +22,9 @@
  * of instances, each on its own words, spread over several initiator
  * contexts.  Controls: the same program with OMS_CTX_F_NO_ORDERING (the
  * acquire is then a relaxed get) must show the forbidden outcome.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <pthread.h>
 #include <sched.h>

@@ -34,6 +34,9 @@
  * Each forbidden outcome: t_trials(1 000 000) instances per test split
  * over its modes (100 000 under ASan); every CAS must find the lock free
  * and every add must return 0.  Controls: OMS_CTX_F_NO_ORDERING.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -20,6 +20,9 @@
  * the three modes, both forbidden outcomes checked in every instance.
  * Control: the same program on acknowledged channels (DEST_SEQ off, rule
  * D1 not claimed): G before F and the early get must both show.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -17,6 +17,9 @@
  *       the write (the read travels the same in-order stream).
  * Forbidden outcomes over >= 1 000 000 trials (plain build; 100 000 under
  * ASan), controls with the ordering off must show them.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <sched.h>

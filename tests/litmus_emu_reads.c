@@ -20,6 +20,9 @@
  * Forbidden outcomes: >= 1 000 000 trials per test in the plain build
  * (100 000 under ASan); controls with acquire (or the hold) off must show
  * the outcome.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <pthread.h>
 #include <sched.h>

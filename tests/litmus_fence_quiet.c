@@ -2,12 +2,15 @@
 /*
  * Litmus L14-L22: fence and quiet (seed 001, NVSHMEM), per-context
  * counters, doorbell by count and key checks (seed 003, IBM).
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "harness.h"
-#include "helpers.h"
+#include "engine_model.h"
 #include "engine/doorbell.h"
 #include "engine/key_check.h"
 #include "engine/op_counter.h"

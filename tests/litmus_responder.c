@@ -10,6 +10,9 @@
  * an oms_hold; its class-2 packets go through it.  Each forbidden outcome
  * has a control run (class 1, i.e. no hold) that must observe it, so the
  * check itself is shown to be able to fail.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -4,9 +4,12 @@
  * checked over many random schedules of the model fabric with the store
  * orderer, and the same program is run with the orderer bypassed to show
  * the outcome does happen without it (the check can fail).
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include "harness.h"
-#include "helpers.h"
+#include "engine_model.h"
 
 #define TRIALS 100000
 #define W OMS_STORE_WEAK

@@ -6,6 +6,9 @@
  * inline Ethernet header, inline data byte count); posting alternates the
  * BlueFlame halves, falls back to the 8-byte doorbell when the WQE does
  * not fit a half, and wraps around the end of the send queue.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stddef.h>

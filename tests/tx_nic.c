@@ -5,6 +5,9 @@
  * nothing else; broken framing is counted; plain messages are checked
  * whole; the pcap it writes holds every delivered message; bad arguments
  * are refused with nothing counted.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -5,6 +5,9 @@
  * counted per class, credits (-EAGAIN changes nothing), ring wraparound,
  * bad arguments, and the shared-file window read back by a consumer
  * through a second, read-only mapping.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdio.h>

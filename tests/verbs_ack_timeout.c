@@ -5,6 +5,9 @@
  * last at least as long as the caller allows before the peer is declared
  * dead, never less than the 134 ms per try of a fast fabric, and the
  * exponent stays within the 5 bits the wire carries.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <stdint.h>
 

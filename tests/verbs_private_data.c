@@ -6,6 +6,9 @@
  * oversized or wrapping region, unknown access bits, a bad line size or
  * node - is refused with -EPROTO and leaves the output untouched; random
  * bytes never get through unless every field is in range.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <string.h>

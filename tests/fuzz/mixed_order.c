@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helpers.h"
+#include "engine_model.h"
 
 /* Abort, saying which invariant broke. */
 #define check(cond) do { \

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "helpers.h"
+#include "engine_model.h"
 
 static const struct oms_so_chan_cfg layouts[3][2] = {
 	{ { 0, OMS_CHAN_POSTED }, { 1, OMS_CHAN_ACKED } },
