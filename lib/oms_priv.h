@@ -88,17 +88,28 @@ struct oms_listener {
 	void *bpriv;			/* backend's listener state */
 };
 
-/* lib/ctx.c */
+/* The store classes and fences count (everything is unordered with
+ * OMS_CTX_F_NO_ORDERING, the baseline). */
+static inline int oms_ctx_ordered(const struct oms_ctx *ctx)
+{
+	return !(ctx->attr.flags & OMS_CTX_F_NO_ORDERING);
+}
+
+/*
+ * lib/progress.c: driving a context.  The entry points (ops.c, conn.c,
+ * mr.c) and set-up (ctx.c) call down into it; it calls only the engine
+ * and the backend, never back up.
+ */
+void oms_ctx_send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags);
+int oms_ctx_release(struct oms_ctx *ctx);
 int oms_ctx_progress(struct oms_ctx *ctx);
 void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
+int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *));
+int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 
 /* lib/conn.c */
 int oms_mr_listened(const struct oms_mr *mr);
-
-/* lib/ops.c */
-int oms_ctx_release(struct oms_ctx *ctx);
-int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 
 #endif

@@ -122,6 +122,23 @@ TEST_F(so, ack_and_flush_bad)
 	ASSERT_EQ(1, self->so.chan[1].visible);
 }
 
+/* The channel queries the driver uses instead of reading the state: they
+ * answer for the channels there are, refuse others, change nothing. */
+TEST_F(so, channel_queries)
+{
+	ASSERT_EQ(1, oms_so_chan_issued(&self->so, 0));
+	ASSERT_EQ(1, oms_so_chan_issued(&self->so, 1));
+	ASSERT_EQ(0, oms_so_chan_issued(&self->so, 2));
+	ASSERT_EQ(OMS_CHAN_POSTED, oms_so_chan_kind(&self->so, 0));
+	ASSERT_EQ(OMS_CHAN_ACKED, oms_so_chan_kind(&self->so, 1));
+	ASSERT_EQ(-EINVAL, oms_so_chan_kind(&self->so, 2));
+	ASSERT_EQ(0, oms_so_failed_chans(&self->so));
+	EXPECT_UNCHANGED();
+	/* a failure on channel 1 is recorded there, and only there */
+	ASSERT_EQ(0, oms_so_fail(&self->so, 1, 0, -EACCES));
+	ASSERT_EQ(1u << 1, oms_so_failed_chans(&self->so));
+}
+
 TEST_F(so, fence_bad_dest_and_full_queue)
 {
 	struct oms_so_store st = { .len = 8, .cls = OMS_STORE_STRONG,

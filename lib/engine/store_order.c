@@ -1140,6 +1140,26 @@ int oms_so_failed(const struct oms_so *so)
 	return so->any_fail;
 }
 
+uint64_t oms_so_chan_issued(const struct oms_so *so, uint16_t chan)
+{
+	return chan < so->nchan ? so->chan[chan].issued : 0;
+}
+
+int oms_so_chan_kind(const struct oms_so *so, uint16_t chan)
+{
+	return chan < so->nchan ? so->chan[chan].kind : -EINVAL;
+}
+
+uint32_t oms_so_failed_chans(const struct oms_so *so)
+{
+	uint32_t mask = 0;
+
+	for (uint32_t c = 0; c < so->nchan && c < 32; c++)
+		if (so->chan[c].first_fail != OMS_SO_NONE)
+			mask |= 1u << c;
+	return mask;
+}
+
 int oms_so_quiescent(const struct oms_so *so)
 {
 	if (so->count || so->ctr.pending_issue)

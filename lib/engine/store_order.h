@@ -373,6 +373,14 @@ int oms_so_dest_visible(const struct oms_so *so, uint16_t dest);
 /* Is a failure recorded (not yet resumed)? */
 int oms_so_failed(const struct oms_so *so);
 
+/* Channel queries for the driver, so that it need not read the state:
+ * ordered ops given a sequence number on @chan (0 for a channel that does
+ * not exist); @chan's enum oms_chan_kind (-EINVAL); the channels (bit c =
+ * channel c < 32) with a failure recorded since the last resume. */
+uint64_t oms_so_chan_issued(const struct oms_so *so, uint16_t chan);
+int oms_so_chan_kind(const struct oms_so *so, uint16_t chan);
+uint32_t oms_so_failed_chans(const struct oms_so *so);
+
 /* First error reported by an ack, failure or flush since the last call,
  * or 0.  A real error wins over -ECANCELED. */
 int oms_so_take_error(struct oms_so *so);
