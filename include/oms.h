@@ -149,7 +149,8 @@ struct oms_ctx_attr {
 	uint32_t read_order;	/* enum oms_read_order */
 	uint32_t rlsq_entries;	/* emu: RLSQ entries; 256 */
 	uint32_t timeout_ms;	/* declare the device dead after this long
-				 * without progress; 2000 */
+				 * without progress; 2000, or the
+				 * OMS_TIMEOUT_MS environment variable */
 	uint32_t dest_seq_mask;	/* destinations (bit n = node n) ordered by
 				 * sequence number as with OMS_CTX_F_DEST_SEQ
 				 * (which means all of them); the others are

@@ -45,6 +45,29 @@ static int in_size(const struct oms_ctx_attr *in, size_t end)
 	(((in)->comp_mask & (m)) && \
 	 in_size(in, offsetof(struct oms_ctx_attr, field) + sizeof((in)->field)))
 
+/*
+ * OMS_TIMEOUT_MS: the liveness timeout of contexts whose attributes set
+ * none, for machines where 2 s without a device heartbeat does not mean a
+ * dead device (emulated guests, a test suite beside another).  A value
+ * that is not a whole number in 1..600000 fails the create (-EINVAL), as
+ * a bad OMS_BACKEND does: a typo must not silently keep the default.
+ */
+static int env_timeout(struct oms_ctx_attr *a)
+{
+	const char *env = getenv("OMS_TIMEOUT_MS");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || env[0] == '-' || v == 0 || v > 600000)
+		return -EINVAL;
+	a->timeout_ms = (uint32_t)v;
+	return 0;
+}
+
 /* Copy the caller's attributes over the defaults; -EINVAL/-E2BIG. */
 static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 {
@@ -52,8 +75,9 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 	int err;
 
 	attr_defaults(a);
-	if (!in)
-		return 0;
+	err = env_timeout(a);
+	if (err || !in)
+		return err;
 	err = oms_ext_copy(&t, sizeof(t), in,
 			   offsetof(struct oms_ctx_attr, backend));
 	if (err)

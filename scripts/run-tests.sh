@@ -19,6 +19,13 @@
 # own (mktemp, per-name logs).  Bash for `wait -n`.
 set -u
 timeout_s=${TEST_TIMEOUT:-5400}
+# Contexts that set no liveness timeout of their own wait 60 s for a
+# device heartbeat, not liboms's 2 s: beside another make check (four TCG
+# guests and builds on two cores) the emulated device's thread was seen
+# not to run for over 2 s, and the litmus tests' contexts then died with
+# -ETIMEDOUT.  Tests about timeouts set their own (emu_device_stop,
+# api_timeout_env).  OMS_TIMEOUT_MS is liboms's (man liboms).
+export OMS_TIMEOUT_MS=${OMS_TIMEOUT_MS:-60000}
 jobs=${CHECK_JOBS:-2}
 case $jobs in '' | *[!0-9]* | 0) echo "run-tests: CHECK_JOBS must be a positive integer" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0
