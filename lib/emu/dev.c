@@ -82,14 +82,16 @@ static void *dev_thread(void *arg)
 	unsigned idle = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
-		/* parked before frozen, both sequentially consistent: a
-		 * freezer that sees parked set knows no step is running
-		 * or will run until it thaws (emu_dev_freeze()). */
-		__atomic_store_n(&dev->parked, 0, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&dev->frozen, __ATOMIC_SEQ_CST)) {
+		if (__atomic_load_n(&dev->frozen, __ATOMIC_ACQUIRE)) {
 			struct timespec ts = { 0, 100000 };
 
-			__atomic_store_n(&dev->parked, 1, __ATOMIC_SEQ_CST);
+			/* Frozen: tell the freezer which freeze this thread
+			 * has seen, from here where it does no step
+			 * (emu_dev_freeze()). */
+			__atomic_store_n(&dev->parked_gen,
+					 __atomic_load_n(&dev->freeze_gen,
+							 __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
 			nanosleep(&ts, NULL);
 			continue;
 		}
@@ -359,15 +361,28 @@ void emu_dev_stop(struct oms_emu *dev)
 		sched_yield();
 }
 
-/* Freezing returns once the thread is parked (or gone): from then on the
- * device takes and executes nothing until thawed.  Not from the device's
- * own thread (an observer): it would wait for itself. */
+/*
+ * Freezing returns once the thread is parked (or gone): from then on the
+ * device takes and executes nothing until thawed.  Each freeze has a
+ * generation, stored after frozen: a thread that read it reads frozen set
+ * from then on (until the thaw), so the generation it echoes in parked_gen
+ * says it stands in the frozen branch and will not step.  The running
+ * loop pays only the load of frozen it always paid.  Not from the
+ * device's own thread (an observer): it would wait for itself.
+ */
 void emu_dev_freeze(struct oms_emu *dev, int on)
 {
-	__atomic_store_n(&dev->frozen, on, __ATOMIC_SEQ_CST);
-	if (!on)
+	uint32_t gen;
+
+	if (!on) {
+		__atomic_store_n(&dev->frozen, 0, __ATOMIC_RELEASE);
 		return;
-	while (!__atomic_load_n(&dev->parked, __ATOMIC_SEQ_CST) &&
+	}
+	__atomic_store_n(&dev->frozen, 1, __ATOMIC_RELEASE);
+	gen = __atomic_add_fetch(&dev->freeze_gen, 1, __ATOMIC_ACQ_REL);
+	/* this freeze's generation or a later one's (another freezer) */
+	while ((int32_t)(__atomic_load_n(&dev->parked_gen, __ATOMIC_ACQUIRE) -
+			 gen) < 0 &&
 	       !__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE))
 		sched_yield();
 }

@@ -185,7 +185,8 @@ struct oms_emu {
 	uint64_t t0;		/* wall ns at start */
 	int stop;		/* ask the thread to leave, abandoning work */
 	int frozen;		/* test: stop executing, stop heartbeats */
-	int parked;		/* the thread saw frozen and does nothing */
+	uint32_t freeze_gen;	/* freezes asked for (emu_dev_freeze()) */
+	uint32_t parked_gen;	/* the last the thread saw, frozen */
 	int dead;		/* thread gone: every queue fails */
 	uint64_t heartbeat;
 	uint32_t refs;		/* its contexts, and its creator (atomic) */
