@@ -113,6 +113,10 @@ void ba_set_backend(struct ba *ba, const char *backend);
 void ba_json(struct ba *ba, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* @s as a JSON string into @buf, quotes included, escaped; cut short if
+ * @len is (for text a record carries: names, notes). */
+void ba_json_string(char *buf, size_t len, const char *s);
+
 /* True if records go anywhere (--json or --out_json). */
 static inline int ba_json_on(const struct ba *ba)
 {

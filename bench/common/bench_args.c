@@ -587,7 +587,6 @@ static int unknown(const struct ba *ba, const struct ba_list *l,
 	return ba_fail(ba, "unknown option '%s'", arg);
 }
 
-static void json_string(char *buf, size_t len, const char *s);
 
 static void make_meta(struct ba *ba)
 {
@@ -599,8 +598,8 @@ static void make_meta(struct ba *ba)
 	host[sizeof(host) - 1] = 0;
 	if (uname(&u))
 		strcpy(u.release, "?");
-	json_string(h, sizeof(h), host);
-	json_string(k, sizeof(k), u.release);
+	ba_json_string(h, sizeof(h), host);
+	ba_json_string(k, sizeof(k), u.release);
 	snprintf(ba->meta, sizeof(ba->meta),
 		 "\"liboms\":\"%s\",\"host\":%s,\"kernel\":%s", oms_version(),
 		 h, k);
@@ -662,8 +661,7 @@ int ba_seen(const struct ba *ba, const char *long_name)
 
 /* ---- JSON records ------------------------------------------------------ */
 
-/* @s as a JSON string, quotes included (cut short if @len is). */
-static void json_string(char *buf, size_t len, const char *s)
+void ba_json_string(char *buf, size_t len, const char *s)
 {
 	size_t n = 0;
 
@@ -705,8 +703,8 @@ void ba_json(struct ba *ba, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	json_string(prog, sizeof(prog), ba->prog);
-	json_string(be, sizeof(be), ba->backend ? ba->backend : "none");
+	ba_json_string(prog, sizeof(prog), ba->prog);
+	ba_json_string(be, sizeof(be), ba->backend ? ba->backend : "none");
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	for (int k = 0; k < 2; k++) {
