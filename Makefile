@@ -7,9 +7,10 @@
 #   make install  PREFIX=/usr/local DESTDIR=
 #
 # Sources are discovered per directory: one test per file in tests/, one
-# program per file in apps/ and bench/.  mk/*.mk add areas with their own
-# rules (the kernel module and its guest tests); they may append commands to
-# CHECK_CMDS, each of which must print TAP.  scripts/run-tests.sh runs them
+# program per file in apps/ and bench/ (oms_probe's parts: apps/probe/).
+# mk/*.mk add areas with their own rules (the kernel module and its guest
+# tests); they may append commands to CHECK_CMDS, each of which must print
+# TAP.  scripts/run-tests.sh runs them
 # CHECK_JOBS at a time (default 2): commands never share a file.
 
 VERSION_MAJOR := 0
@@ -17,6 +18,7 @@ VERSION := $(VERSION_MAJOR).1.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
 B := build
 
 CC ?= cc
@@ -183,6 +185,16 @@ $(B)/apps/%: apps/%.c $(STATIC) $(LIB_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIB_LDLIBS)
 
+# oms_probe is several files (apps/probe/) and calls verbs itself: a live
+# device is one of what it probes.
+PROBE_SRCS := $(sort $(wildcard apps/probe/*.c))
+$(B)/apps/oms_probe: apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
+		bench/common/bench_args.c bench/bench_args.h $(STATIC) $(LIB_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LIB_CFLAGS) -Iinclude -Ibench -Iapps $(CFLAGS) -o $@ $< \
+		$(PROBE_SRCS) bench/common/bench_args.c $(STATIC) $(LIBS)
+
 $(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
 		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
 		bench/bench_zipf.h
@@ -253,7 +265,8 @@ CHECK_CMDS := $(CHECK_CMDS) \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(TESTS) $(TESTS_ASAN) \
 	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \
-	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh"
+	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh" \
+	"sh tests/oms-probe.sh $(B)"
 
 # check and demo install what is missing first (as root; anyone else gets
 # the apt-get line and make stops), then run in a fresh make, which sees
@@ -276,8 +289,10 @@ demo-run: all
 figures: all
 	$(Q)sh scripts/figures.sh $(B)/figures
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+install: lib $(APPS)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(BINDIR)
+	install -m 755 $(APPS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf liboms.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

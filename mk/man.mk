@@ -1,10 +1,10 @@
 # Man pages (issue 11): one Markdown page per call or group of calls in
 # man/, converted by pandoc at build time as rdma-core does.
 #
-#   make man       build/man/*.3 and *.7, and a ".so" link for every name
+#   make man       build/man/*.1, *.3 and *.7, and a ".so" link for every name
 #                  a page documents besides its own (its NAME line,
 #                  scripts/man-names.sh); also part of make all
-#   make install   also installs them in $(MANDIR)/man3 and man7
+#   make install   also installs them in $(MANDIR)/man1, man3 and man7
 #   make check     scripts/check-man.sh: a page or link for every export,
 #                  groff without a warning, SYNOPSIS = the headers, install
 #
@@ -12,7 +12,7 @@
 
 MANDIR ?= $(PREFIX)/share/man
 PANDOC ?= pandoc
-MAN_SRCS := $(sort $(wildcard man/*.3.md man/*.7.md))
+MAN_SRCS := $(sort $(wildcard man/*.1.md man/*.3.md man/*.7.md))
 MAN_PAGES := $(MAN_SRCS:man/%.md=$(B)/man/%)
 # "alias.3=page.3" for every other name of a page
 MAN_LINK_PAIRS := $(shell sh scripts/man-names.sh links $(MAN_SRCS))
@@ -53,7 +53,9 @@ $(foreach p,$(MAN_LINK_PAIRS),$(eval $(call MAN_LINK_RULE,$(firstword \
 	$(subst =, ,$(p))),$(lastword $(subst =, ,$(p))))))
 
 install-man: man
-	install -d $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+		$(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(filter %.3,$(MAN_PAGES) $(MAN_LINKS)) \
 		$(DESTDIR)$(MANDIR)/man3/
 	install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/

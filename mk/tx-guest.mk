@@ -35,5 +35,5 @@ $(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
 tx-guest: $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK) $(TXG_BENCH)
 	$(Q)bash scripts/run-tests.sh "$(TXG_CMD)"
 
-CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK) $(TXG_BENCH)
+CHECK_DEPS += $(TXG_KMOD) $(TXG_GUEST) $(TXG_CHECK) $(TXG_BENCH) $(B)/apps/oms_probe
 CHECK_CMDS += "$(TXG_CMD)"

@@ -8,8 +8,8 @@
 # its QEMU monitor (the file stop-a holds the seconds): a server host that
 # stops answering.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR [check|perftest]   (the guests' suite,
-# rxe-guest.sh: the tests, or perftest beside liboms)
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe]   (the guests'
+# suite, rxe-guest.sh: the tests, perftest beside liboms, or oms_probe)
 set -u
 bdir=${1:?usage: $0 BUILD_DIR [SUITE]}
 suite=${2:-check}

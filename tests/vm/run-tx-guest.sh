@@ -5,7 +5,8 @@
 # path hands the module OMS_IOC_ORDERED_STORE vectors (txg_guest --ioctl).
 # Each path has its own device and backing file, so the host checks each.
 # Then bench/mmio_tx runs on a third device over both paths, its verified
-# pass reading the BAR back, and its JSON is checked (order, not speed).
+# pass reading the BAR back, and its JSON is checked (order, not speed);
+# apps/oms_probe's kmod target times each fence and flush there.
 # Prints TAP; the program's own lines come first.
 #
 # usage: run-tx-guest.sh OMS_KO BDF_MAPPED BDF_IOCTL TXG_GUEST BDF_BENCH MMIO_TX
@@ -51,6 +52,29 @@ record() {
 	grep "\"mode\":\"$1\"" /tmp/mmio.json | grep "\"path\":\"$2\""
 }
 
+# apps/oms_probe's kmod target on the same window: what each fence and
+# flush costs on the mapped path and through the module (its JSON, not
+# its speed, is checked).
+run_probe() {
+	probe=$(dirname "$mmio_tx")/../apps/oms_probe
+	[ -x "$probe" ] || return 0
+	timeout -k 5 300 "$probe" --targets kmod --cost-rounds 200 --json \
+		>/tmp/probe.json 2>/tmp/probe.err
+	rc=$?
+	[ $rc -eq 0 ] || sed 's/^/# probe: /' /tmp/probe.err | tail -n 5
+	sed -n 's/.*"probe":"\([a-z_]*\)".*"cost_ns":\([0-9.]*\),"value":"\([^"]*\)".*/# probe \1: \2 ns \3/p' \
+		/tmp/probe.json
+	ok=$rc
+	grep -q '"probe":"window",.*"measured":true' /tmp/probe.json || ok=1
+	for p in mmio ioctl; do
+		for c in weak strong flush; do
+			grep "\"probe\":\"cost_${p}_$c\"," /tmp/probe.json |
+				grep -q '"measured":true,.*"cost_ns":[1-9]' || ok=1
+		done
+	done
+	tap $ok "oms_probe --targets kmod: the window found, weak/strong/flush timed on the mapped and ioctl paths"
+}
+
 run_bench() {
 	if ! insmod "$ko" pci="$bdf_bench" bar=2; then
 		tap 1 "mmio_tx: insmod oms.ko pci=$bdf_bench bar=2"
@@ -84,6 +108,7 @@ run_bench() {
 	r=$(record unfenced mapped; record fenced mapped; record sequenced mapped)
 	[ "$(printf '%s\n' "$r" | grep -c '"syscalls_per_msg":0.00000,')" -eq 6 ]
 	tap $? "mmio_tx mapped: no system call on the mapped path"
+	run_probe
 	rmmod oms
 	tap $? "mmio_tx: rmmod oms"
 }

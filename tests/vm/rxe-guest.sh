@@ -4,11 +4,15 @@
 # the shared directory, then play the role.  Prints TAP.
 #
 #   a  the server host: rxe_server until the client makes it die, then the
-#      kvs_get servers (if built), one per protocol
-#   b  the client host: the verbs litmus tests against a, then kvs_get
+#      kvs_get servers (if built), one per protocol, then oms_probe --listen,
+#      then perftest's and rdma_ops's servers
+#   b  the client host: the verbs litmus tests against a, then kvs_get,
+#      then oms_probe's verbs target (rxe-probe.sh), then perftest beside
+#      liboms at 64 B and 4 KiB (rxe-perftest.sh)
 #
 # SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
-# perftest and liboms's rdma_ops side by side on the same link.
+# perftest and liboms's rdma_ops side by side on the same link; SUITE probe
+# (make probe-rxe) only oms_probe's verbs target (rxe-probe.sh).
 #
 # usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
 set -u
@@ -79,6 +83,17 @@ wait_file() {	# wait_file PATH SECONDS
 	done
 }
 
+if [ "$suite" = probe ]; then
+	. "$here/rxe-kvs.sh"	# json_num
+	. "$here/rxe-probe.sh"
+	if [ "$role" = a ]; then
+		probe_server
+	else
+		probe_client
+	fi
+	exit 0
+fi
+
 if [ "$suite" = perftest ]; then
 	. "$here/rxe-perftest.sh"
 	if [ "$role" = a ]; then
@@ -100,6 +115,11 @@ if [ "$role" = a ]; then
 	tap $? "rxe_server served the litmus client until it was told to die (status $rc)"
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_server
+	. "$here/rxe-probe.sh" && probe_server
+	# perftest beside liboms, two sizes a op (make perftest-compare
+	# runs every size): the TAP says both measured, not how fast
+	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
+	. "$here/rxe-perftest.sh" && perf_server
 	touch $shared/a-done
 else
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 2320 \
@@ -107,6 +127,9 @@ else
 		grep --line-buffered -v '^TAP version\|^1\.\.'
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_client
+	. "$here/rxe-probe.sh" && probe_client
+	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
+	. "$here/rxe-perftest.sh" && perf_client
 	touch $shared/b-done
 	wait_file $shared/a-done 900
 fi

@@ -1,0 +1,140 @@
+#!/bin/sh
+# apps/oms_probe on this host: the emulated device and (absent here) the
+# oms.ko window; the verbs target runs between the two Soft-RoCE guests
+# (tests/vm/rxe-probe.sh).  What is checked is the JSON report, never a
+# speed:
+#   in order     the emulated device without chaos: every row measured,
+#                no violation in one initiator's patterns, the checks the
+#                verdicts rest on;
+#   reordering   the control: with --chaos the same write patterns show
+#                violations (the detector sees a reorder when there is
+#                one), while the rows the contract requires (completion,
+#                a fenced write after a read) still show none;
+#   no module    the kmod target says why it measured nothing;
+#   bad flags    exit 2, the flag named on stderr, no report.
+# TAP, the plan last.
+#
+# usage: sh tests/oms-probe.sh BUILD_DIR
+set -u
+probe=${1:-build}/apps/oms_probe
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+fails=0
+
+tap() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+		sed 's/^/#   stderr: /' "$tmp/err" 2>/dev/null | head -n 5
+	fi
+}
+
+# The record of probe $2 of target $1 in $tmp/out, and one field of it.
+rec() { grep "\"target\":\"$1\",\"probe\":\"$2\"," "$tmp/out" | head -n 1; }
+field() {	# field RECORD KEY
+	printf '%s\n' "$1" |
+		sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1
+}
+num() { v=$(field "$(rec "$1" "$2")" "$3"); echo "${v:--1}"; }
+
+if [ ! -x "$probe" ]; then
+	echo "ok 1 # SKIP $probe not built"
+	echo "1..1"
+	exit 0
+fi
+
+# one initiator's patterns: in order on a device without chaos
+ordering="write_write completion read_within read_read war_nofence war_fence"
+costs="cost_write cost_read cost_write_flush cost_read_write cost_read_fence_write"
+
+# 1. in order: no chaos
+timeout 300 "$probe" --targets emu --rounds 1024 --cost-rounds 50 --json \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+tap $rc "oms_probe --targets emu: exit 0"
+bad=""
+while read -r line; do
+	for k in '"bench":"oms_probe"' '"target":"emu"' '"probe":' '"litmus":' \
+		'"rule":' '"measured":' '"violations":' '"verdict":' '"liboms":'; do
+		case $line in *"$k"*) ;; *) bad="$bad missing $k;" ;; esac
+	done
+done <"$tmp/out"
+[ -s "$tmp/out" ] && [ -z "$bad" ]
+tap $? "oms_probe --json: every record names the probe, its litmus id, rule, verdict and the metadata${bad:+ ($bad)}"
+for p in $ordering; do
+	m=$(field "$(rec emu "$p")" measured)
+	v=$(num emu "$p" violations)
+	[ "$m" = true ] && [ "$v" -eq 0 ]
+	tap $? "emu in order: $p measured, 0 violations (measured=$m violations=$v)"
+done
+# two initiators (two QPs): no order between them even on an in-order
+# device, which serves its queues in turn - measured, not asserted
+m=$(field "$(rec emu flag_other_qp)" measured)
+[ "$m" = true ]
+tap $? "emu in order: flag_other_qp measured ($(num emu flag_other_qp violations) of $(num emu flag_other_qp checks): two QPs are not ordered)"
+for p in write_write completion read_within war_fence; do
+	c=$(num emu "$p" checks)
+	[ "$c" -gt 0 ]
+	tap $? "emu in order: $p rests on $c checks (> 0)"
+done
+for p in $costs; do
+	c=$(field "$(rec emu "$p")" cost_ns)
+	awk -v c="${c:-0}" 'BEGIN { exit !(c > 0) }'
+	tap $? "emu: $p timed ($c ns)"
+done
+
+# 2. the control: the device reorders (chaos); required rows still hold
+timeout 300 "$probe" --targets emu --chaos 7 --rounds 1024 --cost-rounds 10 \
+	--json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+tap $rc "oms_probe --targets emu --chaos 7: exit 0 (no required order violated)"
+for p in write_write flag_other_qp; do
+	v=$(num emu "$p" violations)
+	verdict=$(field "$(rec emu "$p")" verdict)
+	[ "$v" -gt 0 ] && [ "$verdict" = reorders ]
+	tap $? "emu chaos: $p reorders ($v violations, verdict '$verdict'): the probe sees what it looks for"
+done
+for p in completion war_fence; do
+	v=$(num emu "$p" violations)
+	c=$(num emu "$p" checks)
+	[ "$v" -eq 0 ] && [ "$c" -gt 0 ]
+	tap $? "emu chaos: $p holds (0 of $c) - L15 / L33 are the contract, chaos or not"
+done
+
+# 3. no oms.ko on this host (the kmod guest suite runs it with one)
+timeout 60 "$probe" --targets kmod --dev "$tmp/no-such-node" --json \
+	>"$tmp/out" 2>"$tmp/err"
+rc=$?
+r=$(rec kmod window)
+[ $rc -eq 0 ] && [ "$(field "$r" measured)" = false ] &&
+	case $(field "$r" note) in *"not loaded"*) true ;; *) false ;; esac
+tap $? "oms_probe --targets kmod without the module: exit 0, window not measured, the note says why"
+
+# 4. bad flags: exit 2, the flag named, nothing measured
+bad_case() {	# bad_case FLAG-NAMED ARGS...
+	want=$1
+	shift
+	timeout 60 "$probe" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q -- "$want" "$tmp/err" && ! grep -q '"bench"' "$tmp/out"
+	tap $? "oms_probe $* -> exit 2 naming $want (exit $rc)"
+}
+bad_case --server --targets verbs
+bad_case --rounds --rounds 33
+bad_case --rounds --rounds abc
+bad_case --targets --targets emu,nic
+bad_case --targets --listen --targets emu
+bad_case --bind --bind 127.0.0.1
+bad_case --chaos --chaos -1
+bad_case --listen --listen --server localhost
+timeout 60 "$probe" --help >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q -- --server "$tmp/out" && grep -q -- --listen "$tmp/out"
+tap $? "oms_probe --help: exit 0, usage names --server and --listen"
+
+echo "1..$n"
+[ $fails -eq 0 ]
