@@ -19,6 +19,8 @@
  *
  *   msg_pass --local [-s SIZES] [--modes SET] [-D SEC] [--window N]
  *            [--scale N] [--chaos SEED] [--runs N] [--json]
+ *   msg_pass --server [--bind ADDR] [-p PORT]
+ *   msg_pass --client HOST [-p PORT] [-s SIZES] [--modes SET] [-D SEC] ...
  *
  * One process on the emulated device (three nodes: the producer, D1 with
  * the data region, D2 with the flag), its latency model on (--scale wall
@@ -35,6 +37,15 @@
  * consumer's get trails the data put by a round trip, so it is rarely
  * caught; litmus L02/L14/L36 prove the orders themselves.
  *
+ * Over verbs (two hosts): --server owns both destinations, D1 (the data)
+ * on PORT and D2 (the flag) on PORT+1, each a connection and so a QP of
+ * its own, and its CPU is the consumer: it polls the flag word in its
+ * memory and reads the data where it landed, and keeps its counts in D2's
+ * region, where the client reads them (a get) before and after each cell.
+ * --client HOST produces, in wall time.  strong-seq needs a destination
+ * that applies sequence numbers, which verbs has not (the context flag is
+ * refused there): it runs with --local only.
+ *
  * A row per (size, mode): messages, M msgs/s, ratio to quiet, checks,
  * late.  Exit: 0; 1 if an ordered mode was seen late or a run failed; 2
  * for bad flags.
@@ -42,6 +53,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +64,12 @@
 #define MAX_SIZES	8
 #define MAX_WINDOW	1024
 #define DATA_MAX	65536u
+#define FLAG_REGION	4096u
+/* D2's region: the flag word, and over verbs the consumer's counts and
+ * the size of the current cell's messages */
+#define FLAG_OFF	0u
+#define COUNTS_OFF	64u	/* checks, late: written by the consumer */
+#define SIZE_OFF	128u	/* written by the client before a cell */
 
 enum mode {
 	MD_QUIET, MD_STRONG, MD_STRONG_SEQ, MD_FENCE, MD_UNORDERED, MD_COUNT
@@ -63,22 +81,33 @@ static const char *const mode_names[] = {
 
 struct opts {
 	uint32_t sizes[MAX_SIZES], nsizes;
-	uint32_t modes, window, scale, runs, port;
+	uint32_t modes, window, scale, runs, port, timeout_ms;
 	uint64_t chaos;
 	double duration;
-	int local;
+	int local, server;
+	const char *host, *bind;
 };
 
 static struct opts args = {
 	.sizes = { 64, 1024, 8192 }, .nsizes = 3, .modes = (1u << MD_COUNT) - 1,
 	.window = 64, .scale = 500, .runs = 1, .port = 18530,
-	.duration = 0.5,
+	.duration = 0.5, .timeout_ms = 20000,
 };
 
 static const struct ba_opt opts[] = {
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "producer, destinations and consumer in this process, on the "
-	  "emulated device (the only mode)", &args.local, .group = 1 },
+	  "emulated device", &args.local, .group = 1 },
+	{ 0, "server", NULL, BA_FLAG, NULL, "be both destinations and the "
+	  "consumer for a --client, until SIGINT or SIGTERM", &args.server,
+	  .group = 1 },
+	{ 0, "client", NULL, BA_STRING, "HOST", "produce into the --server "
+	  "at HOST", &args.host, .group = 1 },
+	{ 0, "bind", NULL, BA_STRING, "ADDR", "--server: the local address "
+	  "(default: every one)", &args.bind, .group = 0 },
+	{ 0, "timeout-ms", NULL, BA_UINT, "MS", "--server/--client: the "
+	  "contexts' liveness timeout", &args.timeout_ms, .min = 100,
+	  .max = 600000 },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes of data per message",
 	  args.sizes, .min = 16, .max = DATA_MAX, .step = 8,
 	  .count = &args.nsizes, .max_items = MAX_SIZES },
@@ -98,14 +127,14 @@ static const struct ba_opt opts[] = {
 	{ 0, "runs", NULL, BA_UINT, "N", "best of N runs per cell, modes "
 	  "interleaved", &args.runs, .min = 1, .max = 100 },
 	{ 'p', "port", NULL, BA_UINT, "PORT",
-	  "the destinations listen on PORT and PORT+1 (in process)",
+	  "the destinations listen on PORT and PORT+1",
 	  &args.port, .min = 1, .max = 65534 },
 };
 
 static struct ba ba = {
 	.prog = "msg_pass", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--local [options]",
+	.synopsis = "--local | --server | --client HOST [options]",
 	.about = "Message passing: data to one destination, a flag to "
 		 "another; waiting for completion vs liboms's ordered stores.",
 	.epilog = "Exit status: 0; 1 an ordered mode delivered a flag before "
@@ -129,9 +158,12 @@ static int ctx_make(const struct opts *o, uint32_t node, int first,
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_BACKEND |
-		      OMS_CTX_ATTR_TIMEOUT | OMS_CTX_ATTR_FLAGS;
+	a.comp_mask = OMS_CTX_ATTR_TIMEOUT | OMS_CTX_ATTR_FLAGS;
 	a.flags = flags;
+	a.timeout_ms = o->timeout_ms;
+	if (!o->local)	/* OMS_BACKEND, else an RDMA device */
+		return oms_ctx_create(&a, ctx);
+	a.comp_mask |= OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_BACKEND;
 	a.backend = OMS_BACKEND_EMU;
 	a.node = node;
 	a.timeout_ms = 60000;	/* a loaded machine, not a dead peer */
@@ -151,51 +183,71 @@ static int ctx_make(const struct opts *o, uint32_t node, int first,
 	return oms_ctx_create(&a, ctx);
 }
 
-static int rig_open(struct rig *r, const struct opts *o)
+/* The destinations: D1's data region on PORT, D2's flag region on
+ * PORT+1, served on @addr. */
+static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 {
 	int err;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(r->port1, sizeof(r->port1), "%u", o->port);
-	snprintf(r->port2, sizeof(r->port2), "%u", o->port + 1);
 	r->data_mem = aligned_alloc(4096, DATA_MAX);
-	r->flag_mem = aligned_alloc(4096, 4096);
+	r->flag_mem = aligned_alloc(4096, FLAG_REGION);
 	err = r->data_mem && r->flag_mem ? 0 : -ENOMEM;
 	if (!err) {
 		memset(r->data_mem, 0, DATA_MAX);
-		memset(r->flag_mem, 0, 4096);
+		memset(r->flag_mem, 0, FLAG_REGION);
 		/* the first context starts the device with its settings */
 		err = ctx_make(o, 1, 1, 0, &r->d1);
 	}
 	if (!err)
 		err = ctx_make(o, 2, 0, 0, &r->d2);
 	if (!err)
-		err = ctx_make(o, 0, 0, 0, &r->prod);
-	if (!err)
-		err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ, &r->prod_seq);
-	if (!err)
 		err = oms_mr_reg(r->d1, r->data_mem, DATA_MAX,
 				 OMS_ACCESS_REMOTE_READ |
 				 OMS_ACCESS_REMOTE_WRITE, &r->data_mr);
 	if (!err)
-		err = oms_mr_reg(r->d2, r->flag_mem, 4096,
+		err = oms_mr_reg(r->d2, r->flag_mem, FLAG_REGION,
+				 OMS_ACCESS_REMOTE_READ |
 				 OMS_ACCESS_REMOTE_WRITE, &r->flag_mr);
 	if (!err)
-		err = oms_listen(r->d1, "localhost", r->port1, r->data_mr,
-				 &r->l1);
+		err = oms_listen(r->d1, addr, r->port1, r->data_mr, &r->l1);
 	if (!err)
-		err = oms_listen(r->d2, "localhost", r->port2, r->flag_mr,
-				 &r->l2);
+		err = oms_listen(r->d2, addr, r->port2, r->flag_mr, &r->l2);
+	return err;
+}
+
+/* The producer's contexts, connected to the destinations at @host (the
+ * DEST_SEQ one on the emulated device only). */
+static int rig_produce(struct rig *r, const struct opts *o, const char *host)
+{
+	uint32_t tmo = o->timeout_ms;
+	int err = ctx_make(o, 0, 0, 0, &r->prod);
+
+	if (!err && o->local)
+		err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ, &r->prod_seq);
 	if (!err)
-		err = oms_connect(r->prod, "localhost", r->port1, 0, &r->data);
+		err = oms_connect(r->prod, host, r->port1, tmo, &r->data);
 	if (!err)
-		err = oms_connect(r->prod, "localhost", r->port2, 0, &r->flag);
-	if (!err)
-		err = oms_connect(r->prod_seq, "localhost", r->port1, 0,
+		err = oms_connect(r->prod, host, r->port2, tmo, &r->flag);
+	if (!err && r->prod_seq)
+		err = oms_connect(r->prod_seq, host, r->port1, tmo,
 				  &r->data_seq);
-	if (!err)
-		err = oms_connect(r->prod_seq, "localhost", r->port2, 0,
+	if (!err && r->prod_seq)
+		err = oms_connect(r->prod_seq, host, r->port2, tmo,
 				  &r->flag_seq);
+	return err;
+}
+
+static int rig_open(struct rig *r, const struct opts *o)
+{
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->port1, sizeof(r->port1), "%u", o->port);
+	snprintf(r->port2, sizeof(r->port2), "%u", o->port + 1);
+	if (!o->host)
+		err = rig_serve(r, o, o->local ? "localhost" : o->bind);
+	if (!err && !o->server)
+		err = rig_produce(r, o, o->local ? "localhost" : o->host);
 	return err;
 }
 
@@ -275,6 +327,58 @@ struct result {
 	double mmsgs;
 };
 
+/*
+ * Over verbs the consumer is the server's: D2's region holds the flag,
+ * then at COUNTS_OFF its checks, late count and the last flag it saw.
+ * Read them (and the flag) with a get.
+ */
+struct remote_state {
+	uint64_t flag, checks, late, seen;
+};
+
+static int remote_state(struct rig *r, struct remote_state *st)
+{
+	uint64_t w[COUNTS_OFF / 8 + 3];
+	int err = oms_get(r->prod, w, &r->flag, 0, sizeof(w),
+			  OMS_READ_ACQUIRE);
+
+	if (!err)
+		err = oms_quiet(r->prod);
+	st->flag = w[FLAG_OFF / 8];
+	st->checks = w[COUNTS_OFF / 8];
+	st->late = w[COUNTS_OFF / 8 + 1];
+	st->seen = w[COUNTS_OFF / 8 + 2];
+	return err;
+}
+
+/* Before a cell on verbs: tell the consumer the size (before any flag of
+ * the cell: put, quiet), and take the counts. */
+static int remote_begin(struct rig *r, uint32_t size, struct remote_state *st)
+{
+	uint64_t sz = size;
+	int err = oms_put(r->prod, &r->flag, SIZE_OFF, &sz, 8, OMS_STORE_WEAK);
+
+	if (!err)
+		err = oms_quiet(r->prod);
+	return err ? err : remote_state(r, st);
+}
+
+/* After it: wait (bounded) until the consumer has seen the last flag, so
+ * that its counts are whole and the next size cannot meet an old flag. */
+static int remote_end(struct rig *r, uint64_t last, uint32_t tmo_ms,
+		      struct remote_state *st)
+{
+	uint64_t t0 = bu_now_ns();
+	int err;
+
+	while (!(err = remote_state(r, st)) && st->seen != last) {
+		if (bu_now_ns() - t0 > (uint64_t)tmo_ms * 1000000u)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return err;
+}
+
 static int produce(struct rig *r, enum mode m, uint32_t size, double scale,
 		   double dur, uint32_t window, struct result *res)
 {
@@ -282,21 +386,29 @@ static int produce(struct rig *r, enum mode m, uint32_t size, double scale,
 	/* a source buffer per outstanding message: reused after a quiet */
 	uint8_t *ring = aligned_alloc(64, (size_t)window * size);
 	struct consumer c = { .r = r, .size = size };
-	int seq = m == MD_STRONG_SEQ;
+	int seq = m == MD_STRONG_SEQ, local = r->flag_mem != NULL;
 	struct oms_ctx *ctx = seq ? r->prod_seq : r->prod;
 	const struct oms_rmr *data = seq ? &r->data_seq : &r->data;
 	const struct oms_rmr *flag = seq ? &r->flag_seq : &r->flag;
+	struct remote_state before = { 0 }, after = { 0 };
 	uint64_t t0, t1, i = 0, seq0;
 	pthread_t th;
 	int err = 0;
 
-	/* carry on from the last cell's numbers: flags only grow */
-	memcpy(&seq0, r->flag_mem, sizeof(seq0));
 	if (!ring)
 		return -ENOMEM;
-	if (pthread_create(&th, NULL, consumer_main, &c)) {
+	/* carry on from the last cell's numbers: flags only grow */
+	if (local) {
+		memcpy(&seq0, r->flag_mem, sizeof(seq0));
+		err = pthread_create(&th, NULL, consumer_main, &c) ? -EAGAIN :
+		      0;
+	} else {
+		err = remote_begin(r, size, &before);
+		seq0 = before.flag;
+	}
+	if (err) {
 		free(ring);
-		return -EAGAIN;
+		return err;
 	}
 	t0 = bu_now_ns();
 	while (!err && bu_now_ns() - t0 < (uint64_t)(dur * 1e9)) {
@@ -324,18 +436,93 @@ static int produce(struct rig *r, enum mode m, uint32_t size, double scale,
 			err = oms_quiet(ctx);
 	}
 	t1 = bu_now_ns();
-	/* let the consumer see the last flag */
-	usleep(20000);
-	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
+	if (local) {
+		/* let the consumer see the last flag */
+		usleep(20000);
+		__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		err = err ? err : c.err;
+	} else if (!err) {
+		err = remote_end(r, seq0 + i, args.timeout_ms, &after);
+		c.checks = after.checks - before.checks;
+		c.late = after.late - before.late;
+	}
 	free(ring);
-	if (err || c.err)
-		return err ? err : c.err;
+	if (err)
+		return err;
 	res->msgs = i;
 	res->checks = c.checks;
 	res->late = c.late;
 	/* model time = wall / scale */
 	res->mmsgs = (double)i * 1e3 * scale / (double)(t1 - t0);
+	return 0;
+}
+
+/* ---- the server (verbs): destinations and consumer -------------------- */
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
+/*
+ * The consumer of --server: the flag as it lands in D2's memory, then the
+ * data where it landed in D1's, as an application polling its memory
+ * does; the counts go to D2's region for the client.
+ */
+static int run_server(const struct opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t last = 0, checks = 0, late = 0, *fw;
+	struct rig r;
+	int err;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = rig_open(&r, o);
+	if (err) {
+		fprintf(stderr, "msg_pass: cannot serve on %s:%u: %s\n",
+			o->bind ? o->bind : "*", o->port, strerror(-err));
+		rig_close(&r);
+		return 1;
+	}
+	printf("msg_pass server: D1 (data) on %s:%s, D2 (flag) on %s:%s; "
+	       "SIGINT or SIGTERM stops it\n", o->bind ? o->bind : "*",
+	       r.port1, o->bind ? o->bind : "*", r.port2);
+	fflush(stdout);
+	fw = r.flag_mem;
+	while (!g_signal) {
+		uint64_t f = __atomic_load_n(&fw[FLAG_OFF / 8],
+					     __ATOMIC_ACQUIRE);
+		uint64_t size, head, tail;
+
+		if (f == last) {
+			sched_yield();
+			continue;
+		}
+		last = f;
+		size = __atomic_load_n(&fw[SIZE_OFF / 8], __ATOMIC_ACQUIRE);
+		if (size >= 16 && size <= DATA_MAX && size % 8 == 0) {
+			head = __atomic_load_n((uint64_t *)r.data_mem,
+					       __ATOMIC_ACQUIRE);
+			tail = __atomic_load_n((uint64_t *)(r.data_mem +
+							    size - 8),
+					       __ATOMIC_ACQUIRE);
+			checks++;
+			late += head < f || tail < f;
+		}
+		__atomic_store_n(&fw[COUNTS_OFF / 8], checks, __ATOMIC_RELAXED);
+		__atomic_store_n(&fw[COUNTS_OFF / 8 + 1], late,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&fw[COUNTS_OFF / 8 + 2], f, __ATOMIC_RELEASE);
+	}
+	printf("msg_pass server: stopped by a signal: %llu checks, %llu "
+	       "late\n", (unsigned long long)checks,
+	       (unsigned long long)late);
+	rig_close(&r);
 	return 0;
 }
 
@@ -349,17 +536,35 @@ int main(int argc, char **argv)
 
 	if (rc != BA_GO_ON)
 		return rc;
+	if (!o->local && (ba_seen(&ba, "scale") || ba_seen(&ba, "chaos")))
+		return ba_fail(&ba, "--scale and --chaos are the emulated "
+			       "device's: --local only");
+	if (o->bind && !o->server)
+		return ba_fail(&ba, "--bind applies to --server only");
+	if (o->server) {
+		ba_close(&ba);
+		return run_server(o);
+	}
+	if (o->host && (o->modes & 1u << MD_STRONG_SEQ)) {
+		/* a destination that applies sequence numbers: not verbs */
+		if (ba_seen(&ba, "modes"))
+			return ba_fail(&ba, "--modes strong-seq needs "
+				       "OMS_CTX_F_DEST_SEQ, which verbs "
+				       "refuses: --local only");
+		args.modes &= ~(1u << MD_STRONG_SEQ);
+	}
 	err = rig_open(&r, o);
 	if (err) {
-		fprintf(stderr, "msg_pass: cannot set up the emulated nodes: "
-			"%s\n", strerror(-err));
+		fprintf(stderr, "msg_pass: cannot set up the %s: %s\n",
+			o->local ? "emulated nodes" : "connections",
+			strerror(-err));
 		rig_close(&r);
 		return 1;
 	}
 	ba_set_backend(&ba, bu_backend_of(r.prod, &model));
 	if (!ba.json) {
 		printf("Message passing: data to D1, then a flag to D2 "
-		       "(emulated device, %s%s), window %u\n",
+		       "(%s, %s%s), window %u\n", ba.backend,
 		       model ? "model time" : "wall time",
 		       o->chaos ? ", chaos on" : "", o->window);
 		bu_rule();

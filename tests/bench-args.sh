@@ -279,9 +279,14 @@ ok=0
 grep -q '"mops":0,' "$tmp/out" && ok=1
 tap $ok "rdma_ops -s 64,1024 --threads 1,2 -q 2: a record per cell ($cells), none empty"
 
-check_help msg_pass --local --size --modes --duration --window --scale \
-	--chaos --runs --port
+check_help msg_pass --local --server --client --size --modes --duration \
+	--window --scale --chaos --runs --port
 check_bad msg_pass --local
+check_bad msg_pass --scale --client localhost --scale 5
+check_bad msg_pass --chaos --server --chaos 3
+check_bad msg_pass --bind --local --bind 127.0.0.1
+check_bad msg_pass --modes --client localhost --modes strong-seq
+check_bad msg_pass --timeout-ms --client localhost --timeout-ms 5
 check_bad msg_pass --size --local -s 12
 check_bad msg_pass --modes --local --modes ,
 check_bad msg_pass --window --local --window 0

@@ -8,8 +8,9 @@
 # its QEMU monitor (the file stop-a holds the seconds): a server host that
 # stops answering.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe]   (the guests'
-# suite, rxe-guest.sh: the tests, perftest beside liboms, or oms_probe)
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass]   (the
+# guests' suite, rxe-guest.sh: the tests, perftest beside liboms, oms_probe
+# or msg_pass)
 set -u
 bdir=${1:?usage: $0 BUILD_DIR [SUITE]}
 suite=${2:-check}

@@ -5,14 +5,16 @@
 #
 #   a  the server host: rxe_server until the client makes it die, then the
 #      kvs_get servers (if built), one per protocol, then oms_probe --listen,
-#      then perftest's and rdma_ops's servers
+#      msg_pass --server, then perftest's and rdma_ops's servers
 #   b  the client host: the verbs litmus tests against a, then kvs_get,
-#      then oms_probe's verbs target (rxe-probe.sh), then perftest beside
-#      liboms at 64 B and 4 KiB (rxe-perftest.sh)
+#      then oms_probe's verbs target (rxe-probe.sh), msg_pass's producer
+#      (rxe-msgpass.sh), then perftest beside liboms at 64 B and 4 KiB
+#      (rxe-perftest.sh)
 #
 # SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
 # perftest and liboms's rdma_ops side by side on the same link; SUITE probe
-# (make probe-rxe) only oms_probe's verbs target (rxe-probe.sh).
+# (make probe-rxe) only oms_probe's verbs target (rxe-probe.sh); SUITE
+# msgpass only msg_pass (rxe-msgpass.sh).
 #
 # usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
 set -u
@@ -83,23 +85,21 @@ wait_file() {	# wait_file PATH SECONDS
 	done
 }
 
-if [ "$suite" = probe ]; then
-	. "$here/rxe-kvs.sh"	# json_num
-	. "$here/rxe-probe.sh"
+# One piece alone: its file, and the server and client functions it
+# defines (json_num, which they use, is rxe-kvs.sh's).
+case $suite in
+probe) part=rxe-probe.sh server=probe_server client=probe_client ;;
+msgpass) part=rxe-msgpass.sh server=mp_server client=mp_client ;;
+perftest) part=rxe-perftest.sh server=perf_server client=perf_client ;;
+*) part= ;;
+esac
+if [ -n "$part" ]; then
+	. "$here/rxe-kvs.sh"
+	. "$here/$part"
 	if [ "$role" = a ]; then
-		probe_server
+		$server
 	else
-		probe_client
-	fi
-	exit 0
-fi
-
-if [ "$suite" = perftest ]; then
-	. "$here/rxe-perftest.sh"
-	if [ "$role" = a ]; then
-		perf_server
-	else
-		perf_client
+		$client
 	fi
 	exit 0
 fi
@@ -116,6 +116,7 @@ if [ "$role" = a ]; then
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_server
 	. "$here/rxe-probe.sh" && probe_server
+	. "$here/rxe-msgpass.sh" && mp_server
 	# perftest beside liboms, two sizes a op (make perftest-compare
 	# runs every size): the TAP says both measured, not how fast
 	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
@@ -128,6 +129,7 @@ else
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_client
 	. "$here/rxe-probe.sh" && probe_client
+	. "$here/rxe-msgpass.sh" && mp_client
 	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
 	. "$here/rxe-perftest.sh" && perf_client
 	touch $shared/b-done
