@@ -17,8 +17,8 @@
  *   unordered  put(data @D1, WEAK); put(flag @D2, WEAK) - the control: the
  *              flag may be performed first
  *
- *   msg_pass --local [-s SIZES] [--modes SET] [-D SEC] [--window N]
- *            [--scale N] [--chaos SEED] [--runs N] [--json]
+ *   msg_pass --local [-s SIZES] [--threads LIST] [--modes SET] [-D SEC]
+ *            [--window N] [--scale N] [--chaos SEED] [--runs N] [--json]
  *   msg_pass --server [--bind ADDR] [-p PORT]
  *   msg_pass --client HOST [-p PORT] [-s SIZES] [--modes SET] [-D SEC] ...
  *
@@ -46,8 +46,13 @@
  * that applies sequence numbers, which verbs has not (the context flag is
  * refused there): it runs with --local only.
  *
- * A row per (size, mode): messages, M msgs/s, ratio to quiet, checks,
- * late.  Exit: 0; 1 if an ordered mode was seen late or a run failed; 2
+ * --threads runs each cell with 1..16 producer threads, each with its own
+ * contexts (so its own QPs on verbs), its own data at D1 (thread t's at
+ * t * 64 KiB) and its own flag word at D2; the consumer checks each
+ * thread's flag against that thread's data.
+ *
+ * A row per (size, threads, mode): messages (all threads), M msgs/s,
+ * ratio to quiet, checks, late.  Exit: 0; 1 if an ordered mode was seen late or a run failed; 2
  * for bad flags.
  */
 #include <errno.h>
@@ -62,14 +67,18 @@
 #include "bench_util.h"
 
 #define MAX_SIZES	8
+#define MAX_THREADS	16
 #define MAX_WINDOW	1024
 #define DATA_MAX	65536u
+/* D1's region: producer thread t's data at t * DATA_MAX */
+#define DATA_REGION	(MAX_THREADS * DATA_MAX)
 #define FLAG_REGION	4096u
-/* D2's region: the flag word, and over verbs the consumer's counts and
- * the size of the current cell's messages */
-#define FLAG_OFF	0u
-#define COUNTS_OFF	64u	/* checks, late: written by the consumer */
-#define SIZE_OFF	128u	/* written by the client before a cell */
+/* D2's region: thread t's flag word, and over verbs the consumer's
+ * counts and what the client tells it of the cell */
+#define FLAG_OFF	0u	/* + 8 t: thread t's flag */
+#define SEEN_OFF	128u	/* + 8 t: the last flag of t the consumer saw */
+#define COUNTS_OFF	256u	/* checks, late: written by the consumer */
+#define CELL_OFF	320u	/* size, threads: written by the client */
 
 enum mode {
 	MD_QUIET, MD_STRONG, MD_STRONG_SEQ, MD_FENCE, MD_UNORDERED, MD_COUNT
@@ -81,6 +90,7 @@ static const char *const mode_names[] = {
 
 struct opts {
 	uint32_t sizes[MAX_SIZES], nsizes;
+	uint32_t threads[MAX_SIZES], nthreads;
 	uint32_t modes, window, scale, runs, port, timeout_ms;
 	uint64_t chaos;
 	double duration;
@@ -89,7 +99,8 @@ struct opts {
 };
 
 static struct opts args = {
-	.sizes = { 64, 1024, 8192 }, .nsizes = 3, .modes = (1u << MD_COUNT) - 1,
+	.sizes = { 64, 1024, 8192 }, .nsizes = 3,
+	.threads = { 1 }, .nthreads = 1, .modes = (1u << MD_COUNT) - 1,
 	.window = 64, .scale = 500, .runs = 1, .port = 18530,
 	.duration = 0.5, .timeout_ms = 20000,
 };
@@ -111,6 +122,10 @@ static const struct ba_opt opts[] = {
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes of data per message",
 	  args.sizes, .min = 16, .max = DATA_MAX, .step = 8,
 	  .count = &args.nsizes, .max_items = MAX_SIZES },
+	{ 0, "threads", NULL, BA_UINTS, "LIST", "producer threads (each with "
+	  "its contexts, data and flag word) per cell", args.threads,
+	  .min = 1, .max = MAX_THREADS, .count = &args.nthreads,
+	  .max_items = MAX_SIZES },
 	{ 0, "modes", NULL, BA_SET, "SET", "how the flag is ordered after "
 	  "the data", &args.modes, .names = mode_names },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell",
@@ -142,12 +157,18 @@ static struct ba ba = {
 	.need_group = 1,
 };
 
+/* A producer thread's contexts and connections. */
+struct producer {
+	struct oms_ctx *ctx, *ctx_seq;	/* the DEST_SEQ one: emu only */
+	struct oms_rmr data, flag, data_seq, flag_seq;
+};
+
 struct rig {
-	struct oms_ctx *d1, *d2, *prod, *prod_seq;
+	struct oms_ctx *d1, *d2;
 	struct oms_mr *data_mr, *flag_mr;
 	struct oms_listener *l1, *l2;
-	struct oms_rmr data, flag;	/* the producer's connections */
-	struct oms_rmr data_seq, flag_seq;	/* and the DEST_SEQ one's */
+	struct producer prod[MAX_THREADS];
+	uint32_t nprod;
 	uint8_t *data_mem;
 	uint64_t *flag_mem;
 	char port1[8], port2[8];
@@ -189,11 +210,11 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 {
 	int err;
 
-	r->data_mem = aligned_alloc(4096, DATA_MAX);
+	r->data_mem = aligned_alloc(4096, DATA_REGION);
 	r->flag_mem = aligned_alloc(4096, FLAG_REGION);
 	err = r->data_mem && r->flag_mem ? 0 : -ENOMEM;
 	if (!err) {
-		memset(r->data_mem, 0, DATA_MAX);
+		memset(r->data_mem, 0, DATA_REGION);
 		memset(r->flag_mem, 0, FLAG_REGION);
 		/* the first context starts the device with its settings */
 		err = ctx_make(o, 1, 1, 0, &r->d1);
@@ -201,7 +222,7 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 	if (!err)
 		err = ctx_make(o, 2, 0, 0, &r->d2);
 	if (!err)
-		err = oms_mr_reg(r->d1, r->data_mem, DATA_MAX,
+		err = oms_mr_reg(r->d1, r->data_mem, DATA_REGION,
 				 OMS_ACCESS_REMOTE_READ |
 				 OMS_ACCESS_REMOTE_WRITE, &r->data_mr);
 	if (!err)
@@ -215,25 +236,36 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 	return err;
 }
 
-/* The producer's contexts, connected to the destinations at @host (the
- * DEST_SEQ one on the emulated device only). */
+/* The producers' contexts, connected to the destinations at @host (the
+ * DEST_SEQ ones on the emulated device only). */
 static int rig_produce(struct rig *r, const struct opts *o, const char *host)
 {
-	uint32_t tmo = o->timeout_ms;
-	int err = ctx_make(o, 0, 0, 0, &r->prod);
+	uint32_t tmo = o->timeout_ms, t, n = 1;
+	int err = 0;
 
-	if (!err && o->local)
-		err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ, &r->prod_seq);
-	if (!err)
-		err = oms_connect(r->prod, host, r->port1, tmo, &r->data);
-	if (!err)
-		err = oms_connect(r->prod, host, r->port2, tmo, &r->flag);
-	if (!err && r->prod_seq)
-		err = oms_connect(r->prod_seq, host, r->port1, tmo,
-				  &r->data_seq);
-	if (!err && r->prod_seq)
-		err = oms_connect(r->prod_seq, host, r->port2, tmo,
-				  &r->flag_seq);
+	for (t = 0; t < o->nthreads; t++)
+		n = o->threads[t] > n ? o->threads[t] : n;
+	for (t = 0; t < n && !err; t++) {
+		struct producer *p = &r->prod[t];
+
+		r->nprod = t + 1;
+		err = ctx_make(o, 0, 0, 0, &p->ctx);
+		if (!err && o->local)
+			err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ,
+				       &p->ctx_seq);
+		if (!err)
+			err = oms_connect(p->ctx, host, r->port1, tmo,
+					  &p->data);
+		if (!err)
+			err = oms_connect(p->ctx, host, r->port2, tmo,
+					  &p->flag);
+		if (!err && p->ctx_seq)
+			err = oms_connect(p->ctx_seq, host, r->port1, tmo,
+					  &p->data_seq);
+		if (!err && p->ctx_seq)
+			err = oms_connect(p->ctx_seq, host, r->port2, tmo,
+					  &p->flag_seq);
+	}
 	return err;
 }
 
@@ -253,10 +285,12 @@ static int rig_open(struct rig *r, const struct opts *o)
 
 static void rig_close(struct rig *r)
 {
-	if (r->prod)
-		oms_ctx_destroy(r->prod);
-	if (r->prod_seq)
-		oms_ctx_destroy(r->prod_seq);
+	for (uint32_t t = 0; t < r->nprod; t++) {
+		if (r->prod[t].ctx)
+			oms_ctx_destroy(r->prod[t].ctx);
+		if (r->prod[t].ctx_seq)
+			oms_ctx_destroy(r->prod[t].ctx_seq);
+	}
 	if (r->l1)
 		oms_listener_close(r->l1);
 	if (r->l2)
@@ -277,10 +311,20 @@ static void rig_close(struct rig *r)
 
 struct consumer {
 	struct rig *r;
-	uint32_t size;
+	uint32_t size, threads;
 	int stop, err;
 	uint64_t checks, late;
 };
+
+/* One look at thread @t's flag word @f (new): is its data there? */
+static int data_behind(const uint8_t *data, uint32_t size, uint64_t f)
+{
+	uint64_t head, tail;
+
+	memcpy(&head, data, 8);
+	memcpy(&tail, data + size - 8, 8);
+	return head < f || tail < f;
+}
 
 static void *consumer_main(void *arg)
 {
@@ -288,30 +332,38 @@ static void *consumer_main(void *arg)
 	struct oms_ctx *ctx = NULL;
 	struct oms_rmr d1;
 	uint8_t *buf = malloc(DATA_MAX);
-	uint64_t last = 0;
+	uint64_t last[MAX_THREADS] = { 0 };
 	int err = buf ? ctx_make(&args, 3, 0, 0, &ctx) : -ENOMEM;
 
 	if (!err)
 		err = oms_connect(ctx, "localhost", c->r->port1, 0, &d1);
+	for (uint32_t t = 0; t < c->threads && !err; t++)
+		err = oms_mr_read(c->r->flag_mr, FLAG_OFF + 8 * t, &last[t], 8);
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t f = 0, head, tail;
+		int seen = 0;
 
-		/* the flag as D2's memory holds it (coherent host read) */
-		err = oms_mr_read(c->r->flag_mr, 0, &f, sizeof(f));
-		if (err || f == last) {
-			sched_yield();
-			continue;
+		for (uint32_t t = 0; t < c->threads && !err; t++) {
+			uint64_t f = 0;
+
+			/* the flag as D2's memory holds it (coherent host
+			 * read), then the data with an acquire get */
+			err = oms_mr_read(c->r->flag_mr, FLAG_OFF + 8 * t, &f,
+					  sizeof(f));
+			if (err || f == last[t])
+				continue;
+			last[t] = f;
+			seen = 1;
+			err = oms_get(ctx, buf, &d1, (uint64_t)t * DATA_MAX,
+				      c->size, OMS_READ_ACQUIRE);
+			if (!err)
+				err = oms_quiet(ctx);
+			if (err)
+				break;
+			c->checks++;
+			c->late += data_behind(buf, c->size, f);
 		}
-		last = f;
-		err = oms_get(ctx, buf, &d1, 0, c->size, OMS_READ_ACQUIRE);
-		if (!err)
-			err = oms_quiet(ctx);
-		if (err)
-			break;
-		memcpy(&head, buf, 8);
-		memcpy(&tail, buf + c->size - 8, 8);
-		c->checks++;
-		c->late += head < f || tail < f;
+		if (!seen)
+			sched_yield();
 	}
 	c->err = err;
 	if (ctx)
@@ -320,7 +372,7 @@ static void *consumer_main(void *arg)
 	return NULL;
 }
 
-/* ---- the producer ----------------------------------------------------- */
+/* ---- the producers --------------------------------------------------- */
 
 struct result {
 	uint64_t msgs, checks, late;
@@ -328,50 +380,61 @@ struct result {
 };
 
 /*
- * Over verbs the consumer is the server's: D2's region holds the flag,
- * then at COUNTS_OFF its checks, late count and the last flag it saw.
- * Read them (and the flag) with a get.
+ * Over verbs the consumer is the server's: D2's region holds the flags,
+ * the last flag of each thread it saw and its counts.  Read them with a
+ * get.
  */
 struct remote_state {
-	uint64_t flag, checks, late, seen;
+	uint64_t flag[MAX_THREADS], seen[MAX_THREADS], checks, late;
 };
 
 static int remote_state(struct rig *r, struct remote_state *st)
 {
-	uint64_t w[COUNTS_OFF / 8 + 3];
-	int err = oms_get(r->prod, w, &r->flag, 0, sizeof(w),
+	uint64_t w[COUNTS_OFF / 8 + 2];
+	struct producer *p = &r->prod[0];
+	int err = oms_get(p->ctx, w, &p->flag, 0, sizeof(w),
 			  OMS_READ_ACQUIRE);
 
 	if (!err)
-		err = oms_quiet(r->prod);
-	st->flag = w[FLAG_OFF / 8];
+		err = oms_quiet(p->ctx);
+	memcpy(st->flag, &w[FLAG_OFF / 8], sizeof(st->flag));
+	memcpy(st->seen, &w[SEEN_OFF / 8], sizeof(st->seen));
 	st->checks = w[COUNTS_OFF / 8];
 	st->late = w[COUNTS_OFF / 8 + 1];
-	st->seen = w[COUNTS_OFF / 8 + 2];
 	return err;
 }
 
-/* Before a cell on verbs: tell the consumer the size (before any flag of
- * the cell: put, quiet), and take the counts. */
-static int remote_begin(struct rig *r, uint32_t size, struct remote_state *st)
+/* Before a cell on verbs: tell the consumer the size and the threads
+ * (before any flag of the cell: put, quiet), and take the counts. */
+static int remote_begin(struct rig *r, uint32_t size, uint32_t threads,
+			struct remote_state *st)
 {
-	uint64_t sz = size;
-	int err = oms_put(r->prod, &r->flag, SIZE_OFF, &sz, 8, OMS_STORE_WEAK);
+	struct producer *p = &r->prod[0];
+	uint64_t cell[2] = { size, threads };
+	int err = oms_put(p->ctx, &p->flag, CELL_OFF, cell, sizeof(cell),
+			  OMS_STORE_WEAK);
 
 	if (!err)
-		err = oms_quiet(r->prod);
+		err = oms_quiet(p->ctx);
 	return err ? err : remote_state(r, st);
 }
 
-/* After it: wait (bounded) until the consumer has seen the last flag, so
- * that its counts are whole and the next size cannot meet an old flag. */
-static int remote_end(struct rig *r, uint64_t last, uint32_t tmo_ms,
-		      struct remote_state *st)
+/* After it: wait (bounded) until the consumer has seen every thread's
+ * last flag, so that its counts are whole and the next cell's size cannot
+ * meet an old flag. */
+static int remote_end(struct rig *r, const uint64_t *last, uint32_t threads,
+		      uint32_t tmo_ms, struct remote_state *st)
 {
 	uint64_t t0 = bu_now_ns();
 	int err;
 
-	while (!(err = remote_state(r, st)) && st->seen != last) {
+	while (!(err = remote_state(r, st))) {
+		uint32_t t = 0;
+
+		while (t < threads && st->seen[t] == last[t])
+			t++;
+		if (t == threads)
+			break;
 		if (bu_now_ns() - t0 > (uint64_t)tmo_ms * 1000000u)
 			return -ETIMEDOUT;
 		usleep(1000);
@@ -379,82 +442,122 @@ static int remote_end(struct rig *r, uint64_t last, uint32_t tmo_ms,
 	return err;
 }
 
-static int produce(struct rig *r, enum mode m, uint32_t size, double scale,
-		   double dur, uint32_t window, struct result *res)
-{
-	static uint64_t flags[MAX_WINDOW];
-	/* a source buffer per outstanding message: reused after a quiet */
-	uint8_t *ring = aligned_alloc(64, (size_t)window * size);
-	struct consumer c = { .r = r, .size = size };
-	int seq = m == MD_STRONG_SEQ, local = r->flag_mem != NULL;
-	struct oms_ctx *ctx = seq ? r->prod_seq : r->prod;
-	const struct oms_rmr *data = seq ? &r->data_seq : &r->data;
-	const struct oms_rmr *flag = seq ? &r->flag_seq : &r->flag;
-	struct remote_state before = { 0 }, after = { 0 };
-	uint64_t t0, t1, i = 0, seq0;
-	pthread_t th;
-	int err = 0;
+/* One producer thread of a cell. */
+struct prod_run {
+	struct rig *r;
+	uint32_t t, size, window;
+	enum mode m;
+	uint64_t seq0, end_ns;	/* its first flag - 1; when to stop */
+	uint64_t msgs;
+	int err;
+};
 
-	if (!ring)
-		return -ENOMEM;
-	/* carry on from the last cell's numbers: flags only grow */
-	if (local) {
-		memcpy(&seq0, r->flag_mem, sizeof(seq0));
-		err = pthread_create(&th, NULL, consumer_main, &c) ? -EAGAIN :
-		      0;
-	} else {
-		err = remote_begin(r, size, &before);
-		seq0 = before.flag;
-	}
-	if (err) {
-		free(ring);
-		return err;
-	}
-	t0 = bu_now_ns();
-	while (!err && bu_now_ns() - t0 < (uint64_t)(dur * 1e9)) {
-		for (uint32_t k = 0; k < window && !err; k++) {
-			uint32_t slot = (uint32_t)(i % window);
-			uint8_t *buf = ring + (size_t)slot * size;
-			uint64_t n = seq0 + ++i;
+static void *producer_main(void *arg)
+{
+	struct prod_run *pr = arg;
+	struct producer *p = &pr->r->prod[pr->t];
+	int seq = pr->m == MD_STRONG_SEQ;
+	struct oms_ctx *ctx = seq ? p->ctx_seq : p->ctx;
+	const struct oms_rmr *data = seq ? &p->data_seq : &p->data;
+	const struct oms_rmr *flag = seq ? &p->flag_seq : &p->flag;
+	uint64_t doff = (uint64_t)pr->t * DATA_MAX, foff = FLAG_OFF + 8 * pr->t;
+	/* a source buffer and a flag word per outstanding message: reused
+	 * after a quiet */
+	uint8_t *ring = aligned_alloc(64, (size_t)pr->window * pr->size);
+	uint64_t *flags = calloc(pr->window, sizeof(*flags)), i = 0;
+	int err = ring && flags ? 0 : -ENOMEM;
+
+	while (!err && bu_now_ns() < pr->end_ns) {
+		for (uint32_t k = 0; k < pr->window && !err; k++) {
+			uint32_t slot = (uint32_t)(i % pr->window);
+			uint8_t *buf = ring + (size_t)slot * pr->size;
+			uint64_t n = pr->seq0 + ++i;
 
 			memcpy(buf, &n, 8);
-			memcpy(buf + size - 8, &n, 8);
+			memcpy(buf + pr->size - 8, &n, 8);
 			flags[slot] = n;
-			err = oms_put(ctx, data, 0, buf, size,
+			err = oms_put(ctx, data, doff, buf, pr->size,
 				      OMS_STORE_WEAK);
-			if (!err && m == MD_QUIET)
+			if (!err && pr->m == MD_QUIET)
 				err = oms_quiet(ctx);
-			if (!err && m == MD_FENCE)
+			if (!err && pr->m == MD_FENCE)
 				err = oms_fence_global(ctx);
 			if (!err)
-				err = oms_put(ctx, flag, 0, &flags[slot], 8,
-					      m == MD_STRONG || seq ?
+				err = oms_put(ctx, flag, foff, &flags[slot], 8,
+					      pr->m == MD_STRONG || seq ?
 					      OMS_STORE_STRONG :
 					      OMS_STORE_WEAK);
 		}
 		if (!err)
 			err = oms_quiet(ctx);
 	}
+	pr->msgs = i;
+	pr->err = err;
+	free(ring);
+	free(flags);
+	return NULL;
+}
+
+static int produce(struct rig *r, enum mode m, uint32_t size,
+		   uint32_t threads, double scale, double dur, uint32_t window,
+		   struct result *res)
+{
+	struct consumer c = { .r = r, .size = size, .threads = threads };
+	struct remote_state before = { 0 }, after = { 0 };
+	struct prod_run pr[MAX_THREADS];
+	uint64_t last[MAX_THREADS], t0, t1;
+	int local = r->flag_mem != NULL, err = 0;
+	pthread_t th, pth[MAX_THREADS];
+	uint32_t t, started = 0;
+
+	/* carry on from the last cell's numbers: each flag only grows */
+	if (local) {
+		err = pthread_create(&th, NULL, consumer_main, &c) ? -EAGAIN :
+		      0;
+	} else {
+		err = remote_begin(r, size, threads, &before);
+	}
+	if (err)
+		return err;
+	t0 = bu_now_ns();
+	for (t = 0; t < threads; t++) {
+		pr[t] = (struct prod_run){ .r = r, .t = t, .size = size,
+			.window = window, .m = m,
+			.seq0 = local ? r->flag_mem[FLAG_OFF / 8 + t] :
+				before.flag[t],
+			.end_ns = t0 + (uint64_t)(dur * 1e9) };
+		if (pthread_create(&pth[t], NULL, producer_main, &pr[t])) {
+			err = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	for (t = 0; t < started; t++) {
+		pthread_join(pth[t], NULL);
+		err = err ? err : pr[t].err;
+		last[t] = pr[t].seq0 + pr[t].msgs;
+	}
 	t1 = bu_now_ns();
 	if (local) {
-		/* let the consumer see the last flag */
+		/* let the consumer see the last flags */
 		usleep(20000);
 		__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
 		err = err ? err : c.err;
 	} else if (!err) {
-		err = remote_end(r, seq0 + i, args.timeout_ms, &after);
+		err = remote_end(r, last, threads, args.timeout_ms, &after);
 		c.checks = after.checks - before.checks;
 		c.late = after.late - before.late;
 	}
-	free(ring);
 	if (err)
 		return err;
-	res->msgs = i;
+	res->msgs = 0;
+	for (t = 0; t < threads; t++)
+		res->msgs += pr[t].msgs;
 	res->checks = c.checks;
 	res->late = c.late;
 	/* model time = wall / scale */
-	res->mmsgs = (double)i * 1e3 * scale / (double)(t1 - t0);
+	res->mmsgs = (double)res->msgs * 1e3 * scale / (double)(t1 - t0);
 	return 0;
 }
 
@@ -475,7 +578,7 @@ static void on_signal(int sig)
 static int run_server(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t last = 0, checks = 0, late = 0, *fw;
+	uint64_t last[MAX_THREADS] = { 0 }, checks = 0, late = 0, *fw;
 	struct rig r;
 	int err;
 
@@ -495,29 +598,36 @@ static int run_server(const struct opts *o)
 	fflush(stdout);
 	fw = r.flag_mem;
 	while (!g_signal) {
-		uint64_t f = __atomic_load_n(&fw[FLAG_OFF / 8],
-					     __ATOMIC_ACQUIRE);
-		uint64_t size, head, tail;
+		uint64_t size = __atomic_load_n(&fw[CELL_OFF / 8],
+						__ATOMIC_ACQUIRE);
+		uint64_t threads = fw[CELL_OFF / 8 + 1];
+		int seen = 0;
 
-		if (f == last) {
+		if (size < 16 || size > DATA_MAX || size % 8 || !threads ||
+		    threads > MAX_THREADS) {
 			sched_yield();
 			continue;
 		}
-		last = f;
-		size = __atomic_load_n(&fw[SIZE_OFF / 8], __ATOMIC_ACQUIRE);
-		if (size >= 16 && size <= DATA_MAX && size % 8 == 0) {
-			head = __atomic_load_n((uint64_t *)r.data_mem,
-					       __ATOMIC_ACQUIRE);
-			tail = __atomic_load_n((uint64_t *)(r.data_mem +
-							    size - 8),
-					       __ATOMIC_ACQUIRE);
+		for (uint32_t t = 0; t < threads; t++) {
+			uint64_t f = __atomic_load_n(&fw[FLAG_OFF / 8 + t],
+						     __ATOMIC_ACQUIRE);
+
+			if (f == last[t])
+				continue;
+			last[t] = f;
+			seen = 1;
 			checks++;
-			late += head < f || tail < f;
+			late += data_behind(r.data_mem + (size_t)t * DATA_MAX,
+					    (uint32_t)size, f);
+			__atomic_store_n(&fw[COUNTS_OFF / 8], checks,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&fw[COUNTS_OFF / 8 + 1], late,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&fw[SEEN_OFF / 8 + t], f,
+					 __ATOMIC_RELEASE);
 		}
-		__atomic_store_n(&fw[COUNTS_OFF / 8], checks, __ATOMIC_RELAXED);
-		__atomic_store_n(&fw[COUNTS_OFF / 8 + 1], late,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&fw[COUNTS_OFF / 8 + 2], f, __ATOMIC_RELEASE);
+		if (!seen)
+			sched_yield();
 	}
 	printf("msg_pass server: stopped by a signal: %llu checks, %llu "
 	       "late\n", (unsigned long long)checks,
@@ -526,10 +636,68 @@ static int run_server(const struct opts *o)
 	return 0;
 }
 
+/* Every mode at one size and thread count, best of --runs, modes
+ * interleaved; a row and a record each.  *@bad: an ordered mode late. */
+static int run_cell(struct rig *r, const struct opts *o, uint32_t size,
+		    uint32_t threads, int model, struct result *best, int *bad)
+{
+	int err = 0;
+
+	for (uint32_t k = 0; k < o->runs && !err; k++)
+		for (uint32_t m = 0; m < MD_COUNT && !err; m++) {
+			struct result x;
+
+			if (!(o->modes & 1u << m))
+				continue;
+			err = produce(r, m, size, threads,
+				      model ? o->scale : 1, o->duration,
+				      o->window, &x);
+			if (err)
+				break;
+			/* the rate is the best run's; checks and late add up
+			 * over all runs */
+			x.late += best[m].late;
+			x.checks += best[m].checks;
+			if (k && x.mmsgs < best[m].mmsgs) {
+				x.msgs = best[m].msgs;
+				x.mmsgs = best[m].mmsgs;
+			}
+			best[m] = x;
+		}
+	for (uint32_t m = 0; m < MD_COUNT && !err; m++) {
+		const struct result *x = &best[m];
+		double q = best[MD_QUIET].mmsgs;
+
+		if (!(o->modes & 1u << m))
+			continue;
+		if (m != MD_UNORDERED && x->late)
+			*bad = 1;
+		ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,\"threads\":%u,"
+			"\"msgs\":%llu,\"mmsgs\":%.6g,\"ratio_vs_quiet\":%.4g,"
+			"\"checks\":%llu,\"late\":%llu,\"window\":%u,"
+			"\"time\":\"%s\",\"scale\":%u,\"chaos\":%llu",
+			mode_names[m], size, threads,
+			(unsigned long long)x->msgs, x->mmsgs,
+			q > 0 ? x->mmsgs / q : 0,
+			(unsigned long long)x->checks,
+			(unsigned long long)x->late, o->window,
+			model ? "model" : "wall", model ? o->scale : 0,
+			(unsigned long long)o->chaos);
+		if (!ba.json)
+			printf(" %-7u %-7u %-10s %12llu %10.3f %9.2f %9llu "
+			       "%7llu\n", size, threads, mode_names[m],
+			       (unsigned long long)x->msgs, x->mmsgs,
+			       q > 0 ? x->mmsgs / q : 0,
+			       (unsigned long long)x->checks,
+			       (unsigned long long)x->late);
+	}
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	const struct opts *o = &args;
-	struct result best[MAX_SIZES][MD_COUNT];
+	static struct result best[MAX_SIZES][MAX_SIZES][MD_COUNT];
 	struct rig r;
 	int rc = ba_parse(&ba, argc, argv), bad = 0, err;
 	int model = 0;
@@ -561,69 +729,22 @@ int main(int argc, char **argv)
 		rig_close(&r);
 		return 1;
 	}
-	ba_set_backend(&ba, bu_backend_of(r.prod, &model));
+	ba_set_backend(&ba, bu_backend_of(r.prod[0].ctx, &model));
 	if (!ba.json) {
 		printf("Message passing: data to D1, then a flag to D2 "
 		       "(%s, %s%s), window %u\n", ba.backend,
 		       model ? "model time" : "wall time",
 		       o->chaos ? ", chaos on" : "", o->window);
 		bu_rule();
-		printf(" %-7s %-10s %12s %10s %9s %9s %7s\n", "#bytes",
-		       "mode", "#msgs", "M msgs/s", "x quiet", "checks",
-		       "late");
+		printf(" %-7s %-7s %-10s %12s %10s %9s %9s %7s\n", "#bytes",
+		       "threads", "mode", "#msgs", "M msgs/s", "x quiet",
+		       "checks", "late");
 		bu_rule();
 	}
-	memset(best, 0, sizeof(best));
-	for (uint32_t s = 0; s < o->nsizes && !err; s++) {
-		for (uint32_t k = 0; k < o->runs && !err; k++)
-			for (uint32_t m = 0; m < MD_COUNT && !err; m++) {
-				struct result x;
-
-				if (!(o->modes & 1u << m))
-					continue;
-				err = produce(&r, m, o->sizes[s],
-					      model ? o->scale : 1,
-					      o->duration, o->window, &x);
-				if (err)
-					break;
-				/* the rate is the best run's; checks and
-				 * late add up over all runs */
-				x.late += best[s][m].late;
-				x.checks += best[s][m].checks;
-				if (k && x.mmsgs < best[s][m].mmsgs) {
-					x.msgs = best[s][m].msgs;
-					x.mmsgs = best[s][m].mmsgs;
-				}
-				best[s][m] = x;
-			}
-		for (uint32_t m = 0; m < MD_COUNT && !err; m++) {
-			const struct result *x = &best[s][m];
-			double q = best[s][MD_QUIET].mmsgs;
-
-			if (!(o->modes & 1u << m))
-				continue;
-			if (m != MD_UNORDERED && x->late)
-				bad = 1;
-			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,\"msgs\":%llu,"
-				"\"mmsgs\":%.6g,\"ratio_vs_quiet\":%.4g,"
-				"\"checks\":%llu,\"late\":%llu,\"window\":%u,"
-				"\"time\":\"%s\",\"scale\":%u,\"chaos\":%llu",
-				mode_names[m], o->sizes[s],
-				(unsigned long long)x->msgs, x->mmsgs,
-				q > 0 ? x->mmsgs / q : 0,
-				(unsigned long long)x->checks,
-				(unsigned long long)x->late, o->window,
-				model ? "model" : "wall", model ? o->scale : 0,
-				(unsigned long long)o->chaos);
-			if (!ba.json)
-				printf(" %-7u %-10s %12llu %10.3f %9.2f %9llu "
-				       "%7llu\n", o->sizes[s], mode_names[m],
-				       (unsigned long long)x->msgs, x->mmsgs,
-				       q > 0 ? x->mmsgs / q : 0,
-				       (unsigned long long)x->checks,
-				       (unsigned long long)x->late);
-		}
-	}
+	for (uint32_t s = 0; s < o->nsizes && !err; s++)
+		for (uint32_t h = 0; h < o->nthreads && !err; h++)
+			err = run_cell(&r, o, o->sizes[s], o->threads[h],
+				       model, best[s][h], &bad);
 	if (err)
 		fprintf(stderr, "msg_pass: %s\n", strerror(-err));
 	else if (!ba.json)

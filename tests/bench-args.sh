@@ -287,6 +287,8 @@ check_bad msg_pass --chaos --server --chaos 3
 check_bad msg_pass --bind --local --bind 127.0.0.1
 check_bad msg_pass --modes --client localhost --modes strong-seq
 check_bad msg_pass --timeout-ms --client localhost --timeout-ms 5
+check_bad msg_pass --threads --local --threads 17
+check_bad msg_pass --threads --local --threads 1,0
 check_bad msg_pass --size --local -s 12
 check_bad msg_pass --modes --local --modes ,
 check_bad msg_pass --window --local --window 0
@@ -301,5 +303,14 @@ ok=0
 grep -v '"mode":"unordered"' "$tmp/out" | grep '"mode":' | grep -qv '"late":0,' && ok=1
 grep -q '"checks":0,' "$tmp/out" && echo "# a cell without consumer checks (starved consumer?)"
 tap $ok "msg_pass --local: 5 modes x 2 sizes, ordered modes never late"
+# producer threads: a record per (mode, threads), each thread's flags
+# checked against its own data
+run msg_pass --local -D 0.1 -s 256 --threads 1,4 --modes quiet,strong,unordered --port 7992 --json
+ok=0
+[ $rc -eq 0 ] || ok=1
+[ "$(grep -c '"threads":1,' "$tmp/out")" -eq 3 ] || ok=1
+[ "$(grep -c '"threads":4,' "$tmp/out")" -eq 3 ] || ok=1
+grep -v '"mode":"unordered"' "$tmp/out" | grep '"mode":' | grep -qv '"late":0,' && ok=1
+tap $ok "msg_pass --local --threads 1,4: 3 modes x 2 thread counts, ordered modes never late"
 
 echo "1..$n"
