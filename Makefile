@@ -122,19 +122,26 @@ $(HARNESS):
 # for the layer:
 #   engine  its own headers and the store-class numbering (oms_order.h);
 #   kvs     the public headers, its own, lib/util/ and ctx_users.h (the
-#           one door into the context layer) - it is built over the API.
-# So an engine file that includes oms_priv.h, a backend or oms.h, or a
-# KVS file that includes oms_priv.h or the engine, does not compile.
-# tests/layers.sh shows it (make print-layer-cflags LAYER=engine|kvs).
+#           one door into the context layer) - it is built over the API;
+#   tx      MMIO transmit: the public headers, its own, lib/util/, the
+#           engine (the emulated NIC's reorder buffer) and the generated
+#           oms_config.h - no context layer, no backend.
+# So an engine file that includes oms_priv.h, a backend or oms.h, a KVS
+# file that includes oms_priv.h or the engine, or a transmit file that
+# includes oms_priv.h or a backend, does not compile.  tests/layers.sh
+# shows it (make print-layer-cflags LAYER=engine|kvs|tx).
 LAYER_INC := -Iinclude -Ilib -I$(B)
 layer_objs = $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/$(1)/%, \
 	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
 LAYER_INC_engine := -I$(B)/layers/engine
 LAYER_INC_kvs := -Iinclude -I$(B)/layers/kvs
+LAYER_INC_tx := -Iinclude -I$(B)/layers/tx
 $(call layer_objs,engine): LAYER_INC := $(LAYER_INC_engine)
 $(call layer_objs,engine): | $(B)/layers/engine/oms_order.h
 $(call layer_objs,kvs): LAYER_INC := $(LAYER_INC_kvs)
 $(call layer_objs,kvs): | $(B)/layers/kvs/ctx_users.h
+$(call layer_objs,tx): LAYER_INC := $(LAYER_INC_tx)
+$(call layer_objs,tx): | $(B)/layers/tx/oms_config.h
 
 $(B)/layers/engine/oms_order.h: include/oms_order.h
 	$(Q)mkdir -p $(@D)
@@ -147,7 +154,15 @@ $(B)/layers/kvs/ctx_users.h: lib/ctx_users.h
 	$(Q)ln -sfn $(CURDIR)/lib/util $(@D)/util
 	$(Q)ln -sf $(CURDIR)/$< $@
 
-print-layer-cflags: $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h
+$(B)/layers/tx/oms_config.h: $(CONFIG_H)
+	$(Q)mkdir -p $(@D)
+	$(Q)ln -sfn $(CURDIR)/lib/tx $(@D)/tx
+	$(Q)ln -sfn $(CURDIR)/lib/util $(@D)/util
+	$(Q)ln -sfn $(CURDIR)/lib/engine $(@D)/engine
+	$(Q)ln -sf $(CURDIR)/$< $@
+
+print-layer-cflags: $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h \
+		$(B)/layers/tx/oms_config.h
 	@echo $(LIB_CFLAGS) $(or $(LAYER_INC_$(LAYER)),$(LAYER_INC))
 
 $(B)/obj/%.o: %.c $(LIB_HDRS)

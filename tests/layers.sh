@@ -8,6 +8,8 @@
 #
 #   engine  lib/engine/: its own headers and oms_order.h only
 #   kvs     lib/kvs/: public headers, its own, lib/util/, ctx_users.h
+#   tx      lib/tx/: public headers, its own, lib/util/, the engine and the
+#           generated oms_config.h
 #   tests   tests/*.c of public behaviour: the public headers only (the
 #           tests of internals are listed in INTERNAL_TESTS)
 #
@@ -18,12 +20,13 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 flags_engine=$(make -s print-layer-cflags LAYER=engine) &&
 flags_kvs=$(make -s print-layer-cflags LAYER=kvs) &&
+flags_tx=$(make -s print-layer-cflags LAYER=tx) &&
 flags_lib=$(make -s print-layer-cflags) &&
 flags_test=$(make -s print-test-cflags TEST=api_connect) &&
 flags_itest=$(make -s print-test-cflags TEST=engine_rob) &&
 internal=$(make -s print-internal-tests) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..22"
+echo "1..29"
 n=0
 
 # probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
@@ -49,7 +52,7 @@ ok() {
 	fi
 }
 
-for layer in engine kvs; do
+for layer in engine kvs tx; do
 	eval "flags=\$flags_$layer"
 	# Every source of the layer builds inside it ...
 	bad=""
@@ -88,6 +91,16 @@ for h in oms_priv.h backend.h engine/store_order.h emu/emu.h; do
 		grep -q "$h: No such file" "$dir/out.log" && r=0
 	fi
 	ok $r "kvs: a file that includes $h does not compile" out
+done
+
+probe inside "$flags_tx" oms_tx.h oms_uapi.h tx/tx_priv.h util/barrier.h engine/rob.h oms_config.h
+ok $? "tx: may include the public headers, tx/, util/, the engine and oms_config.h" inside
+for h in oms_priv.h backend.h emu/emu.h verbs/verbs.h; do
+	r=1
+	if ! probe out "$flags_tx" oms_tx.h "$h"; then
+		grep -q "$h: No such file" "$dir/out.log" && r=0
+	fi
+	ok $r "tx: a file that includes $h does not compile" out
 done
 
 # Tests.  Every test outside INTERNAL_TESTS compiles with the public
