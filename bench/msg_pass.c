@@ -467,6 +467,9 @@ static void *producer_main(void *arg)
 	uint64_t *flags = calloc(pr->window, sizeof(*flags)), i = 0;
 	int err = ring && flags ? 0 : -ENOMEM;
 
+	if (ring)	/* no stale bytes between the stamps */
+		memset(ring, 0, (size_t)pr->window * pr->size);
+
 	while (!err && bu_now_ns() < pr->end_ns) {
 		for (uint32_t k = 0; k < pr->window && !err; k++) {
 			uint32_t slot = (uint32_t)(i % pr->window);
@@ -598,27 +601,31 @@ static int run_server(const struct opts *o)
 	fflush(stdout);
 	fw = r.flag_mem;
 	while (!g_signal) {
-		uint64_t size = __atomic_load_n(&fw[CELL_OFF / 8],
-						__ATOMIC_ACQUIRE);
-		uint64_t threads = fw[CELL_OFF / 8 + 1];
 		int seen = 0;
 
-		if (size < 16 || size > DATA_MAX || size % 8 || !threads ||
-		    threads > MAX_THREADS) {
-			sched_yield();
-			continue;
-		}
-		for (uint32_t t = 0; t < threads; t++) {
+		/*
+		 * Each flag first, then the cell's size: the client makes the
+		 * size visible before the cell's first flag and starts a cell
+		 * only once every flag of the last one was seen here, so a
+		 * new flag always goes with the size read after it.
+		 */
+		for (uint32_t t = 0; t < MAX_THREADS; t++) {
 			uint64_t f = __atomic_load_n(&fw[FLAG_OFF / 8 + t],
 						     __ATOMIC_ACQUIRE);
+			uint64_t size;
 
 			if (f == last[t])
 				continue;
 			last[t] = f;
 			seen = 1;
-			checks++;
-			late += data_behind(r.data_mem + (size_t)t * DATA_MAX,
-					    (uint32_t)size, f);
+			size = __atomic_load_n(&fw[CELL_OFF / 8],
+					       __ATOMIC_ACQUIRE);
+			if (size >= 16 && size <= DATA_MAX && size % 8 == 0) {
+				checks++;
+				late += data_behind(r.data_mem +
+						    (size_t)t * DATA_MAX,
+						    (uint32_t)size, f);
+			}
 			__atomic_store_n(&fw[COUNTS_OFF / 8], checks,
 					 __ATOMIC_RELAXED);
 			__atomic_store_n(&fw[COUNTS_OFF / 8 + 1], late,

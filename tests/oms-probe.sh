@@ -46,6 +46,14 @@ if [ ! -x "$probe" ]; then
 	echo "1..1"
 	exit 0
 fi
+# oms_probe calls verbs itself (a live device is one of its targets): where
+# rdma-core is not installed it cannot start at all
+"$probe" --help >/dev/null 2>&1
+if [ $? -eq 127 ]; then
+	echo "ok 1 # SKIP $probe cannot start (libibverbs or librdmacm not installed)"
+	echo "1..1"
+	exit 0
+fi
 
 # one initiator's patterns: in order on a device without chaos
 ordering="write_write completion read_within read_read war_nofence war_fence"

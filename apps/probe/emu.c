@@ -221,7 +221,7 @@ static int read_probe(void *rig, const struct probe_opts *o, int arg,
 	volatile uint64_t *a = (volatile uint64_t *)g->land;
 	volatile uint64_t *b = (volatile uint64_t *)(g->land + PB_BIG_LEN);
 	const unsigned last = PB_BIG_LEN / 8 - 1;
-	uint64_t r;
+	uint64_t r, end;
 	int err = 0, n;
 
 	memset((uint8_t *)g->region + PB_BIG_OFF, 0xa5, PB_BIG_LEN);
@@ -234,8 +234,11 @@ static int read_probe(void *rig, const struct probe_opts *o, int arg,
 		if (!err && two)
 			err = oms_get(g->init, g->land + PB_BIG_LEN, &g->rmr,
 				      PB_BIG_OFF, 64, OMS_READ_RELAXED);
+		end = now_ns() + (uint64_t)o->timeout_ms * 1000000u;
 		do {
 			n = err ? 0 : oms_progress(g->init);
+			if (n > 0 && now_ns() > end)
+				n = -ETIMEDOUT;	/* a device that stalls */
 			if (!seen && (two ? b[0] : a[last])) {
 				seen = 1;
 				res->checks++;
@@ -345,8 +348,9 @@ static void caps_rows(struct emu_rig *g, const struct probe_opts *o,
 static const struct probe_def emu_probes[] = {
 	{ "write_write", "L05", "put(data) put(flag), unordered",
 	  PR_ALLOWED, PK_WRITE, WP_WRITE_WRITE },
-	{ "write_within", "", "one 4 KiB put: last word before first",
-	  PR_ALLOWED, PK_WRITE, WP_WITHIN },
+	{ "write_within", "", "one 4 KiB put: last word before first (the "
+	  "device copies with memcpy: the C library's order)", PR_ALLOWED,
+	  PK_WRITE, WP_WITHIN },
 	{ "completion", "L15", "put(data) quiet, put(flag) from "
 	  "another initiator", PR_REQUIRED, PK_WRITE, WP_COMPLETION },
 	{ "flag_other_qp", "L02", "put(data), put(flag) from another "

@@ -123,15 +123,23 @@ int probe_kmod(const struct probe_opts *o, struct probe_report *rep)
 				      "L10" : "L03", pats[j], PR_INFO);
 			if (!r)
 				break;
-			if (tx_cost(w[k], j == 1 ? OMS_TX_STRONG : OMS_TX_WEAK,
-				    j == 2, o, r))
+			int e = tx_cost(w[k], j == 1 ? OMS_TX_STRONG :
+					OMS_TX_WEAK, j == 2, o, r);
+
+			if (e) {
 				fprintf(stderr, "oms_probe: kmod %s path: %s\n",
 					path_name[k], r->note);
+				err = err ? err : e;
+			}
 		}
 	}
-out:
 	if (w[1])
 		oms_tx_window_close(w[1]);
+	if (w[0])
+		oms_tx_window_close(w[0]);
+	return err;
+out:
+	/* no module or no window: a row that says so, not a failure */
 	if (w[0])
 		oms_tx_window_close(w[0]);
 	return 0;

@@ -273,8 +273,9 @@ int probe_verbs_server(const struct probe_opts *o)
 		err = ctl_send(&g, &g.c[k], ctl, &m);
 	}
 	while (!err) {
-		/* the client paces the probe; an idle minute per step at most
-		 * (a loaded guest), then it is gone */
+		/* the client paces the probe, and its own probes (READs,
+		 * costs) may take minutes on a loaded guest: ten of them
+		 * without a word and it is gone */
 		err = ctl_recv(&g, &g.c[0], 0, 600000, &m);
 		if (err || m.type == CT_BYE)
 			break;
@@ -392,7 +393,7 @@ static int write_probe(void *rig, const struct probe_opts *o, int arg,
 	enum wpat p = arg;
 	struct conn *c0 = &g->c[0];
 	struct conn *cf = p == WP_WRITE_WRITE ? &g->c[0] : &g->c[1];
-	struct pb_ctl m;
+	struct pb_ctl m = { 0 };
 	uint64_t r;
 	int err = ask(g, CT_START, p == WP_WITHIN ? PW_LAST_FIRST :
 		      PW_FLAG_DATA, &m);
@@ -735,8 +736,10 @@ int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
 	err = probe_run_all(rep, "verbs", verbs_probes,
 			    sizeof(verbs_probes) / sizeof(verbs_probes[0]),
 			    &ops, &g, o);
-	if (!err)
-		err = ask(&g, CT_BYE, 0, &m);
+	/* goodbye, also after a failed probe: the server then stops at once
+	 * instead of waiting for the next step (best effort) */
+	k = ask(&g, CT_BYE, 0, &m);
+	err = err ? err : k;
 out:
 	conn_close(&g.c[1]);
 	conn_close(&g.c[0]);

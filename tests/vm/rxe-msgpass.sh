@@ -12,8 +12,9 @@ mp_bin=$bdir/bench/msg_pass
 
 mp_server() {
 	[ -x "$mp_bin" ] || return 0
-	"$mp_bin" --server --bind "$me" -p $mp_port --timeout-ms 60000 \
-		>/run/mp-server.log 2>&1 &
+	# bounded: a server whose shutdown hangs must not hold the guest
+	timeout -k 5 1500 "$mp_bin" --server --bind "$me" -p $mp_port \
+		--timeout-ms 60000 >/run/mp-server.log 2>&1 &
 	mpid=$!
 	wait_file "$shared/mp-done" 900
 	done_rc=$?
@@ -38,8 +39,10 @@ mp_client() {
 			>/run/mp.json 2>/run/mp.err
 		rc=$?
 		[ $rc -eq 0 ] && break
+		# the server comes up after the probe's, which may wait up to
+		# ten minutes for a probe client that failed
 		grep -q 'cannot set up the connections' /run/mp.err &&
-			[ $i -lt 60 ] || break
+			[ $i -lt 360 ] || break
 		i=$((i + 1))
 		sleep 2
 	done
