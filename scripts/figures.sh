@@ -3,6 +3,10 @@
 # one run of a benchmark in bench/ (--json), as a table (.dat) and a PNG
 # (gnuplot) in $OUT.  docs/figures.md shows them beside the paper's shape.
 #
+#   fig2   doorbell to the NIC holding request and data, CDF by DMA
+#          pattern: all MMIO, one DMA, two unordered, two ordered at the
+#          NIC, two ordered at the root complex (dma_pattern, 64 B of data,
+#          latency model)
 #   fig3   remote WRITE / READ M ops/s by threads, 1 and 2 QPs each, 64 B,
 #          batch 32 (rdma_ops; wall time: the emulator's own rate here)
 #   fig4   MMIO transmit: Gb/s by message size, fence per message vs
@@ -66,17 +70,22 @@ pivot() {
 	}'
 }
 
+# gp_head NAME TITLE XLABEL YLABEL: gnuplot's settings for $OUT/NAME.png
+gp_head() {
+	echo "set terminal pngcairo size 800,500 noenhanced"
+	echo "set output '$OUT/$1.png'"
+	echo "set title '$2'"
+	echo "set xlabel '$3'"
+	echo "set ylabel '$4'"
+	echo "set grid"
+	echo "set key outside right"
+}
+
 # plot NAME TITLE XLABEL YLABEL LOGX SERIES: $OUT/NAME.dat -> NAME.png
 plot() {
 	name=$1 title=$2 xl=$3 yl=$4 logx=$5 series=$6
 	{
-		echo "set terminal pngcairo size 800,500 noenhanced"
-		echo "set output '$OUT/$name.png'"
-		echo "set title '$title'"
-		echo "set xlabel '$xl'"
-		echo "set ylabel '$yl'"
-		echo "set grid"
-		echo "set key outside right"
+		gp_head "$name" "$title" "$xl" "$yl"
 		[ "$logx" = 1 ] && echo "set logscale x 2"
 		printf "plot "
 		i=2
@@ -101,6 +110,33 @@ kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
 }
 
 protos="single validation farm pessimistic broken"
+
+# Fig 2: a CDF per pattern (dma_pattern --cdf: every sample), one block of
+# "ns fraction" per pattern for gnuplot's index
+patterns="mmio one-dma two-unordered two-nic two-rc"
+"$B/bench/dma_pattern" -s 64 -n 2000 --json --cdf "$OUT/fig2.samples" \
+	>"$OUT/fig2.json"
+for p in $patterns; do
+	awk -v p="$p" '$1 == p { print $3 }' "$OUT/fig2.samples" | sort -g |
+		awk '{ v[NR] = $1 } END { for (i = 1; i <= NR; i++) print v[i], i / NR; print ""; print "" }'
+done >"$OUT/fig2.dat"
+{
+	gp_head fig2 "Fig 2: doorbell to request + data at the NIC, 64 B (dma_pattern, model time)" \
+		"model ns" "fraction of writes"
+	# the bulk of every curve: a descheduled device thread's outliers
+	# (model time is wall time / scale) would stretch the axis
+	xmax=$(jcol p90_ns <"$OUT/fig2.json" | awk '$1 > m { m = $1 } END { print int(m * 1.5) + 1 }')
+	echo "set xrange [0:$xmax]"
+	printf "plot "
+	i=0
+	for p in $patterns; do
+		[ $i -gt 0 ] && printf ", "
+		printf "'%s' index %d using 1:2 with lines title '%s'" "$OUT/fig2.dat" $i "$p"
+		i=$((i + 1))
+	done
+	echo
+} | gnuplot
+echo "figures: $OUT/fig2.png"
 
 for q in 1 2; do
 	"$B/bench/rdma_ops" --local --backend emu -s 64 --threads 1,2,4,8,16 \
