@@ -113,7 +113,10 @@ TEST(stopped_mid_run)
 	uint64_t t0;
 	int err;
 
-	ASSERT_EQ(0, rig_open(&g, 2000));
+	/* The contexts' liveness timeout is a minute: failing in far less
+	 * (10 s, a bound for a loaded machine) shows the stop is seen, not
+	 * waited out. */
+	ASSERT_EQ(0, rig_open(&g, 60000));
 	ASSERT_EQ(0, load(&g, 600));
 	ASSERT_EQ(0, oms_emu_stop(g.emu));	/* abandons pending work */
 	t0 = now_ms();
@@ -126,7 +129,7 @@ TEST(stopped_mid_run)
 	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[1]));
 	TH_LOG("both contexts failed their pending operations in %llu ms",
 	       (unsigned long long)(now_ms() - t0));
-	ASSERT_LT(now_ms() - t0, 1000);
+	ASSERT_LT(now_ms() - t0, 10000);
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(0, oms_ctx_stats(g.ini[i], &st));
 		ASSERT_EQ(0, st.outstanding);
@@ -155,7 +158,8 @@ TEST(hung_mid_run_times_out)
 	ASSERT_EQ(-ETIMEDOUT, oms_quiet(g.ini[1]));
 	TH_LOG("hung device: both contexts timed out in %llu ms (timeout "
 	       "200 ms each)", (unsigned long long)(now_ms() - t0));
-	ASSERT_LT(now_ms() - t0, 3000);
+	/* a hang bound: it would be the test's own timeout otherwise */
+	ASSERT_LT(now_ms() - t0, 20000);
 	ASSERT_EQ(0, oms_ctx_stats(g.ini[0], &st));
 	ASSERT_EQ(0, st.outstanding);
 	ASSERT_EQ(-ETIMEDOUT, oms_get(g.ini[0], g.dst, &g.r, 0, 8, 0));
@@ -187,7 +191,7 @@ TEST(killed_while_waiting)
 	int err = 0, rounds = 0, was_killed;
 	uint64_t t0;
 
-	ASSERT_EQ(0, rig_open(&g, 2000));
+	ASSERT_EQ(0, rig_open(&g, 60000));	/* see stopped_mid_run */
 	ASSERT_EQ(0, pthread_create(&t, NULL, killer, g.emu));
 	/* Bounded by the kill, not the clock: a round that starts after the
 	 * device was stopped must fail, however slowly the machine runs. */
@@ -211,7 +215,7 @@ TEST(killed_while_waiting)
 		ASSERT_TRUE(err == 0 || err == -ENODEV);
 		ASSERT_EQ(-ENODEV, oms_quiet(g.ini[i]));
 	}
-	ASSERT_LT(now_ms() - t0, 2000);
+	ASSERT_LT(now_ms() - t0, 10000);
 	rig_close(&g);
 }
 
