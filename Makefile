@@ -210,6 +210,16 @@ $(B)/apps/oms_probe: apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
 	$(Q)$(CC) $(LIB_CFLAGS) -Iinclude -Ibench -Iapps $(CFLAGS) -o $@ $< \
 		$(PROBE_SRCS) bench/common/bench_args.c $(STATIC) $(LIBS)
 
+# ... and with ASan/UBSan, for tests/oms-probe.sh
+PROBE_ASAN := $(B)/apps-asan/oms_probe
+$(PROBE_ASAN): apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
+		bench/common/bench_args.c bench/bench_args.h $(B)/liboms-asan.a \
+		$(LIB_HDRS)
+	$(call msg,CC,$@ [asan])
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LIB_CFLAGS) -Iinclude -Ibench -Iapps $(ASAN_FLAGS) -o $@ $< \
+		$(PROBE_SRCS) bench/common/bench_args.c $(B)/liboms-asan.a $(LIBS)
+
 $(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
 		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
 		bench/bench_zipf.h
@@ -219,7 +229,7 @@ $(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
 		bench/common/bench_args.c bench/common/zipf.c $(STATIC) \
 		$(LIB_LDLIBS) -lm
 
-tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS)
+tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS) $(PROBE_ASAN)
 
 $(B)/tests/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(STATIC) $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@)

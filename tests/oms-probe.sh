@@ -10,6 +10,7 @@
 #                violations (the detector sees a reorder when there is
 #                one), while the rows the contract requires (completion,
 #                a fenced write after a read) still show none;
+#   sanitizers   the same targets built with ASan/UBSan: no report;
 #   no module    the kmod target says why it measured nothing;
 #   bad flags    exit 2, the flag named on stderr, no report.
 # TAP, the plan last.
@@ -112,6 +113,21 @@ for p in completion war_fence; do
 	[ "$v" -eq 0 ] && [ "$c" -gt 0 ]
 	tap $? "emu chaos: $p holds (0 of $c) - L15 / L33 are the contract, chaos or not"
 done
+
+# 2b. the same under ASan/UBSan (make builds build/apps-asan/oms_probe):
+# every target's code path on this host, no report from the sanitizers
+asan=${1:-build}/apps-asan/oms_probe
+if [ -x "$asan" ]; then
+	timeout 600 "$asan" --targets emu,kmod --chaos 3 --rounds 256 \
+		--cost-rounds 10 --dev "$tmp/no-such-node" --json \
+		>"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 0 ] && ! grep -q 'Sanitizer\|runtime error' "$tmp/err" &&
+		[ "$(grep -c '"target":"emu"' "$tmp/out")" -ge 10 ]
+	tap $? "oms_probe under ASan/UBSan: emu (chaos) and kmod targets, exit 0, no sanitizer report (exit $rc)"
+else
+	tap 1 "$asan is built"
+fi
 
 # 3. no oms.ko on this host (the kmod guest suite runs it with one)
 timeout 60 "$probe" --targets kmod --dev "$tmp/no-such-node" --json \
