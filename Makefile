@@ -70,9 +70,8 @@ TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h \
 INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
 	engine_explorer engine_explorer_mixed engine_rlsq engine_rob \
 	engine_store_order kvs_remote_write litmus_destination \
-	litmus_emu_completion litmus_emu_mixed_acquire \
-	litmus_emu_mixed_atomic_release litmus_emu_mixed_seq litmus_emu_mmio \
-	litmus_emu_reads litmus_fence_quiet litmus_responder \
+	litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
+	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
 	verbs_private_data
 TEST_INC_PUBLIC := -Iinclude

@@ -42,6 +42,7 @@
 #ifndef OMS_EMU_H
 #define OMS_EMU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -156,6 +157,19 @@ typedef void (*oms_emu_observe_fn)(void *arg, const struct oms_emu_event *ev);
  */
 int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
 			 void *arg);
+
+/*
+ * From inside an observer: the host CPU of the region's node writes @len
+ * bytes of @src at @off of @region (an event's region) at that instant,
+ * between two events of the device.  As oms_mr_write(): coherent with the
+ * device, so an ordered read that is speculating on those lines (RC-opt)
+ * is squashed and retried.  This is how a test puts a host write exactly
+ * where it races an ordered read (litmus L31, L35); outside an observer
+ * use oms_mr_write().  -EINVAL (NULL, @len 0, no such region), -ERANGE
+ * (@off + @len beyond it), -EPERM (not called from the device's observer).
+ */
+int oms_emu_host_write(struct oms_emu *emu, uint32_t region, uint64_t off,
+		       const void *src, size_t len);
 
 #ifdef __cplusplus
 }

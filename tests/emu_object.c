@@ -5,7 +5,8 @@
  * own settings, memory keys and listeners), a device is not destroyed
  * under a live context, freeze holds back what it would execute until the
  * thaw, stop kills one device and not another, the observer reports what
- * becomes visible, and bad attributes are refused without effect.
+ * becomes visible (and may write as the host at that instant), and bad
+ * attributes are refused without effect.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -287,6 +288,67 @@ TEST(observer_reports_what_becomes_visible)
 	ASSERT_EQ(0, oms_put(src, &r, 0, &data, 8, OMS_STORE_WEAK));
 	ASSERT_EQ(0, oms_quiet(src));
 	EXPECT_EQ(4, s.n);
+	oms_mr_dereg(m);
+	oms_ctx_destroy(src);
+	oms_ctx_destroy(dst);
+	EXPECT_EQ(0, oms_emu_destroy(e));
+}
+
+struct hw {
+	struct oms_emu *emu;
+	uint32_t region;
+	uint64_t x;		/* what the host writes */
+	int rc[4];		/* bad region, past the end, 0 bytes, good */
+	int n;
+};
+
+/* At the put of word 0: the host writes word 1 (and tries bad ones). */
+static void host_writes(void *arg, const struct oms_emu_event *ev)
+{
+	struct hw *h = arg;
+
+	if (ev->kind != OMS_EMU_EV_PUT || ev->off != 0 || h->n++)
+		return;
+	h->rc[0] = oms_emu_host_write(h->emu, h->region + 1000, 8, &h->x, 8);
+	h->rc[1] = oms_emu_host_write(h->emu, h->region, 12, &h->x, 8);
+	h->rc[2] = oms_emu_host_write(h->emu, h->region, 8, &h->x, 0);
+	h->rc[3] = oms_emu_host_write(h->emu, h->region, 8, &h->x, 8);
+}
+
+/* oms_emu_host_write(): a host store at the instant of an event, seen by
+ * the device's next operations; refused outside an observer and for bad
+ * bytes, writing nothing then. */
+TEST(host_write_from_an_observer)
+{
+	struct oms_emu *e = make_emu(_metadata, NULL);
+	struct oms_ctx *src = make_ctx(_metadata, e, 0);
+	struct oms_ctx *dst = make_ctx(_metadata, e, 2);
+	uint64_t mem[2] = { 0 }, v = 1, got = 0;
+	struct hw h = { .emu = e, .x = 0x77 };
+	struct oms_mr *m;
+	struct oms_rmr r;
+
+	ASSERT_EQ(0, oms_mr_reg(dst, mem, sizeof(mem), OMS_ACCESS_ALL, &m));
+	ASSERT_EQ(0, oms_mr_remote(m, &r));
+	h.region = r.region;
+	/* not from an observer: refused, nothing written */
+	EXPECT_EQ(-EPERM, oms_emu_host_write(e, r.region, 8, &h.x, 8));
+	EXPECT_EQ(0, mem[1]);
+	EXPECT_EQ(-EINVAL, oms_emu_host_write(NULL, r.region, 8, &h.x, 8));
+	EXPECT_EQ(-EINVAL, oms_emu_host_write(e, r.region, 8, NULL, 8));
+	ASSERT_EQ(0, oms_emu_set_observer(e, host_writes, &h));
+	ASSERT_EQ(0, oms_put(src, &r, 0, &v, 8, OMS_STORE_WEAK));
+	ASSERT_EQ(0, oms_quiet(src));
+	ASSERT_EQ(0, oms_emu_set_observer(e, NULL, NULL));
+	EXPECT_EQ(-EINVAL, h.rc[0]);
+	EXPECT_EQ(-ERANGE, h.rc[1]);
+	EXPECT_EQ(-EINVAL, h.rc[2]);
+	EXPECT_EQ(0, h.rc[3]);
+	/* the good write landed, and a get through the device reads it */
+	EXPECT_EQ(0x77, mem[1]);
+	ASSERT_EQ(0, oms_get(src, &got, &r, 8, 8, OMS_READ_ACQUIRE));
+	ASSERT_EQ(0, oms_quiet(src));
+	EXPECT_EQ(0x77, got);
 	oms_mr_dereg(m);
 	oms_ctx_destroy(src);
 	oms_ctx_destroy(dst);

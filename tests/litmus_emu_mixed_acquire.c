@@ -5,11 +5,11 @@
  * on its destination and on others.
  *   L34 acq(F@D1); put(Y@Dn), n = 1 and 2, the put weak or unordered:
  *       forbidden: Y visible before the acquire read F.  The observer is
- *       a host that writes F = 1 the moment it sees Y (the emulated
- *       device's observer hook, lib/emu/emu.h, as in litmus_emu_stores.c:
- *       called under the device lock when a put becomes visible; the
- *       write squashes speculative reads of F like oms_mr_write does), so
- *       the acquire returns 1 exactly when it read after Y was visible.
+ *       a host that writes F = 1 the moment it sees Y (the device's
+ *       observer, oms_emu_set_observer(): called with the device stopped
+ *       when a put becomes visible; oms_emu_host_write() squashes
+ *       speculative reads of F like oms_mr_write does), so the acquire
+ *       returns 1 exactly when it read after Y was visible.
  *   L34 load buffering, two contexts on two threads: acq(X@D1); put(Y@D2)
  *       || acq(Y@D2); put(X@D1): forbidden: both acquires return 1.
  *   L35 acq(F@D1); get(Y@D2): a host thread writes Y then F
@@ -22,9 +22,6 @@
  * of instances, each on its own words, spread over several initiator
  * contexts.  Controls: the same program with OMS_CTX_F_NO_ORDERING (the
  * acquire is then a relaxed get) must show the forbidden outcome.
- *
- * A test of internals (INTERNAL_TESTS in the Makefile): it includes
- * lib/ headers to reach what the public API does not show.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -34,7 +31,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
-#include "emu/emu.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS	100000ul
@@ -58,32 +55,39 @@ enum { F = 0, Y = 1, X = 2 };
  * @react_dd, atomically with that visibility.
  */
 struct lab {
+	struct oms_emu *emu;	/* the mode's device */
 	struct oms_ctx *ini[NINI], *tgt[NDEST];
 	struct oms_mr *mr[NDEST];
 	struct oms_rmr r[NDEST];
 	uint64_t *mem[NDEST];
-	int ridx[EMU_MAX_REGIONS];
 	int react_sd, react_sw, react_dd, react_dw;	/* sd 0: none */
 	uint64_t one;
 	uint64_t got[BATCH][SLOTS];
 };
 
-static void observe(void *arg, uint32_t q, const struct oms_wr *wr)
+/* The destination of a region, or -1. */
+static int dest_of(const struct lab *l, uint32_t region)
+{
+	for (int d = 1; d < NDEST; d++)
+		if (l->tgt[d] && l->r[d].region == region)
+			return d;
+	return -1;
+}
+
+static void observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct lab *l = arg;
-	int d = l->ridx[wr->region];
+	int d = dest_of(l, ev->region);
 
-	(void)q;
-	if (d < 0 || wr->op == OMS_WR_GET || d != l->react_sd)
+	if (d < 0 || ev->kind == OMS_EMU_EV_GET || d != l->react_sd)
 		return;
-	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++) {
+	for (uint64_t w = ev->off / 8; w <= (ev->off + ev->len - 1) / 8; w++) {
 		uint64_t to = w - w % SLOTS + (uint64_t)l->react_dw;
 
 		if (w % SLOTS != (uint64_t)l->react_sw)
 			continue;
-		l->mem[l->react_dd][to] = 1;
-		emu_invalidate(emu_dev_current(), l->r[l->react_dd].region,
-			       to * 8, 8);
+		oms_emu_host_write(l->emu, l->r[l->react_dd].region, to * 8,
+				   &l->one, 8);
 	}
 }
 
@@ -92,18 +96,16 @@ struct mode {
 	uint64_t seed;
 };
 
-static struct oms_ctx_attr mode_attr(const struct mode *m, uint32_t node,
-				     uint32_t flags)
+/* A context on the lab's device (made from the mode: chaos, read order). */
+static struct oms_ctx_attr lab_attr(const struct lab *l, uint32_t node,
+				    uint32_t flags)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_READ_ORDER;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_EMU;
 	a.node = node;
 	a.flags = flags;
-	a.chaos_seed = m->seed;
-	a.read_order = m->order;
-	a.rlsq_entries = 256;
+	a.emu = l->emu;
 	return a;
 }
 
@@ -112,16 +114,24 @@ static int lab_open(struct lab *l, const struct mode *m, uint32_t flags)
 	size_t words = (size_t)BATCH * SLOTS;
 	int err = 0;
 
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
+		.chaos_seed = m->seed, .read_order = m->order,
+		.rlsq_entries = 256,
+	};
+
 	memset(l, 0, sizeof(*l));
-	memset(l->ridx, -1, sizeof(l->ridx));
 	l->one = 1;
+	if (oms_emu_create(&ea, &l->emu))
+		return -1;
 	for (int k = 0; k < NINI && !err; k++) {
-		struct oms_ctx_attr a = mode_attr(m, 0, flags);
+		struct oms_ctx_attr a = lab_attr(l, 0, flags);
 
 		err = oms_ctx_create(&a, &l->ini[k]);
 	}
 	for (int d = 1; d < NDEST && !err; d++) {
-		struct oms_ctx_attr a = mode_attr(m, (uint32_t)d, 0);
+		struct oms_ctx_attr a = lab_attr(l, (uint32_t)d, 0);
 
 		l->mem[d] = calloc(words, 8);
 		err = l->mem[d] ? oms_ctx_create(&a, &l->tgt[d]) : -1;
@@ -130,18 +140,16 @@ static int lab_open(struct lab *l, const struct mode *m, uint32_t flags)
 					 OMS_ACCESS_ALL, &l->mr[d]);
 		if (!err)
 			err = oms_mr_remote(l->mr[d], &l->r[d]);
-		if (!err)
-			l->ridx[l->r[d].region] = d;
 	}
 	if (!err)
-		emu_dev_set_observer(emu_dev_current(), observe, l);
+		err = oms_emu_set_observer(l->emu, observe, l);
 	return err;
 }
 
 static void lab_close(struct lab *l)
 {
-	if (emu_dev_current())
-		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	if (l->emu)
+		oms_emu_set_observer(l->emu, NULL, NULL);
 	for (int k = 0; k < NINI; k++)
 		if (l->ini[k])
 			oms_ctx_destroy(l->ini[k]);
@@ -150,6 +158,8 @@ static void lab_close(struct lab *l)
 			oms_ctx_destroy(l->tgt[d]);
 		free(l->mem[d]);
 	}
+	if (l->emu)
+		oms_emu_destroy(l->emu);
 }
 
 /* Reset every word of every destination; nothing may be outstanding. */

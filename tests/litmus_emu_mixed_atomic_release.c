@@ -25,18 +25,15 @@
  * Modes where reads are involved (FIXTURE_VARIANT "mode"): acknowledged
  * and DEST_SEQ, each with the read order RC_OPT, RC and NIC; otherwise
  * ("chan") acknowledged and DEST_SEQ.
- * Observers: the emulated device's observer hook (lib/emu/emu.h, as in
- * litmus_emu_stores.c), called under the device lock when a put or an
- * atomic is performed: a visibility stamp per word (one clock for both
- * destinations), and a host that writes X = 1 when a CAS on L is
- * performed and Z = 1 when R is visible (squashing speculative reads as
- * oms_mr_write does).
+ * Observers: the device's observer (oms_emu_set_observer()), called with
+ * the device stopped when a put or an atomic is performed: a visibility
+ * stamp per word (one clock for both destinations), and a host that
+ * writes X = 1 when the CAS on L is performed and Z = 1 when R is visible
+ * (oms_emu_host_write(): squashing speculative reads as oms_mr_write
+ * does).
  * Each forbidden outcome: t_trials(1 000 000) instances per test split
  * over its modes (100 000 under ASan); every CAS must find the lock free
  * and every add must return 0.  Controls: OMS_CTX_F_NO_ORDERING.
- *
- * A test of internals (INTERNAL_TESTS in the Makefile): it includes
- * lib/ headers to reach what the public API does not show.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,7 +43,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
-#include "emu/emu.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS	100000ul
@@ -67,36 +64,44 @@ enum { C = 0, F = 1, L = 2, X = 3, A = 4, B = 5, Z = 6, R = 7 };
  * on L is performed at D1, the host writes X = 1 there; when R is, Z = 1.
  */
 struct at_lab {
+	struct oms_emu *emu;
 	struct oms_ctx *ini[NINI], *tgt[3];
 	struct oms_mr *mr[3];
 	struct oms_rmr r[3];
 	uint64_t *mem[3], *stamp[3];
-	int ridx[EMU_MAX_REGIONS];
 	uint64_t clock, one;
 	uint64_t got[BATCH], old[BATCH];
 };
 
-static void at_observe(void *arg, uint32_t q, const struct oms_wr *wr)
+/* The destination of a region, or -1. */
+static int dest_of(const struct at_lab *l, uint32_t region)
+{
+	for (int d = 1; d < 3; d++)
+		if (l->tgt[d] && l->r[d].region == region)
+			return d;
+	return -1;
+}
+
+static void at_observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct at_lab *l = arg;
-	int d = l->ridx[wr->region];
+	int d = dest_of(l, ev->region);
 
-	(void)q;
-	if (d < 0 || wr->op == OMS_WR_GET)
+	if (d < 0 || ev->kind == OMS_EMU_EV_GET)
 		return;
 	l->clock++;
-	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++) {
+	for (uint64_t w = ev->off / 8; w <= (ev->off + ev->len - 1) / 8; w++) {
 		uint64_t to = w - w % SLOTS;
 
 		l->stamp[d][w] = l->clock;
-		if (d == 1 && w % SLOTS == L && wr->op == OMS_WR_CAS)
+		/* the only atomic on L is the CAS of L38 */
+		if (d == 1 && w % SLOTS == L && ev->kind == OMS_EMU_EV_ATOMIC)
 			to += X;
 		else if (d == 1 && w % SLOTS == R)
 			to += Z;
 		else
 			continue;
-		l->mem[1][to] = 1;
-		emu_invalidate(emu_dev_current(), wr->region, to * 8, 8);
+		oms_emu_host_write(l->emu, ev->region, to * 8, &l->one, 8);
 	}
 }
 
@@ -104,19 +109,22 @@ static int at_open(struct at_lab *l, uint32_t flags, uint32_t order,
 		   uint64_t seed)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
+		.chaos_seed = seed, .read_order = order, .rlsq_entries = 256,
+	};
 	size_t words = (size_t)BATCH * SLOTS;
 	int err = 0;
 
 	memset(l, 0, sizeof(*l));
-	memset(l->ridx, -1, sizeof(l->ridx));
 	memset(l->got, 0xff, sizeof(l->got));
 	memset(l->old, 0xff, sizeof(l->old));
 	l->one = 1;
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_READ_ORDER;
-	a.chaos_seed = seed;
-	a.read_order = order;
-	a.rlsq_entries = 256;
+	if (oms_emu_create(&ea, &l->emu))
+		return -1;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_EMU;
+	a.emu = l->emu;
 	a.flags = flags;
 	for (int k = 0; k < NINI && !err; k++)
 		err = oms_ctx_create(&a, &l->ini[k]);
@@ -132,18 +140,16 @@ static int at_open(struct at_lab *l, uint32_t flags, uint32_t order,
 					 OMS_ACCESS_ALL, &l->mr[d]);
 		if (!err)
 			err = oms_mr_remote(l->mr[d], &l->r[d]);
-		if (!err)
-			l->ridx[l->r[d].region] = (int)d;
 	}
 	if (!err)
-		emu_dev_set_observer(emu_dev_current(), at_observe, l);
+		err = oms_emu_set_observer(l->emu, at_observe, l);
 	return err;
 }
 
 static void at_close(struct at_lab *l)
 {
-	if (emu_dev_current())
-		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	if (l->emu)
+		oms_emu_set_observer(l->emu, NULL, NULL);
 	for (int k = 0; k < NINI; k++)
 		if (l->ini[k])
 			oms_ctx_destroy(l->ini[k]);
@@ -153,6 +159,8 @@ static void at_close(struct at_lab *l)
 		free(l->mem[d]);
 		free(l->stamp[d]);
 	}
+	if (l->emu)
+		oms_emu_destroy(l->emu);
 }
 
 static uint64_t off_of(uint32_t i, uint32_t w)

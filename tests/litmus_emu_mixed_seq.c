@@ -9,20 +9,17 @@
  * F is held until the D2 channel is flushed (the NSLOW puts make that
  * path slow); op is a weak put (even instances) or a fetch-and-add (odd
  * ones).  Forbidden: G applied before F; the get read before F.
- * Observers (the emulated device's observer hook, lib/emu/emu.h, as in
- * litmus_emu_stores.c, called under the device lock when a put or an
- * atomic becomes visible): a visibility stamp per word for G and F, and a
- * host that writes X = 1 the moment F is visible (squashing speculative
- * reads of X as oms_mr_write does): the get returns 0 exactly when it
- * read before F was visible.
+ * Observers (the device's observer, oms_emu_set_observer(), called with
+ * the device stopped when a put or an atomic becomes visible): a
+ * visibility stamp per word for G and F, and a host that writes X = 1 the
+ * moment F is visible (oms_emu_host_write(): squashing speculative reads
+ * of X as oms_mr_write does): the get returns 0 exactly when it read
+ * before F was visible.
  * Modes (FIXTURE_VARIANT): DEST_SEQ with the read order RC_OPT, RC, NIC.
  * t_trials(1 000 000) instances per test (100 000 under ASan) split over
  * the three modes, both forbidden outcomes checked in every instance.
  * Control: the same program on acknowledged channels (DEST_SEQ off, rule
  * D1 not claimed): G before F and the early get must both show.
- *
- * A test of internals (INTERNAL_TESTS in the Makefile): it includes
- * lib/ headers to reach what the public API does not show.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +27,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
-#include "emu/emu.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS	100000ul
@@ -53,6 +50,7 @@ enum { F = 0, G = 1, X = 2 };	/* at D1; A is words 0..NSLOW-1 at D2 */
  * the host writes X = 1 for it.
  */
 struct seq_lab {
+	struct oms_emu *emu;
 	struct oms_ctx *ini[NINI], *tgt[3];
 	struct oms_mr *mr[3];
 	struct oms_rmr r[3];
@@ -62,21 +60,19 @@ struct seq_lab {
 	uint64_t got[BATCH];
 };
 
-static void seq_observe(void *arg, uint32_t q, const struct oms_wr *wr)
+static void seq_observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct seq_lab *l = arg;
 
-	(void)q;
-	if (wr->op == OMS_WR_GET || wr->region != l->d1_region)
+	if (ev->kind == OMS_EMU_EV_GET || ev->region != l->d1_region)
 		return;
 	l->clock++;
-	for (uint64_t w = wr->off / 8; w <= (wr->off + wr->len - 1) / 8; w++) {
+	for (uint64_t w = ev->off / 8; w <= (ev->off + ev->len - 1) / 8; w++) {
 		l->stamp[w] = l->clock;
 		if (w % SLOTS != F)
 			continue;
-		l->mem[1][w - F + X] = 1;
-		emu_invalidate(emu_dev_current(), l->d1_region,
-			       (w - F + X) * 8, 8);
+		oms_emu_host_write(l->emu, l->d1_region, (w - F + X) * 8,
+				   &l->one, 8);
 	}
 }
 
@@ -84,17 +80,22 @@ static int seq_open(struct seq_lab *l, uint32_t flags, uint32_t order,
 		    uint64_t seed)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = { .size = sizeof(ea) };
 	size_t words = (size_t)BATCH * SLOTS;
 	int err = 0;
 
 	memset(l, 0, sizeof(*l));
 	memset(l->got, 0xff, sizeof(l->got));
 	l->one = 1;
+	ea.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER;
+	ea.chaos_seed = seed;
+	ea.read_order = order;
+	ea.rlsq_entries = 256;
+	if (oms_emu_create(&ea, &l->emu))
+		return -1;
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_READ_ORDER;
-	a.chaos_seed = seed;
-	a.read_order = order;
-	a.rlsq_entries = 256;
+		      OMS_CTX_ATTR_EMU;
+	a.emu = l->emu;
 	a.flags = flags;
 	for (int k = 0; k < NINI && !err; k++)
 		err = oms_ctx_create(&a, &l->ini[k]);
@@ -112,15 +113,15 @@ static int seq_open(struct seq_lab *l, uint32_t flags, uint32_t order,
 	}
 	if (!err) {
 		l->d1_region = l->r[1].region;
-		emu_dev_set_observer(emu_dev_current(), seq_observe, l);
+		err = oms_emu_set_observer(l->emu, seq_observe, l);
 	}
 	return err;
 }
 
 static void seq_close(struct seq_lab *l)
 {
-	if (emu_dev_current())
-		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	if (l->emu)
+		oms_emu_set_observer(l->emu, NULL, NULL);
 	for (int k = 0; k < NINI; k++)
 		if (l->ini[k])
 			oms_ctx_destroy(l->ini[k]);
@@ -129,6 +130,8 @@ static void seq_close(struct seq_lab *l)
 			oms_ctx_destroy(l->tgt[d]);
 		free(l->mem[d]);
 	}
+	if (l->emu)
+		oms_emu_destroy(l->emu);
 	free(l->stamp);
 }
 

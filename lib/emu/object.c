@@ -138,6 +138,27 @@ static void observe_public(void *arg, uint32_t qid, const struct oms_wr *wr)
 	dev->pub_observe(dev->pub_observe_arg, &ev);
 }
 
+OMS_EXPORT int oms_emu_host_write(struct oms_emu *emu, uint32_t region,
+				 uint64_t off, const void *src, size_t len)
+{
+	const struct emu_region *r;
+
+	if (!emu || !src || !len)
+		return -EINVAL;
+	/* the device's thread, in an observer: the device lock is held and
+	 * nothing moves until the observer returns */
+	if (!on_device_thread(emu) || !emu->pub_observe)
+		return -EPERM;
+	if (region >= EMU_MAX_REGIONS || !emu->reg[region].valid)
+		return -EINVAL;
+	r = &emu->reg[region];
+	if (off > r->len || len > r->len - off)
+		return -ERANGE;
+	memcpy(r->base + off, src, len);
+	emu_invalidate(emu, region, off, len);
+	return 0;
+}
+
 OMS_EXPORT int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
 				   void *arg)
 {
