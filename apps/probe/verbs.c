@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -208,6 +209,52 @@ static void conn_close(struct conn *c)
 /* Server                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Take the next connection and accept it, within @tmo_ms.  A request that
+ * cannot be accepted (a client's abandoned attempt arriving late: its
+ * side is gone, so it never becomes established) is dropped and the next
+ * one taken, until the time is up.
+ */
+static int accept_one(struct vrig *g, struct rdma_cm_id *lid, struct conn *c,
+		      uint32_t tmo_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)tmo_ms * 1000000u, rx = c->rx;
+	struct rdma_conn_param cp;
+	int err;
+
+	do {
+		struct pollfd p = { .fd = lid->channel->fd, .events = POLLIN };
+		uint64_t left = end > now_ns() ? (end - now_ns()) / 1000000u : 0;
+		int n = poll(&p, 1, (int)(left < 1000 ? left + 1 : 1000));
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n <= 0)
+			continue;
+		err = rdma_get_request(lid, &c->id) ? -errno : 0;
+		if (err)
+			return err;
+		c->mr = ibv_reg_mr(c->id->pd, g->mem, g->mem_len,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE);
+		err = c->mr ? 0 : -errno;
+		if (!err)
+			err = post_recv(c);
+		if (!err)
+			err = conn_param(c->id, &cp);
+		if (!err)
+			err = rdma_accept(c->id, &cp) ? -errno : 0;
+		if (!err)
+			return 0;
+		fprintf(stderr, "oms_probe: a connection not accepted (%s): "
+			"waiting for another\n", strerror(-err));
+		conn_close(c);
+		c->rx = rx;
+	} while (now_ns() < end);
+	return -ETIMEDOUT;
+}
+
 int probe_verbs_server(const struct probe_opts *o)
 {
 	const uint64_t ctl = PB_REGION;	/* control buffers after it */
@@ -215,7 +262,6 @@ int probe_verbs_server(const struct probe_opts *o)
 				       .ai_port_space = RDMA_PS_TCP }, *res;
 	struct rdma_cm_id *lid = NULL;
 	struct ibv_qp_init_attr qa;
-	struct rdma_conn_param cp;
 	struct vrig g = { .tmo_ms = o->timeout_ms };
 	struct pb_observer ob = { .watch = PW_FLAG_DATA };
 	pthread_t th;
@@ -246,24 +292,11 @@ int probe_verbs_server(const struct probe_opts *o)
 	printf("# oms_probe server on %s:%s\n", o->bind ? o->bind : "*",
 	       port);
 	fflush(stdout);
+	/* the client's two connections, within ten minutes (a client
+	 * host busy with other tests starts late) */
 	for (k = 0; k < 2 && !err; k++) {
-		struct conn *c = &g.c[k];
-
-		err = rdma_get_request(lid, &c->id) ? -errno : 0;
-		if (!err) {
-			c->mr = ibv_reg_mr(c->id->pd, g.mem, g.mem_len,
-					   IBV_ACCESS_LOCAL_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_WRITE);
-			err = c->mr ? 0 : -errno;
-		}
-		c->rx = ctl + 64 + 64 * (uint64_t)k;
-		if (!err)
-			err = post_recv(c);
-		if (!err)
-			err = conn_param(c->id, &cp);
-		if (!err)
-			err = rdma_accept(c->id, &cp) ? -errno : 0;
+		g.c[k].rx = ctl + 64 + 64 * (uint64_t)k;
+		err = accept_one(&g, lid, &g.c[k], 600000);
 	}
 	for (k = 0; k < 2 && !err; k++) {
 		m = (struct pb_ctl){ .magic = PB_MAGIC, .type = CT_HELLO,

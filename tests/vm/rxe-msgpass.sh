@@ -11,11 +11,19 @@ mp_port=18550
 mp_bin=$bdir/bench/msg_pass
 
 mp_server() {
-	[ -x "$mp_bin" ] || return 0
+	[ -x "$mp_bin" ] || { touch "$shared/mp-up"; return 0; }
 	# bounded: a server whose shutdown hangs must not hold the guest
 	timeout -k 5 1500 "$mp_bin" --server --bind "$me" -p $mp_port \
 		--timeout-ms 60000 >/run/mp-server.log 2>&1 &
 	mpid=$!
+	# tell the client once both destinations listen
+	i=0
+	until grep -q 'msg_pass server: D1' /run/mp-server.log 2>/dev/null; do
+		i=$((i + 1))
+		kill -0 $mpid 2>/dev/null && [ $i -lt 600 ] || break
+		sleep 0.1
+	done
+	touch "$shared/mp-up"
 	wait_file "$shared/mp-done" 900
 	done_rc=$?
 	kill -0 $mpid 2>/dev/null
@@ -30,6 +38,7 @@ mp_server() {
 
 mp_client() {
 	[ -x "$mp_bin" ] || { touch "$shared/mp-done"; return 0; }
+	wait_file "$shared/mp-up" 1200
 	i=0
 	# the server comes up once the probe is done: retry the connection
 	while :; do

@@ -11,9 +11,20 @@ probe_port=18540
 probe_bin=$bdir/apps/oms_probe
 
 probe_server() {
-	[ -x "$probe_bin" ] || return 0
+	[ -x "$probe_bin" ] || { touch "$shared/probe-up"; return 0; }
 	timeout -k 5 900 "$probe_bin" --listen --bind "$me" -p $probe_port \
-		--timeout-ms 120000 >/run/probe-server.log 2>&1
+		--timeout-ms 120000 >/run/probe-server.log 2>&1 &
+	ppid=$!
+	# the client connects once the server listens: connection attempts
+	# made before that can reach the listener late, as stale requests
+	i=0
+	until grep -q 'oms_probe server on' /run/probe-server.log 2>/dev/null; do
+		i=$((i + 1))
+		kill -0 $ppid 2>/dev/null && [ $i -lt 600 ] || break
+		sleep 0.1
+	done
+	touch "$shared/probe-up"
+	wait $ppid
 	rc=$?
 	sed 's/^/# probe server: /' /run/probe-server.log | tail -n 5
 	[ $rc -eq 0 ]
@@ -22,8 +33,9 @@ probe_server() {
 
 probe_client() {
 	[ -x "$probe_bin" ] || return 0
-	# --timeout-ms bounds each completion and the wait for the server
-	# (it starts once the kvs suite is done)
+	# the server starts once the kvs suite is done, and says when it
+	# listens; --timeout-ms bounds each completion and the connection
+	wait_file "$shared/probe-up" 900
 	timeout -k 5 900 "$probe_bin" --server "$peer" -p $probe_port \
 		--targets verbs --rounds 512 --cost-rounds 100 \
 		--timeout-ms 120000 --json >/run/probe.json 2>/run/probe.err
