@@ -75,6 +75,20 @@ mkdir -p $shared
 mount -t 9p -o trans=virtio,version=9p2000.L,cache=none omsshared $shared
 tap $? "shared directory mounted"
 
+# A server started in the background (PID) says in LOG that it listens
+# (PATTERN): then create FILE in the shared directory, for the client on
+# the other guest to start on.  Bounded: a server that dies or never says
+# it still creates FILE after 60 s, and the client fails on its own.
+up_when() {	# up_when PID LOG PATTERN FILE
+	i=0
+	until grep -q "$3" "$2" 2>/dev/null; do
+		i=$((i + 1))
+		kill -0 "$1" 2>/dev/null && [ $i -lt 600 ] || break
+		sleep 0.1
+	done
+	touch "$shared/$4"
+}
+
 # Wait (bounded) for a file the other guest or the host writes.
 wait_file() {	# wait_file PATH SECONDS
 	i=0

@@ -1,5 +1,5 @@
 # bench/msg_pass across the two guests (sourced by rxe-guest.sh, which
-# defines tap, wait_file, bdir, shared, me and peer; json_num comes from
+# defines tap, wait_file, up_when, bdir, shared, me and peer; json_num comes from
 # rxe-kvs.sh): data to one destination, a flag to another, on two RC
 # connections of Soft-RoCE.  Guest a owns both destinations and is the
 # consumer (its CPU polls the flag, then reads the data where it landed);
@@ -17,13 +17,7 @@ mp_server() {
 		--timeout-ms 60000 >/run/mp-server.log 2>&1 &
 	mpid=$!
 	# tell the client once both destinations listen
-	i=0
-	until grep -q 'msg_pass server: D1' /run/mp-server.log 2>/dev/null; do
-		i=$((i + 1))
-		kill -0 $mpid 2>/dev/null && [ $i -lt 600 ] || break
-		sleep 0.1
-	done
-	touch "$shared/mp-up"
+	up_when $mpid /run/mp-server.log 'msg_pass server: D1' mp-up
 	wait_file "$shared/mp-done" 900
 	done_rc=$?
 	kill -0 $mpid 2>/dev/null

@@ -1,5 +1,5 @@
 # apps/oms_probe across the two guests (sourced by rxe-guest.sh, which
-# defines tap, wait_file, bdir, shared, me and peer): what Soft-RoCE
+# defines tap, wait_file, up_when, bdir, shared, me and peer): what Soft-RoCE
 # orders, measured with plain verbs.  Guest a is the responder
 # (oms_probe --listen, one client, then it exits); guest b runs the verbs
 # target and checks its JSON report: every probe measured, the checks the
@@ -17,13 +17,7 @@ probe_server() {
 	ppid=$!
 	# the client connects once the server listens: connection attempts
 	# made before that can reach the listener late, as stale requests
-	i=0
-	until grep -q 'oms_probe server on' /run/probe-server.log 2>/dev/null; do
-		i=$((i + 1))
-		kill -0 $ppid 2>/dev/null && [ $i -lt 600 ] || break
-		sleep 0.1
-	done
-	touch "$shared/probe-up"
+	up_when $ppid /run/probe-server.log 'oms_probe server on' probe-up
 	wait $ppid
 	rc=$?
 	sed 's/^/# probe server: /' /run/probe-server.log | tail -n 5
