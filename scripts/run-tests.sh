@@ -6,7 +6,9 @@
 # 5400: a last resort against a hang; the guests and the kselftest harness
 # bound their own parts well below it).
 # A command that exits non-zero without a "not ok" line counts as one failure,
-# so a crash or a timeout is never silent.  The last line is
+# so a crash or a timeout is never silent.  The last lines list each failed
+# command with its "not ok" lines and the diagnostics under them (CI keeps
+# only the end of the log: the failures must be readable there), then
 #   N passed, N failed, N skipped
 # and the exit status is non-zero if anything failed.
 #
@@ -30,6 +32,7 @@ jobs=${CHECK_JOBS:-2}
 case $jobs in '' | *[!0-9]* | 0) echo "run-tests: CHECK_JOBS must be a positive integer" >&2; exit 2 ;; esac
 pass=0 fail=0 skip=0
 failed_cmds=""
+failed_lines=""
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
@@ -62,10 +65,38 @@ report() {	# report INDEX: print a finished command's TAP and count it
 		echo "not ok - $cmd $why"
 		f=1
 	fi
-	[ "$f" -gt 0 ] && failed_cmds="$failed_cmds
+	if [ "$f" -gt 0 ]; then
+		failed_cmds="$failed_cmds
 #   $cmd"
+		failed_lines="$failed_lines$(failures "$log" "$cmd")
+"
+	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	rm -f "$log"
+}
+
+# A failed command's "not ok" lines, each with the "#" lines around it (4
+# before, as the guests print their diagnostics first, 6 after), at most 10 failures; a command that failed without one (a
+# crash, a timeout) by its last 6 lines.  What the summary repeats.
+failures() {	# failures LOG CMD
+	awk -v cmd="$2" '
+		BEGIN { print "# ---- failures of " cmd }
+		{ last[NR % 6] = $0 }
+		/^not ok / {
+			if (++n > 10) exit
+			for (i = nb - 3; i <= nb; i++)
+				if (i > 0) print before[i % 4]
+			print; d = 0; keep = 1; nb = 0; next
+		}
+		keep && /^#/ && d < 6 { print; d++; next }
+		{ keep = 0 }
+		/^#/ { before[++nb % 4] = $0; next }
+		{ nb = 0 }
+		END {
+			if (n) exit
+			for (i = NR - 5; i <= NR; i++)
+				if (i > 0) print "#   " last[i % 6]
+		}' "$1"
 }
 
 next=0 printed=0 running=0
@@ -86,6 +117,7 @@ while [ "$printed" -lt "$total" ]; do
 	done
 done
 
+[ -n "$failed_lines" ] && printf '%s' "$failed_lines"
 [ -n "$failed_cmds" ] && echo "# failed:$failed_cmds"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -10,6 +10,9 @@ tap() {	# tap STATUS TEXT
 		echo "ok $n - ${tap_prefix:-}$2"
 	else
 		echo "not ok $n - ${tap_prefix:-}$2"
+		# when, for a failure that is a bound met (the guests' clocks
+		# start at boot)
+		echo "# at $(cut -d' ' -f1 /proc/uptime 2>/dev/null) s of uptime"
 		failed=1
 	fi
 }
