@@ -1,13 +1,27 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
  * oms_order.h - the ordering classes of a store, one numbering for liboms
- * (oms.h, oms_put()) and oms.ko (oms_uapi.h, OMS_IOC_ORDERED_STORE).
+ * (oms.h, oms_put()), its MMIO transmit queues (oms_tx.h, oms_tx_send())
+ * and oms.ko (oms_uapi.h, OMS_IOC_ORDERED_STORE).
  *
- * Seed 000's three store classes plus seed 004's MMIO-Release.  What each
- * class orders is in oms.h (for remote memory) and oms_uapi.h (for an MMIO
- * window); the whole contract is docs/ordering.md.  Both headers include
- * this one, so they can be included together, in either order, from C or
- * C++, in user space or in the kernel: it needs no other header.
+ * Seed 000's three store classes, seed 004's MMIO-Release, and seed 004's
+ * sequenced stores.  What each class orders is in oms.h (for remote
+ * memory), oms_tx.h (for messages through a write-combining window) and
+ * oms_uapi.h (for the module's window); the whole contract is
+ * docs/ordering.md.  Each interface takes the classes that mean something
+ * on it and refuses the others with -EINVAL:
+ *
+ *	class		oms_put()	oms_tx queue	OMS_IOC_ORDERED_STORE
+ *	UNORDERED	yes		-		yes
+ *	WEAK		yes		yes		yes
+ *	STRONG		yes		yes		yes
+ *	RELEASE		yes		-		-
+ *	SEQUENCED	- (a context	yes		-
+ *			  flag there)
+ *
+ * The headers that use it include this one, so they can be included
+ * together, in any order, from C or C++, in user space or in the kernel:
+ * it needs no other header.
  */
 #ifndef OMS_ORDER_H
 #define OMS_ORDER_H
@@ -18,6 +32,12 @@ enum oms_store_class {
 	OMS_STORE_STRONG = 2,		/* after every earlier ordered store */
 	OMS_STORE_RELEASE = 3,		/* after every earlier op to its
 					 * destination (liboms only) */
+	OMS_STORE_SEQUENCED = 4,	/* carries a sequence number; the
+					 * destination restores program
+					 * order (seed 004's reorder
+					 * buffer).  Transmit queues only:
+					 * a context asks for it with
+					 * OMS_CTX_F_DEST_SEQ */
 };
 
 #endif /* OMS_ORDER_H */

@@ -74,6 +74,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "oms_order.h"	/* the class numbering, shared with oms.h */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -89,11 +91,17 @@ extern "C" {
 #define OMS_TX_LD_TIMEOUT_MS	1000u	/* a load's wait gives up after
 						 * (default of load_timeout_ms) */
 
+/*
+ * The classes of a queue, in liboms's one numbering (oms_order.h): a weak
+ * message is a weak store, a strong message a strong store, as oms_put()
+ * and OMS_IOC_ORDERED_STORE number them.  Any other value is refused.
+ */
 enum oms_tx_class {
-	OMS_TX_WEAK = 0,
-	OMS_TX_STRONG = 1,
-	OMS_TX_SEQUENCED = 2,
+	OMS_TX_WEAK = OMS_STORE_WEAK,
+	OMS_TX_STRONG = OMS_STORE_STRONG,
+	OMS_TX_SEQUENCED = OMS_STORE_SEQUENCED,
 };
+
 
 /* What a sequenced message asks of the destination (header bits 38-39). */
 enum oms_tx_op {
@@ -593,6 +601,13 @@ int oms_tx_nic_stats(const struct oms_tx_nic *nic,
 /* ------------------------------------------------------------------ */
 /* Part 2: static inline helpers                                      */
 /* ------------------------------------------------------------------ */
+
+/* Is @cls a class a transmit queue takes? */
+static inline int oms_tx_class_valid(unsigned cls)
+{
+	return cls == OMS_TX_WEAK || cls == OMS_TX_STRONG ||
+	       cls == OMS_TX_SEQUENCED;
+}
 
 /* Chunks one message of @len payload bytes takes in class @cls. */
 static inline size_t oms_tx_msg_chunks(unsigned cls, size_t len)

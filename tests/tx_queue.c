@@ -20,6 +20,11 @@
 #include "oms_tx.h"
 #include "tx/tx_priv.h"
 
+/* every class a queue takes (oms_order.h numbering) */
+static const unsigned tx_classes[3] = {
+	OMS_TX_WEAK, OMS_TX_STRONG, OMS_TX_SEQUENCED,
+};
+
 static void fill(uint8_t *b, size_t len, uint32_t salt)
 {
 	for (size_t i = 0; i < len; i++)
@@ -125,7 +130,9 @@ TEST(avx2_and_portable_paths_identical)
 
 	t_rng_init(&r, t_seed(0xa2));
 	fill(buf, sizeof(buf), 3);
-	for (unsigned cls = 0; cls < 3; cls++) {
+	for (unsigned ci = 0; ci < 3; ci++) {
+		const unsigned cls = tx_classes[ci];
+
 		for (unsigned pc = 0; pc < 2; pc++) {
 			struct oms_tx_window *w[2];
 			struct oms_tx_queue *q[2];
@@ -167,7 +174,9 @@ TEST(fences_per_class)
 {
 	uint8_t buf[64] = { 1 };
 
-	for (unsigned cls = 0; cls < 3; cls++) {
+	for (unsigned ci = 0; ci < 3; ci++) {
+		const unsigned cls = tx_classes[ci];
+
 		struct oms_tx_window *w;
 		struct oms_tx_queue *q;
 		struct oms_tx_stats st;
@@ -308,8 +317,15 @@ TEST(bad_arguments)
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(NULL, &qa, &q));
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, NULL, &q));
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, NULL));
-	qa.cls = 3;
+	/* not a transmit class: unordered, release, past the numbering */
+	qa.cls = OMS_STORE_UNORDERED;
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	qa.cls = OMS_STORE_RELEASE;
+	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	qa.cls = OMS_STORE_SEQUENCED + 1;
+	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	ASSERT_EQ(0, oms_tx_payload_max(OMS_STORE_UNORDERED, 64));
+	ASSERT_EQ(0, oms_tx_wire_bytes(OMS_STORE_RELEASE, 8));
 	qa.cls = OMS_TX_WEAK;
 	qa.thread = OMS_TX_MAX_THREADS;
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));

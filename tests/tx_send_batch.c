@@ -21,6 +21,10 @@
 #define MAXMSG	512u
 #define GROUPS	400
 
+/* every class a queue takes (oms_order.h numbering), and its name */
+static const unsigned tx_classes[3] = {
+	OMS_TX_WEAK, OMS_TX_STRONG, OMS_TX_SEQUENCED,
+};
 static const char *const cls_name[] = { "weak", "strong", "sequenced" };
 
 static void fill(uint8_t *b, size_t len, uint32_t salt)
@@ -51,7 +55,9 @@ TEST(batch_writes_what_single_sends_write)
 	t_rng_init(&r, t_seed(0xba7c));
 	for (unsigned i = 0; i < 64; i++)
 		fill(src[i], MAXMSG, i);
-	for (unsigned cls = 0; cls < 3; cls++) {
+	for (unsigned ci = 0; ci < 3; ci++) {
+		const unsigned cls = tx_classes[ci];
+
 		for (unsigned chk = 0; chk < 2; chk++) {
 			struct oms_tx_window *w[3];
 			struct oms_tx_queue *q[3];
@@ -93,7 +99,7 @@ TEST(batch_writes_what_single_sends_write)
 							    oms_tx_window_base(w[k]),
 							    RING)) {
 						TH_LOG("%s%s: window %u differs "
-						       "after group %u", cls_name[cls],
+						       "after group %u", cls_name[ci],
 						       chk ? " +check" : "", k, g);
 					}
 				}
@@ -105,7 +111,7 @@ TEST(batch_writes_what_single_sends_write)
 			ASSERT_TRUE(same_stats(&st[1], &st[2]));
 			TH_LOG("%s%s: %lu messages in %d batches, %llu chunks, "
 			       "%llu fences: same bytes and counters as single "
-			       "sends", cls_name[cls], chk ? " +check" : "",
+			       "sends", cls_name[ci], chk ? " +check" : "",
 			       sent, GROUPS, (unsigned long long)st[2].chunks,
 			       (unsigned long long)st[2].fences);
 			for (unsigned k = 0; k < 3; k++) {
@@ -126,7 +132,9 @@ TEST(credit_stops_the_batch_where_room_ends)
 	fill(msg, sizeof(msg), 3);
 	for (unsigned i = 0; i < 100; i++)
 		iov[i] = (struct iovec){ .iov_base = msg, .iov_len = 56 };
-	for (unsigned cls = 0; cls < 3; cls++) {
+	for (unsigned ci = 0; ci < 3; ci++) {
+		const unsigned cls = tx_classes[ci];
+
 		struct oms_tx_queue_attr qa = { .cls = cls, .max_msg = 64 };
 		struct oms_tx_window *w;
 		struct oms_tx_queue *q;
@@ -150,7 +158,7 @@ TEST(credit_stops_the_batch_where_room_ends)
 		/* short, refused, refused (single), short */
 		ASSERT_EQ(4, st.eagain);
 		TH_LOG("%s: 100 asked, 64 written; then -EAGAIN; then 10 of 20 "
-		       "after 10 chunks of credit", cls_name[cls]);
+		       "after 10 chunks of credit", cls_name[ci]);
 		oms_tx_queue_destroy(q);
 		oms_tx_window_close(w);
 		free(snap);

@@ -21,8 +21,8 @@
 
 OMS_EXPORT size_t oms_tx_payload_max(unsigned cls, size_t wire)
 {
-	if (cls > OMS_TX_SEQUENCED || wire < OMS_TX_CHUNK || wire % OMS_TX_CHUNK ||
-	    wire > OMS_TX_MAX_MSG)
+	if (!oms_tx_class_valid(cls) || wire < OMS_TX_CHUNK ||
+	    wire % OMS_TX_CHUNK || wire > OMS_TX_MAX_MSG)
 		return 0;
 	if (cls == OMS_TX_SEQUENCED)
 		return wire / OMS_TX_CHUNK * OMS_TX_SEQ_PAYLOAD;
@@ -35,7 +35,7 @@ OMS_EXPORT size_t oms_tx_wire_bytes(unsigned cls, size_t len)
 
 	/* a payload never exceeds its wire bytes; checking first also keeps
 	 * the rounding in oms_tx_msg_chunks() from wrapping near SIZE_MAX */
-	if (cls > OMS_TX_SEQUENCED || !len || len > OMS_TX_MAX_MSG)
+	if (!oms_tx_class_valid(cls) || !len || len > OMS_TX_MAX_MSG)
 		return 0;
 	w = oms_tx_msg_chunks(cls, len) * OMS_TX_CHUNK;
 	return w > OMS_TX_MAX_MSG ? 0 : w;
@@ -164,7 +164,7 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	struct oms_tx_queue *q;
 	void *mem;
 
-	if (!w || !attr || !out || attr->cls > OMS_TX_SEQUENCED ||
+	if (!w || !attr || !out || !oms_tx_class_valid(attr->cls) ||
 	    attr->thread >= OMS_TX_MAX_THREADS || (attr->flags & ~OMS_TX_Q_FLAGS) ||
 	    attr->reserved0 || attr->reserved[0] || !w->base)
 		return -EINVAL;

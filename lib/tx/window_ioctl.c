@@ -152,9 +152,10 @@ void tx_iob_add(struct oms_tx_queue *q, uint64_t pos, size_t nch, size_t adv)
 	struct tx_iobatch *b = q->iob;
 	uint64_t idx = pos & q->mask, first = q->mask + 1 - idx;
 	/* a strong message is made visible after every earlier one: the
-	 * module fences before a STRONG op that has ordered stores before it */
-	uint32_t cls = q->cls == OMS_TX_STRONG ? OMS_STORE_STRONG :
-						 OMS_STORE_WEAK;
+	 * module fences before a STRONG op that has ordered stores before it.
+	 * One numbering (oms_order.h): the queue's class is the op's, but for
+	 * a sequenced queue, whose order the chunks carry: weak for the module */
+	uint32_t cls = q->cls == OMS_TX_SEQUENCED ? OMS_STORE_WEAK : q->cls;
 
 	/* the ring span, not the bytes sent: a plain slot is longer than a
 	 * short message, and a span under the ring is what keeps a pending

@@ -323,7 +323,8 @@ OMS_EXPORT int oms_tx_mlx5_send(struct oms_tx_window *w, unsigned cls,
 	uint32_t nbb;
 	int size;
 
-	if (!w || w->kind != OMS_TX_WIN_MLX5 || !frame || cls > OMS_TX_SEQUENCED)
+	if (!w || w->kind != OMS_TX_WIN_MLX5 || !frame ||
+	    !oms_tx_class_valid(cls))
 		return -EINVAL;
 	if (cls == OMS_TX_SEQUENCED)
 		return -EOPNOTSUPP;	/* no reorder buffer in today's NICs */
@@ -366,7 +367,7 @@ OMS_EXPORT int oms_tx_mlx5_send_batch(struct oms_tx_window *w, unsigned cls,
 	int r = 0;
 
 	if (!w || w->kind != OMS_TX_WIN_MLX5 || !frames || !n ||
-	    n > OMS_TX_MLX5_BATCH_MAX || cls > OMS_TX_SEQUENCED)
+	    n > OMS_TX_MLX5_BATCH_MAX || !oms_tx_class_valid(cls))
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
 		if (!frames[i].iov_base)
