@@ -97,7 +97,7 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 CHECK_CMDS :=
 
 .PHONY: all lib print-layer-cflags print-test-cflags print-internal-tests tests check check-run demo demo-run deps install clean fuzz \
-	figures \
+	figures bench-compare \
 	headers-check
 all: lib $(APPS) $(BENCHES) tests
 
@@ -312,6 +312,11 @@ demo-run: all
 # (docs/figures.md); FIG_D=SEC per KVS cell (default 1).
 figures: all
 	$(Q)sh scripts/figures.sh $(B)/figures
+
+# This tree's bench/engine, mmio_tx and kvs_get against revision REV's, in
+# one run, as ratios (scripts/bench-compare.sh; ROUNDS, default 5).
+bench-compare: $(BENCHES)
+	$(Q)sh scripts/bench-compare.sh $(if $(REV),$(REV),$(error give REV=<commit>)) $(ROUNDS)
 
 install: lib $(APPS)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
