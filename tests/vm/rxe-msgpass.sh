@@ -22,10 +22,12 @@ mp_server() {
 	done_rc=$?
 	kill -0 $mpid 2>/dev/null
 	alive=$?
+	t0=$(date +%s)
 	kill -TERM $mpid 2>/dev/null
 	wait $mpid
 	rc=$?
 	sed 's/^/# msg_pass server: /' /run/mp-server.log | tail -n 3
+	echo "# msg_pass server: $(($(date +%s) - t0)) s from SIGTERM to its exit"
 	[ $done_rc -eq 0 ] && [ $alive -eq 0 ] && [ $rc -eq 0 ]
 	tap $? "msg_pass --server: both destinations and the consumer served the client (exit $rc on SIGTERM)"
 }

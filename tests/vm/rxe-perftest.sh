@@ -1,5 +1,6 @@
 # perftest beside liboms on one link (sourced by rxe-guest.sh for the
-# perftest suite; it defines tap, wait_file, bdir, shared, me and peer).
+# perftest suite; it defines tap, wait_file, up_when, bdir, shared, me and
+# peer).
 # Guest a serves: perftest's ib_write_bw / ib_read_bw servers one cell after
 # another, and one bench/rdma_ops server throughout.  Guest b measures each
 # (op, size) cell twice, back to back: perftest, then liboms (rdma_ops: weak
@@ -17,6 +18,10 @@ perf_server() {
 	"$bdir/bench/rdma_ops" --server --bind "$me" -p $perf_port \
 		>/run/rdma_ops.log 2>&1 &
 	spid=$!
+	# the client starts its cells once this side has come this far: the
+	# last suite's server may take a while to go (its connections'
+	# teardown), and the client's retries are for one cell's server
+	up_when $spid /run/rdma_ops.log 'rdma_ops server:' perf-up
 	for op in write read; do
 		for s in $perf_sizes; do
 			# one perftest server per cell; the client retries until
@@ -41,6 +46,8 @@ pt_row() {	# pt_row FILE SIZE
 }
 
 perf_client() {
+	wait_file "$shared/perf-up" 900 ||
+		echo "# perftest: the server side never said it was up"
 	echo "# perftest vs liboms on rxe, 1 QP, 1 thread, depth $perf_depth, $perf_dur s per cell"
 	echo "# op     bytes  perftest Gb/s   Mpps   liboms Gb/s   Mops   liboms/perftest"
 	for op in write read; do
