@@ -125,10 +125,20 @@ $(HARNESS):
 #   tx      MMIO transmit: the public headers, its own, lib/util/, the
 #           engine (the emulated NIC's reorder buffer) and the generated
 #           oms_config.h - no context layer, no backend.
+#   emu     the emulated device: the public headers, its own, the backend
+#           interface (backend.h), the engine and lib/util/;
+#   verbs   the verbs backend: the public headers, its own, backend.h and
+#           lib/util/ - a backend sees a context only through backend.h's
+#           view, never the context layer's structs (oms_priv.h);
+#   core    the context layer (lib/*.c): the public headers, oms_priv.h,
+#           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
+#           - it reaches a backend only through its operations table.
 # So an engine file that includes oms_priv.h, a backend or oms.h, a KVS
-# file that includes oms_priv.h or the engine, or a transmit file that
-# includes oms_priv.h or a backend, does not compile.  tests/layers.sh
-# shows it (make print-layer-cflags LAYER=engine|kvs|tx).
+# file that includes oms_priv.h or the engine, a transmit file or a
+# backend that includes oms_priv.h or another backend, or a context-layer
+# file that includes a backend's headers, does not compile.
+# tests/layers.sh shows it (make print-layer-cflags LAYER=<layer>).  Only
+# the tests of internals and the fuzzers see all of lib/.
 LAYER_INC := -Iinclude -Ilib -I$(B)
 layer_objs = $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/$(1)/%, \
 	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
@@ -141,27 +151,43 @@ $(call layer_objs,kvs): LAYER_INC := $(LAYER_INC_kvs)
 $(call layer_objs,kvs): | $(B)/layers/kvs/ctx_users.h
 $(call layer_objs,tx): LAYER_INC := $(LAYER_INC_tx)
 $(call layer_objs,tx): | $(B)/layers/tx/oms_config.h
+LAYER_INC_emu := -Iinclude -I$(B)/layers/emu
+LAYER_INC_verbs := -Iinclude -I$(B)/layers/verbs
+LAYER_INC_core := -Iinclude -I$(B)/layers/core
+$(call layer_objs,emu): LAYER_INC := $(LAYER_INC_emu)
+$(call layer_objs,emu): | $(B)/layers/emu/backend.h
+$(call layer_objs,verbs): LAYER_INC := $(LAYER_INC_verbs)
+$(call layer_objs,verbs): | $(B)/layers/verbs/backend.h
+# the context layer: lib/*.c, not the folders under it
+CORE_OBJS := $(foreach k,obj pic asan,$(patsubst lib/%.c,$(B)/$(k)/lib/%.o,\
+	$(wildcard lib/*.c)))
+$(CORE_OBJS): LAYER_INC := $(LAYER_INC_core)
+$(CORE_OBJS): | $(B)/layers/core/oms_config.h
+LAYERS := engine kvs tx emu verbs core
+LAYER_LINKS := $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h \
+	$(B)/layers/tx/oms_config.h $(B)/layers/emu/backend.h \
+	$(B)/layers/verbs/backend.h $(B)/layers/core/oms_config.h
+
+# A layer's directory: links to the lib/ folders and headers it may see
+# (names under lib/), and the rule's target, a link to its prerequisite.
+layer_dir = $(Q)mkdir -p $(@D) && for d in $(1); do \
+		ln -sfn $(CURDIR)/lib/$$d $(@D)/$$d || exit 1; done && \
+	ln -sf $(CURDIR)/$< $@
 
 $(B)/layers/engine/oms_order.h: include/oms_order.h
-	$(Q)mkdir -p $(@D)
-	$(Q)ln -sfn $(CURDIR)/lib/engine $(@D)/engine
-	$(Q)ln -sf $(CURDIR)/$< $@
-
+	$(call layer_dir,engine)
 $(B)/layers/kvs/ctx_users.h: lib/ctx_users.h
-	$(Q)mkdir -p $(@D)
-	$(Q)ln -sfn $(CURDIR)/lib/kvs $(@D)/kvs
-	$(Q)ln -sfn $(CURDIR)/lib/util $(@D)/util
-	$(Q)ln -sf $(CURDIR)/$< $@
-
+	$(call layer_dir,kvs util)
 $(B)/layers/tx/oms_config.h: $(CONFIG_H)
-	$(Q)mkdir -p $(@D)
-	$(Q)ln -sfn $(CURDIR)/lib/tx $(@D)/tx
-	$(Q)ln -sfn $(CURDIR)/lib/util $(@D)/util
-	$(Q)ln -sfn $(CURDIR)/lib/engine $(@D)/engine
-	$(Q)ln -sf $(CURDIR)/$< $@
+	$(call layer_dir,tx util engine)
+$(B)/layers/emu/backend.h: lib/backend.h
+	$(call layer_dir,emu engine util)
+$(B)/layers/verbs/backend.h: lib/backend.h
+	$(call layer_dir,verbs util)
+$(B)/layers/core/oms_config.h: $(CONFIG_H)
+	$(call layer_dir,engine util backend.h oms_priv.h ctx_users.h)
 
-print-layer-cflags: $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h \
-		$(B)/layers/tx/oms_config.h
+print-layer-cflags: $(LAYER_LINKS)
 	@echo $(LIB_CFLAGS) $(or $(LAYER_INC_$(LAYER)),$(LAYER_INC))
 
 $(B)/obj/%.o: %.c $(LIB_HDRS)

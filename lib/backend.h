@@ -53,6 +53,36 @@
 
 struct oms_ctx;
 
+/* The longest operation the context layer hands a backend (bytes). */
+#define OMS_MAX_OP_LEN	(1u << 20)
+
+/*
+ * What a backend sees of a context: this view, the first member of the
+ * context layer's struct oms_ctx (lib/oms_priv.h, which a backend does not
+ * see: the build gives it this header, its own folder, the engine and
+ * lib/util/ only).  The context layer fills attr and qdepth before
+ * ops->open(); the backend owns priv, set by open() and cleared by close().
+ */
+struct oms_be_view {
+	void *priv;			/* the backend's per-context state */
+	const struct oms_ctx_attr *attr; /* the context's, defaults filled */
+	uint32_t qdepth;		/* operation slots: every oms_wr.slot
+					 * is below it */
+};
+
+static inline struct oms_be_view *oms_be_view(struct oms_ctx *ctx)
+{
+	/* a pointer to a struct is a pointer to its first member */
+	return (struct oms_be_view *)(void *)ctx;
+}
+
+/* A region to serve (ops->listen): the registered bytes and their key. */
+struct oms_be_region {
+	void *addr;
+	uint64_t len;
+	struct oms_rmr rmr;
+};
+
 enum oms_wr_op {
 	OMS_WR_PUT = 1,
 	OMS_WR_GET = 2,
@@ -109,7 +139,8 @@ struct oms_backend_ops {
 				 * (an RC QP to memory without relaxed
 				 * ordering): the orderer's POSTED kind, and
 				 * OMS_WR_FLUSH is a flush read on it */
-	/* Attach @ctx (attr defaults filled in); sets ctx->bpriv. */
+	/* Attach @ctx (its view's attr and qdepth filled in); sets the
+	 * view's priv. */
 	int (*open)(struct oms_ctx *ctx);
 	void (*close)(struct oms_ctx *ctx);
 	/* Write one request to the submission ring (not yet rung).
@@ -134,10 +165,10 @@ struct oms_backend_ops {
 		       uint64_t off, void *dst, size_t len);
 	void (*caps)(struct oms_ctx *ctx, struct oms_caps *caps);
 	uint64_t (*key_drops)(struct oms_ctx *ctx);
-	/* Serve @mr at @addr:@port (oms_listen; arguments checked);
+	/* Serve @reg at @addr:@port (oms_listen; arguments checked);
 	 * *@lpriv is handed back to listener_close. */
 	int (*listen)(struct oms_ctx *ctx, const char *addr, const char *port,
-		      const struct oms_mr *mr, void **lpriv);
+		      const struct oms_be_region *reg, void **lpriv);
 	void (*listener_close)(struct oms_ctx *ctx, void *lpriv);
 	/* Connect and fill *@rmr (oms_connect; arguments checked). */
 	int (*connect)(struct oms_ctx *ctx, const char *host, const char *port,

@@ -30,6 +30,7 @@ OMS_EXPORT int oms_listen(struct oms_ctx *ctx, const char *addr,
 			  struct oms_listener **out)
 {
 	struct oms_listener *l;
+	struct oms_be_region reg;
 	int err;
 
 	if (!ctx || !mr || mr->ctx != ctx || !out || !name_ok(addr, 1) ||
@@ -42,7 +43,9 @@ OMS_EXPORT int oms_listen(struct oms_ctx *ctx, const char *addr,
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	err = ctx->be->listen(ctx, addr && *addr ? addr : NULL, port, mr,
+	reg = (struct oms_be_region){ .addr = mr->addr, .len = mr->len,
+				      .rmr = mr->rmr };
+	err = ctx->be->listen(ctx, addr && *addr ? addr : NULL, port, &reg,
 			      &l->bpriv);
 	if (err) {
 		free(l);

@@ -278,6 +278,8 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 	ctx->be = be;
 	snprintf(ctx->backend_why, sizeof(ctx->backend_why), "%s", why);
 	ctx->qdepth = a.queue_depth;
+	ctx->view.attr = &ctx->attr;
+	ctx->view.qdepth = ctx->qdepth;
 	ctx->op = calloc(ctx->qdepth, sizeof(*ctx->op));
 	ctx->free = calloc(ctx->qdepth, sizeof(*ctx->free));
 	ctx->ackbits = calloc((size_t)OMS_MAX_NODES * ACK_WORDS, 8);

@@ -5,7 +5,9 @@
  * lib/mr.c.  The context layer drives the pure engine (store orderer for
  * store classes and fences, op counters for local fence and quiet) over
  * whatever backend (lib/backend.h) carries the operations, so the ordering
- * semantics do not depend on the backend.
+ * semantics do not depend on the backend.  The context layer's own: the
+ * backends do not see this header (the build's layers, Makefile), only
+ * backend.h's view of a context.
  */
 #ifndef OMS_PRIV_H
 #define OMS_PRIV_H
@@ -22,7 +24,6 @@
 
 #define OMS_ACK_WINDOW	65536u		/* per-channel completion bitmap */
 #define OMS_MAX_HELD	4096u
-#define OMS_MAX_OP_LEN	(1u << 20)
 
 enum oms_op_type {
 	OMS_OPT_PUT = 1,
@@ -50,8 +51,10 @@ struct oms_op {
 };
 
 struct oms_ctx {
+	struct oms_be_view view;	/* first: what the backend sees
+					 * (backend.h); view.attr points to
+					 * attr, view.qdepth is qdepth */
 	const struct oms_backend_ops *be;
-	void *bpriv;			/* backend's per-context state */
 	struct oms_ctx_attr attr;	/* with defaults filled in */
 	uint32_t qdepth;
 	uint32_t nfree;

@@ -10,6 +10,11 @@
 #   kvs     lib/kvs/: public headers, its own, lib/util/, ctx_users.h
 #   tx      lib/tx/: public headers, its own, lib/util/, the engine and the
 #           generated oms_config.h
+#   emu     lib/emu/: public headers, its own, backend.h, the engine and
+#           lib/util/
+#   verbs   lib/verbs/: public headers, its own, backend.h and lib/util/
+#   core    lib/*.c (the context layer): public headers, oms_priv.h,
+#           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #   tests   tests/*.c of public behaviour: the public headers only (the
 #           tests of internals are listed in INTERNAL_TESTS)
 #
@@ -21,12 +26,15 @@ trap 'rm -rf "$dir"' EXIT
 flags_engine=$(make -s print-layer-cflags LAYER=engine) &&
 flags_kvs=$(make -s print-layer-cflags LAYER=kvs) &&
 flags_tx=$(make -s print-layer-cflags LAYER=tx) &&
+flags_emu=$(make -s print-layer-cflags LAYER=emu) &&
+flags_verbs=$(make -s print-layer-cflags LAYER=verbs) &&
+flags_core=$(make -s print-layer-cflags LAYER=core) &&
 flags_lib=$(make -s print-layer-cflags) &&
 flags_test=$(make -s print-test-cflags TEST=api_connect) &&
 flags_itest=$(make -s print-test-cflags TEST=engine_rob) &&
 internal=$(make -s print-internal-tests) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..29"
+echo "1..50"
 n=0
 
 # probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
@@ -52,19 +60,41 @@ ok() {
 	fi
 }
 
-for layer in engine kvs tx; do
+# refused FLAGS BASE LABEL HEADER...: for each HEADER, a probe that
+# includes BASE and it must fail to compile for want of HEADER
+refused() {
+	rflags=$1 rbase=$2 rlabel=$3
+	shift 3
+	for h in "$@"; do
+		r=1
+		if ! probe out "$rflags" "$rbase" "$h"; then
+			grep -q "$h: No such file" "$dir/out.log" && r=0
+		fi
+		ok $r "$rlabel$h does not compile" out
+	done
+}
+
+# a layer's sources: its folder, or lib/*.c for the context layer
+layer_srcs() {
+	case $1 in
+	core) ls lib/*.c ;;
+	*) ls lib/$1/*.c ;;
+	esac
+}
+
+for layer in engine kvs tx emu verbs core; do
 	eval "flags=\$flags_$layer"
 	# Every source of the layer builds inside it ...
 	bad=""
-	for f in lib/$layer/*.c; do
+	for f in $(layer_srcs $layer); do
 		$cc $flags -c -o /dev/null "$f" >"$dir/src.log" 2>&1 || bad="$bad $f"
 	done
 	[ -z "$bad" ] && r=0 || r=1
-	ok $r "$layer: every lib/$layer/*.c compiles inside its layer${bad:+ (not:$bad)}" src
+	ok $r "$layer: every source ($(layer_srcs $layer | wc -l) files) compiles inside its layer${bad:+ (not:$bad)}" src
 	# ... and the Makefile does compile them so, static, PIC and ASan.
 	r=0
 	for k in obj pic asan; do
-		f=$(ls lib/$layer/*.c | head -1)
+		f=$(layer_srcs $layer | head -1)
 		cmd=$(make -n -B "build/$k/${f%.c}.o" 2>&1 | grep -- ' -c ')
 		echo "$cmd" | grep -q -- "-Ibuild/layers/$layer" || r=1
 		echo "$cmd" | grep -Eq -- '-Ilib( |$)' && r=1
@@ -75,33 +105,27 @@ done
 
 probe inside "$flags_engine" engine/store_order.h engine/rob.h oms_order.h
 ok $? "engine: may include engine/*.h and oms_order.h" inside
-for h in oms_priv.h backend.h emu/emu.h verbs/verbs.h oms.h; do
-	r=1
-	if ! probe out "$flags_engine" engine/store_order.h "$h"; then
-		grep -q "$h: No such file" "$dir/out.log" && r=0
-	fi
-	ok $r "engine: a file that includes $h does not compile" out
-done
+refused "$flags_engine" engine/store_order.h "engine: a file that includes " oms_priv.h backend.h emu/emu.h verbs/verbs.h oms.h
 
 probe inside "$flags_kvs" oms.h oms_kvs.h kvs/kvs_priv.h util/clock.h util/export.h ctx_users.h
 ok $? "kvs: may include the public headers, kvs/, util/ and ctx_users.h" inside
-for h in oms_priv.h backend.h engine/store_order.h emu/emu.h; do
-	r=1
-	if ! probe out "$flags_kvs" oms.h "$h"; then
-		grep -q "$h: No such file" "$dir/out.log" && r=0
-	fi
-	ok $r "kvs: a file that includes $h does not compile" out
-done
+refused "$flags_kvs" oms.h "kvs: a file that includes " oms_priv.h backend.h engine/store_order.h emu/emu.h
 
 probe inside "$flags_tx" oms_tx.h oms_uapi.h tx/tx_priv.h util/barrier.h engine/rob.h oms_config.h
 ok $? "tx: may include the public headers, tx/, util/, the engine and oms_config.h" inside
-for h in oms_priv.h backend.h emu/emu.h verbs/verbs.h; do
-	r=1
-	if ! probe out "$flags_tx" oms_tx.h "$h"; then
-		grep -q "$h: No such file" "$dir/out.log" && r=0
-	fi
-	ok $r "tx: a file that includes $h does not compile" out
-done
+refused "$flags_tx" oms_tx.h "tx: a file that includes " oms_priv.h backend.h emu/emu.h verbs/verbs.h
+
+probe inside "$flags_emu" oms.h oms_emu.h backend.h emu/emu.h engine/rob.h util/export.h
+ok $? "emu: may include the public headers, emu/, backend.h, the engine and util/" inside
+refused "$flags_emu" backend.h "emu: a backend file that includes " oms_priv.h verbs/verbs.h kvs/kvs_priv.h tx/tx_priv.h
+
+probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h
+ok $? "verbs: may include the public headers, verbs/, backend.h and util/" inside
+refused "$flags_verbs" backend.h "verbs: a backend file that includes " oms_priv.h emu/emu.h engine/store_order.h
+
+probe inside "$flags_core" oms.h oms_priv.h backend.h ctx_users.h engine/store_order.h util/clock.h oms_config.h
+ok $? "core: may include the public headers, oms_priv.h, backend.h, ctx_users.h, the engine, util/ and oms_config.h" inside
+refused "$flags_core" oms_priv.h "core: a context-layer file that includes " emu/emu.h verbs/verbs.h kvs/kvs_priv.h tx/tx_priv.h
 
 # Tests.  Every test outside INTERNAL_TESTS compiles with the public
 # include path (so none of them reaches into lib/), and make builds them
@@ -125,16 +149,13 @@ echo "$cmd" | grep -Eq -- '-Ilib( |$)' && r=1
 [ "$(echo "$cmd" | grep -c -- '-Iinclude')" = 2 ] || r=1
 [ $r = 0 ] || echo "$cmd" | sed 's/^/# /'
 ok $r "tests: make builds a public test (plain and ASan) without -Ilib" none
-for h in oms_priv.h emu/emu.h engine/store_order.h; do
-	r=1
-	if ! probe out "$flags_test" oms.h "$h"; then
-		grep -q "$h: No such file" "$dir/out.log" && r=0
-	fi
-	ok $r "tests: a public test that includes $h does not compile" out
-done
+refused "$flags_test" oms.h "tests: a public test that includes " oms_priv.h emu/emu.h engine/store_order.h
 probe ctl "$flags_itest" oms.h emu/emu.h
 ok $? "control: a test of internals may include emu/emu.h" ctl
 
-# The control: the library's general flags take the oms_priv.h probe.
+# The control: without a layer's path (what the tests of internals and
+# the fuzzers get) the forbidden probes compile.
 probe ctl "$flags_lib" engine/store_order.h oms_priv.h
-ok $? "control: the same oms_priv.h probe compiles with the library's general flags" ctl
+ok $? "control: the same oms_priv.h probe compiles without a layer's path" ctl
+probe ctl "$flags_lib" backend.h oms_priv.h emu/emu.h verbs/verbs.h
+ok $? "control: a backend's and the context layer's headers together compile without a layer's path" ctl

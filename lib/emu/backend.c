@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oms_priv.h"
+#include "backend.h"
+#include "util/export.h"
 #include "emu/emu.h"
 
 struct emu_ctx {
@@ -19,7 +20,7 @@ struct emu_ctx {
 	struct emu_queue *q;
 };
 
-#define EC(ctx) ((struct emu_ctx *)(ctx)->bpriv)
+#define EC(ctx) ((struct emu_ctx *)oms_be_view(ctx)->priv)
 
 struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
 {
@@ -28,7 +29,7 @@ struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
 
 static int emu_open(struct oms_ctx *ctx)
 {
-	const struct oms_ctx_attr *a = &ctx->attr;
+	const struct oms_ctx_attr *a = oms_be_view(ctx)->attr;
 	struct emu_cfg cfg = {
 		.chaos_seed = a->chaos_seed,
 		.read_order = a->read_order,
@@ -66,14 +67,14 @@ static int emu_open(struct oms_ctx *ctx)
 	}
 	/* The no-ordering baseline: the device keeps no same-address
 	 * order either, so its controls can show what ordering prevents. */
-	err = emu_queue_open_flags(dev, a->node, ctx->qdepth,
+	err = emu_queue_open_flags(dev, a->node, oms_be_view(ctx)->qdepth,
 				   a->flags & OMS_CTX_F_NO_ORDERING ?
 				   EMU_Q_UNORDERED : 0, &q);
 	if (err)
 		goto fail_put;
 	ec->dev = dev;
 	ec->q = q;
-	ctx->bpriv = ec;
+	oms_be_view(ctx)->priv = ec;
 	return 0;
 fail_put:
 	emu_dev_put(dev);
@@ -88,7 +89,7 @@ static void emu_close(struct oms_ctx *ctx)
 	struct oms_emu *dev = ec->dev;
 
 	emu_queue_close(dev, ec->q);
-	ctx->bpriv = NULL;
+	oms_be_view(ctx)->priv = NULL;
 	free(ec);
 	emu_dev_put(dev);
 }
@@ -164,7 +165,7 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 {
 	struct oms_emu *dev = EC(ctx)->dev;
 	const struct emu_region r = {
-		.base = addr, .len = len, .node = ctx->attr.node,
+		.base = addr, .len = len, .node = oms_be_view(ctx)->attr->node,
 		.access = access, .home = EMU_MAX_REGIONS,	/* itself */
 	};
 	int err;

@@ -25,7 +25,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "oms_priv.h"
+#include "backend.h"
+#include "util/export.h"
 #include "emu/emu.h"
 
 #define EMU_LISTENERS	64
@@ -156,7 +157,7 @@ static int overlap(const struct emu_addrs *x, const struct emu_addrs *y)
 }
 
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	       const struct oms_mr *mr, void **lpriv)
+	       const struct oms_be_region *reg, void **lpriv)
 {
 	struct oms_emu *dev = emu_ctx_dev(ctx);
 	struct emu_listener *free_e = NULL;
@@ -183,7 +184,7 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = -ENOMEM;
 	if (!err) {
 		memset(free_e, 0, sizeof(*free_e));
-		err = emu_window_open(ctx, &mr->rmr, &free_e->rmr);
+		err = emu_window_open(ctx, &reg->rmr, &free_e->rmr);
 	}
 	if (!err) {
 		free_e->addrs = addrs;

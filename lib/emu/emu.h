@@ -224,7 +224,7 @@ void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win);
 int emu_conn_init(struct oms_emu *dev);
 void emu_conn_fini(struct oms_emu *dev);
 int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	       const struct oms_mr *mr, void **lpriv);
+	       const struct oms_be_region *reg, void **lpriv);
 void emu_listener_close(struct oms_ctx *ctx, void *lpriv);
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr);

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "oms_priv.h"
+#include "backend.h"
+#include "util/export.h"
 #include "emu/emu.h"
 #include "util/ext_struct.h"
 

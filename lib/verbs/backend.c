@@ -77,7 +77,7 @@ static int vb_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 		m->addr = addr;
 		m->len = len;
 		m->used = 1;
-		rmr->dest = ctx->attr.node;
+		rmr->dest = oms_be_view(ctx)->attr->node;
 		rmr->region = (uint32_t)i;
 		rmr->key = m->mr->rkey;
 		rmr->access = access;

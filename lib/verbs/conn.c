@@ -62,7 +62,7 @@ uint8_t vb_ack_timeout(uint32_t timeout_ms)
 
 int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id)
 {
-	uint8_t t = vb_ack_timeout(vc->ctx->attr.timeout_ms);
+	uint8_t t = vb_ack_timeout(oms_be_view(vc->ctx)->attr->timeout_ms);
 
 	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			       &t, sizeof(t)) ? vb_errno(-EINVAL) : 0;

@@ -126,14 +126,14 @@ static uint32_t cq_entries(const struct vb_ctx *vc)
 int vb_dev_open(struct oms_ctx *ctx)
 {
 	struct vb_ctx *vc = calloc(1, sizeof(*vc));
-	uint32_t qd = ctx->qdepth;
+	uint32_t qd = oms_be_view(ctx)->qdepth;
 	size_t blen;
 	int err;
 
 	if (!vc)
 		return -ENOMEM;
 	vc->ctx = ctx;
-	ctx->bpriv = vc;
+	oms_be_view(ctx)->priv = vc;
 	err = pick_device(vc);
 	if (err)
 		goto err_free;
@@ -188,7 +188,7 @@ err_arrays:
 	free(vc->op);
 err_free:
 	free(vc);
-	ctx->bpriv = NULL;
+	oms_be_view(ctx)->priv = NULL;
 	return err;
 }
 
@@ -205,7 +205,7 @@ void vb_dev_close(struct oms_ctx *ctx)
 		if (vc->lmr[i].used)
 			ibv_dereg_mr(vc->lmr[i].mr);
 	/* temporary registrations of operations that never finished */
-	for (uint32_t i = 0; i < ctx->qdepth; i++)
+	for (uint32_t i = 0; i < oms_be_view(ctx)->qdepth; i++)
 		if (vc->op[i].tmp)
 			ibv_dereg_mr(vc->op[i].tmp);
 	ibv_destroy_cq(vc->cq);
@@ -217,5 +217,5 @@ void vb_dev_close(struct oms_ctx *ctx)
 	free(vc->wc);
 	free(vc->op);
 	free(vc);
-	ctx->bpriv = NULL;
+	oms_be_view(ctx)->priv = NULL;
 }

@@ -234,16 +234,16 @@ static int bind_listener(struct vb_listener *l, const char *addr,
 }
 
 int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	      const struct oms_mr *mr, void **lpriv)
+	      const struct oms_be_region *served, void **lpriv)
 {
 	struct vb_ctx *vc = VC(ctx);
 	struct oms_vw_region reg = {
-		.addr = (uintptr_t)mr->addr,
-		.len = mr->len,
-		.rkey = mr->rmr.key,
-		.access = mr->rmr.access,
+		.addr = (uintptr_t)served->addr,
+		.len = served->len,
+		.rkey = served->rmr.key,
+		.access = served->rmr.access,
 		.line = line_size(),
-		.node = ctx->attr.node,
+		.node = oms_be_view(ctx)->attr->node,
 	};
 	struct vb_listener *l;
 	int err;

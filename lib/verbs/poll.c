@@ -45,7 +45,7 @@ int vb_wc_status(enum ibv_wc_status st)
 
 static void wc_push(struct vb_ctx *vc, const struct oms_wc *wc)
 {
-	vc->wc[vc->wc_tail++ % vc->ctx->qdepth] = *wc;
+	vc->wc[vc->wc_tail++ % oms_be_view(vc->ctx)->qdepth] = *wc;
 }
 
 void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
@@ -76,7 +76,7 @@ void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
 static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 			 int status)
 {
-	uint32_t qd = vc->ctx->qdepth;
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
 	int took = 0;
 
 	while (c->head != c->tail) {
@@ -109,7 +109,7 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
  */
 static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 {
-	uint32_t qd = vc->ctx->qdepth;
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
 
 	if (!c->err) {
 		c->err = err;
@@ -256,7 +256,7 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 		kick_if_still(vc, c);
 	}
 	while (got < max && vc->wc_head != vc->wc_tail)
-		wc[got++] = vc->wc[vc->wc_head++ % ctx->qdepth];
+		wc[got++] = vc->wc[vc->wc_head++ % oms_be_view(ctx)->qdepth];
 	*src_done = vc->src_done;
 	return got;
 }

@@ -203,7 +203,7 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 	struct vb_op *op;
 	int err = 0;
 
-	if (wr->slot >= ctx->qdepth)
+	if (wr->slot >= oms_be_view(ctx)->qdepth)
 		return -EINVAL;		/* not a slot: cannot complete it */
 	op = &vc->op[wr->slot];
 	memset(op, 0, sizeof(*op));
@@ -226,7 +226,7 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 		vb_op_finish(vc, op, err);
 		return 0;
 	}
-	c->fifo[c->tail++ % ctx->qdepth] = wr->slot;
+	c->fifo[c->tail++ % oms_be_view(ctx)->qdepth] = wr->slot;
 	return 0;
 }
 
@@ -343,7 +343,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 	struct ibv_send_wr w[VB_CHAIN];
 	struct ibv_sge sge[VB_CHAIN];
 	struct vb_op *ops[VB_CHAIN];
-	uint32_t qd = vc->ctx->qdepth;
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
 	uint32_t ci = (uint32_t)(c - vc->conn);
 	uint32_t chain_sig = 0;	/* signaled WRs in the chain being built */
 	int n = 0;

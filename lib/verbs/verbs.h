@@ -34,7 +34,9 @@
 
 #include "verbs/rdma_lib.h"	/* rdma-core, loaded at run time */
 
-#include "oms_priv.h"
+#include "backend.h"
+#include "util/clock.h"
+#include "util/export.h"
 
 #define VB_MAX_CONN	OMS_MAX_NODES	/* one destination per connection */
 #define VB_MAX_MR	256		/* local regions per context */
@@ -148,7 +150,7 @@ struct vb_ctx {
 	struct rdma_event_channel *cm_ch;	/* this context's connections */
 };
 
-#define VC(ctx) ((struct vb_ctx *)(ctx)->bpriv)
+#define VC(ctx) ((struct vb_ctx *)oms_be_view(ctx)->priv)
 
 /* dev.c */
 int vb_dev_open(struct oms_ctx *ctx);
@@ -169,7 +171,7 @@ int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 
 /* listen.c */
 int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	      const struct oms_mr *mr, void **lpriv);
+	      const struct oms_be_region *served, void **lpriv);
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
 
 /* post.c */
