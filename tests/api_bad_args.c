@@ -54,8 +54,11 @@ TEST_F(api, put)
 	ASSERT_EQ(-EINVAL, oms_put(self->ctx, NULL, 0, &v, 8, OMS_STORE_WEAK));
 	ASSERT_EQ(-EINVAL, oms_put(self->ctx, &r, 0, NULL, 8, OMS_STORE_WEAK));
 	ASSERT_EQ(-EINVAL, oms_put(self->ctx, &r, 0, &v, 0, OMS_STORE_WEAK));
+	/* a transmit queue's class, and past the numbering */
 	ASSERT_EQ(-EINVAL, oms_put(self->ctx, &r, 0, &v, 8,
-				   (enum oms_store_class)4));
+				   OMS_STORE_SEQUENCED));
+	ASSERT_EQ(-EINVAL, oms_put(self->ctx, &r, 0, &v, 8,
+				   (enum oms_store_class)5));
 	ASSERT_EQ(-ERANGE, oms_put(self->ctx, &r, sizeof(self->mem) - 4, &v, 8,
 				   OMS_STORE_STRONG));
 	ASSERT_EQ(-ERANGE, oms_put(self->ctx, &r, UINT64_MAX - 2, &v, 8,
