@@ -60,7 +60,7 @@ TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c \
 	tests/engine_model.c,$(wildcard tests/*.c)))
 TEST_SHARED := tests/helpers.c tests/ordering_model.c
 TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h \
-	tests/engine_model.h
+	tests/engine_model.h tests/agent_seal.h
 
 # Tests of internals: they include lib/ headers (each says so in its first
 # comment) and link the engine's model fabrics (tests/engine_model.c).
@@ -73,7 +73,7 @@ INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
 	litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
 	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
-	verbs_private_data
+	verbs_agent_desc verbs_private_data
 TEST_INC_PUBLIC := -Iinclude
 TEST_INC_INTERNAL := -Iinclude -Ilib -I$(B)
 is_internal = $(filter $(INTERNAL_TESTS),$(1))

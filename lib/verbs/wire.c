@@ -7,56 +7,24 @@
 #include <string.h>
 
 #include "oms.h"
+#include "verbs/le.h"
 #include "verbs/wire.h"
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static void put_header(uint8_t *p, uint16_t length)
 {
-	put32(p, OMS_VW_MAGIC);
-	put16(p + 4, OMS_VW_VERSION);
-	put16(p + 6, length);
-	put32(p + 8, 0);
+	le_put32(p, OMS_VW_MAGIC);
+	le_put16(p + 4, OMS_VW_VERSION);
+	le_put16(p + 6, length);
+	le_put32(p + 8, 0);
 }
 
 /* The common header: magic, version, exact length for this version, no
  * flags, and the message fits in what arrived. */
 static int header_ok(const uint8_t *p, size_t len, uint16_t want)
 {
-	return len >= want && get32(p) == OMS_VW_MAGIC &&
-	       get16(p + 4) == OMS_VW_VERSION && get16(p + 6) == want &&
-	       get32(p + 8) == 0;
+	return len >= want && le_get32(p) == OMS_VW_MAGIC &&
+	       le_get16(p + 4) == OMS_VW_VERSION && le_get16(p + 6) == want &&
+	       le_get32(p + 8) == 0;
 }
 
 size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h)
@@ -65,7 +33,7 @@ size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h)
 
 	memset(p, 0, OMS_VW_HELLO_LEN);
 	put_header(p, OMS_VW_HELLO_LEN);
-	put32(p + 12, h->reserved);
+	le_put32(p + 12, h->reserved);
 	return OMS_VW_HELLO_LEN;
 }
 
@@ -75,7 +43,7 @@ int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out)
 
 	if (!out || (!buf && len))
 		return -EINVAL;
-	if (!buf || !header_ok(p, len, OMS_VW_HELLO_LEN) || get32(p + 12))
+	if (!buf || !header_ok(p, len, OMS_VW_HELLO_LEN) || le_get32(p + 12))
 		return -EPROTO;
 	out->reserved = 0;
 	return 0;
@@ -87,14 +55,14 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r)
 
 	memset(p, 0, OMS_VW_REGION_LEN);
 	put_header(p, OMS_VW_REGION_LEN);
-	put32(p + 12, r->access);
-	put64(p + 16, r->addr);
-	put64(p + 24, r->len);
-	put32(p + 32, r->rkey);
-	put32(p + 36, r->line);
-	put32(p + 40, r->node);
-	put32(p + 44, r->flush_rkey);
-	put64(p + 48, r->flush_addr);
+	le_put32(p + 12, r->access);
+	le_put64(p + 16, r->addr);
+	le_put64(p + 24, r->len);
+	le_put32(p + 32, r->rkey);
+	le_put32(p + 36, r->line);
+	le_put32(p + 40, r->node);
+	le_put32(p + 44, r->flush_rkey);
+	le_put64(p + 48, r->flush_addr);
 	return OMS_VW_REGION_LEN;
 }
 
@@ -109,14 +77,14 @@ int oms_vw_region_decode(const void *buf, size_t len,
 	if (!buf || !header_ok(p, len, OMS_VW_REGION_LEN))
 		return -EPROTO;
 	memset(&r, 0, sizeof(r));	/* padding too: callers memcmp it */
-	r.access = get32(p + 12);
-	r.addr = get64(p + 16);
-	r.len = get64(p + 24);
-	r.rkey = get32(p + 32);
-	r.line = get32(p + 36);
-	r.node = get32(p + 40);
-	r.flush_rkey = get32(p + 44);
-	r.flush_addr = get64(p + 48);
+	r.access = le_get32(p + 12);
+	r.addr = le_get64(p + 16);
+	r.len = le_get64(p + 24);
+	r.rkey = le_get32(p + 32);
+	r.line = le_get32(p + 36);
+	r.node = le_get32(p + 40);
+	r.flush_rkey = le_get32(p + 44);
+	r.flush_addr = le_get64(p + 48);
 	if (!r.access || (r.access & ~OMS_ACCESS_ALL))
 		return -EPROTO;
 	if (!r.len || r.len > OMS_VW_MAX_REGION_LEN || r.addr > UINT64_MAX - r.len)

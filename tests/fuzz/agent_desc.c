@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the destination agent's descriptors
+ * (lib/verbs/agent_desc.c): what a requester writes into the agent's ring
+ * is attacker-controlled bytes.
+ *
+ * Input: byte 0 = mode (bit 0: seal the descriptor, so the fuzzer reaches
+ * the field rules past the check code; bits 1-2: regions given, 0..3);
+ * bytes 1..64 = the descriptor; then, if present, bytes that vary the
+ * connection (each stream's next sequence number, the window, the
+ * regions' keys, rights and lengths, staging slots).
+ *
+ * Invariants (abort on violation): a descriptor that decodes re-encodes to
+ * the same 64 bytes; one that validates addresses only what the
+ * connection was given - a region with its key and the op's right, a range
+ * inside it, a staging slot of the connection that holds the payload, a
+ * sequence number inside the stream's window; a refused decode or
+ * validation leaves its outputs untouched.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oms.h"
+#include "verbs/agent_desc.h"
+#include "agent_seal.h"
+
+#define check(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "agent_desc: line %d: %s\n", __LINE__, \
+			#cond); \
+		abort(); \
+	} \
+} while (0)
+
+/* The next input byte after the descriptor, or @dflt when none is left. */
+static uint8_t next_byte(const uint8_t **p, const uint8_t *end, uint8_t dflt)
+{
+	return *p < end ? *(*p)++ : dflt;
+}
+
+static uint32_t right_of(uint8_t op)
+{
+	return op == OMS_AD_GET ? OMS_ACCESS_REMOTE_READ :
+	       op == OMS_AD_PUT ? OMS_ACCESS_REMOTE_WRITE :
+				  OMS_ACCESS_REMOTE_ATOMIC;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *p, *end = data + size;
+	uint8_t b[OMS_AD_LEN], again[OMS_AD_LEN];
+	struct oms_ad_region regs[3];
+	uint16_t next[4];
+	struct oms_ad_conn c;
+	struct oms_ad_desc d, untouched;
+	const struct oms_ad_region *reg = (const void *)1;
+	int r;
+
+	if (size < 1 + OMS_AD_LEN)
+		return 0;
+	memcpy(b, data + 1, OMS_AD_LEN);
+	if (data[0] & 1)
+		t_ad_seal(b);
+	memset(&d, 0x5c, sizeof(d));
+	untouched = d;
+	if (oms_ad_decode(b, &d)) {
+		check(!memcmp(&d, &untouched, sizeof(d)));
+		return 0;
+	}
+	check(oms_ad_encode(again, &d) == 0);
+	check(!memcmp(b, again, sizeof(b)));
+
+	p = data + 1 + OMS_AD_LEN;
+	for (int i = 0; i < 4; i++)
+		next[i] = (uint16_t)(next_byte(&p, end, 0) |
+				     next_byte(&p, end, 0) << 8);
+	c = (struct oms_ad_conn){
+		.regions = regs, .nregions = (data[0] >> 1) & 3u,
+		.stage_slots = next_byte(&p, end, 4) % 8u,
+		.stage_len = 64u << (next_byte(&p, end, 3) % 8u),
+		.nstreams = (uint16_t)(1 + next_byte(&p, end, 1) % 4u),
+		.window = (uint16_t)(1 + next_byte(&p, end, 15) % 64u),
+		.next_seq = next,
+	};
+	for (int i = 0; i < 3; i++)
+		regs[i] = (struct oms_ad_region){
+			.key = next_byte(&p, end, (uint8_t)(0x11 * (i + 1))),
+			.access = next_byte(&p, end, 7) & 7u,
+			.len = (uint64_t)next_byte(&p, end, 16) << 8,
+		};
+	r = oms_ad_validate(&d, &c, &reg);
+	if (r) {
+		check(reg == (const void *)1);
+		return 0;
+	}
+	check(d.stream < c.nstreams);
+	if (d.op == OMS_AD_NOP) {
+		check(reg == NULL);
+	} else {
+		check(reg >= regs && reg < regs + c.nregions);
+		check(reg->key == d.key);
+		check(reg->access & right_of(d.op));
+		check(d.off <= reg->len && d.len <= reg->len - d.off);
+	}
+	if (d.op == OMS_AD_PUT)
+		check(d.stage < c.stage_slots && d.len <= c.stage_len);
+	if (d.flags & OMS_AD_F_SEQ)
+		check((uint16_t)(d.seq - next[d.stream]) < c.window);
+	return 0;
+}

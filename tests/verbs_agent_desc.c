@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The destination agent's descriptors (lib/verbs/agent_desc.c, issue 16):
+ * every op round-trips; every field a requester could forge - op, flags,
+ * a flag its op does not take, reserved bytes, lengths, wrapping ranges,
+ * a misaligned atomic, landing fields on a put, a torn descriptor - is
+ * refused by the decoder with -EPROTO (and by the encoder with -EINVAL)
+ * with the output untouched; validation refuses another connection's
+ * stream or staging slot, a wrong key or right, a range past the region,
+ * and a sequence number behind the stream or past its window, each with
+ * its own error.
+ *
+ * A test of internals (INTERNAL_TESTS in the Makefile): it includes
+ * lib/ headers to reach what the public API does not show.  The check
+ * code is computed here independently (FNV-1a over bytes 0..59, as the
+ * layout in agent_desc.h says), so forged fields reach the field rules.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "harness.h"
+#include "helpers.h"
+#include "oms.h"
+#include "verbs/agent_desc.h"
+
+#include "agent_seal.h"
+
+static const struct oms_ad_desc put_ok = {
+	.op = OMS_AD_PUT, .flags = OMS_AD_F_SEQ | OMS_AD_F_RELEASE,
+	.stream = 1, .seq = 7, .key = 0x11, .len = 256, .off = 4096,
+	.stage = 3, .tag = 99,
+};
+static const struct oms_ad_desc get_ok = {
+	.op = OMS_AD_GET, .flags = OMS_AD_F_ACQUIRE | OMS_AD_F_RESP_ORDERED,
+	.stream = 0, .key = 0x22, .len = 64, .off = 0,
+	.lrkey = 0x77, .laddr = 0x7f0000002000ull, .tag = 5,
+};
+static const struct oms_ad_desc cas_ok = {
+	.op = OMS_AD_CAS, .flags = OMS_AD_F_SEQ, .stream = 1, .seq = 8,
+	.key = 0x33, .len = 8, .off = 16, .lrkey = 0x77,
+	.laddr = 0x7f0000003000ull, .a1 = 1, .a2 = 2, .tag = 6,
+};
+static const struct oms_ad_desc fadd_ok = {
+	.op = OMS_AD_FADD, .key = 0x33, .len = 8, .off = 24, .lrkey = 0x77,
+	.laddr = 0x7f0000003008ull, .a1 = 5,
+};
+static const struct oms_ad_desc nop_ok = {
+	.op = OMS_AD_NOP, .flags = OMS_AD_F_SEQ | OMS_AD_F_CANCEL,
+	.stream = 1, .seq = 6,
+};
+
+static int same(const struct oms_ad_desc *a, const struct oms_ad_desc *b)
+{
+	return a->op == b->op && a->flags == b->flags &&
+	       a->stream == b->stream && a->seq == b->seq &&
+	       a->key == b->key && a->len == b->len && a->off == b->off &&
+	       a->stage == b->stage && a->lrkey == b->lrkey &&
+	       a->laddr == b->laddr && a->a1 == b->a1 && a->a2 == b->a2 &&
+	       a->tag == b->tag;
+}
+
+TEST(every_op_round_trips)
+{
+	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &cas_ok,
+					    &fadd_ok, &nop_ok };
+
+	for (unsigned i = 0; i < 5; i++) {
+		uint8_t b[OMS_AD_LEN];
+		struct oms_ad_desc d;
+
+		memset(&d, 0, sizeof(d));
+		ASSERT_EQ(0, oms_ad_encode(b, all[i]));
+		ASSERT_EQ(0, oms_ad_decode(b, &d));
+		ASSERT_TRUE(same(all[i], &d)) TH_LOG("op %u", all[i]->op);
+	}
+}
+
+/* One byte of a good descriptor changed, resealed: the field rules alone
+ * must refuse it, and leave the output as it was. */
+static int forged(const struct oms_ad_desc *good, unsigned at, uint8_t v,
+		  int reseal)
+{
+	uint8_t b[OMS_AD_LEN];
+	struct oms_ad_desc d, before;
+	int r;
+
+	oms_ad_encode(b, good);
+	b[at] = v;
+	if (reseal)
+		t_ad_seal(b);
+	memset(&d, 0xa5, sizeof(d));
+	before = d;
+	r = oms_ad_decode(b, &d);
+	if (r && memcmp(&d, &before, sizeof(d)))
+		return -1000;	/* refused, but the output changed */
+	return r;
+}
+
+TEST(forged_fields_refused_output_untouched)
+{
+	struct oms_ad_desc g = get_ok, wide = put_ok;
+	uint8_t b[OMS_AD_LEN];
+
+	/* op: unknown */
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 0, 0, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 0, 6, 1));
+	/* flags: unknown, and ones the op does not take */
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 1, 0x20, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 1, OMS_AD_F_ACQUIRE, 1));
+	ASSERT_EQ(-EPROTO, forged(&get_ok, 1, OMS_AD_F_RELEASE, 1));
+	ASSERT_EQ(-EPROTO, forged(&cas_ok, 1, OMS_AD_F_SEQ | OMS_AD_F_ACQUIRE, 1));
+	ASSERT_EQ(-EPROTO, forged(&nop_ok, 1, OMS_AD_F_CANCEL, 1)); /* no SEQ */
+	/* a sequence number without OMS_AD_F_SEQ */
+	ASSERT_EQ(-EPROTO, forged(&get_ok, 4, 1, 1));
+	/* reserved */
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 6, 1, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 7, 0x80, 1));
+	/* lengths: 0, past OMS_AD_MAX_LEN, an atomic not 8, a NOP not 0 */
+	ASSERT_EQ(-EPROTO, forged(&get_ok, 12, 0, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 14, 0x11, 1));
+	ASSERT_EQ(-EPROTO, forged(&cas_ok, 12, 16, 1));
+	ASSERT_EQ(-EPROTO, forged(&nop_ok, 12, 1, 1));
+	/* a NOP with a key or an offset */
+	ASSERT_EQ(-EPROTO, forged(&nop_ok, 8, 1, 1));
+	ASSERT_EQ(-EPROTO, forged(&nop_ok, 16, 1, 1));
+	/* a misaligned atomic; an offset range that wraps */
+	ASSERT_EQ(-EPROTO, forged(&fadd_ok, 16, 25, 1));
+	for (unsigned at = 16; at < 24; at++)	/* off = 2^64 - 1 */
+		wide.off |= (uint64_t)0xff << (8 * (at - 16));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &wide));
+	wide = put_ok;
+	ASSERT_EQ(0, oms_ad_encode(b, &wide));
+	memset(b + 16, 0xff, 8);
+	t_ad_seal(b);
+	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide));
+	/* a staging slot off a put; landing fields on a put, none on a get */
+	ASSERT_EQ(-EPROTO, forged(&get_ok, 24, 1, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 28, 1, 1));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 32, 1, 1));
+	g.laddr = 0;
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g));
+	g.laddr = UINT64_MAX - 8;	/* + 64 wraps */
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g));
+	ASSERT_EQ(0, oms_ad_encode(b, &get_ok));	/* a get landing at 0 */
+	memset(b + 32, 0, 8);
+	t_ad_seal(b);
+	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide));
+	/* operands an op does not use */
+	ASSERT_EQ(-EPROTO, forged(&get_ok, 40, 1, 1));
+	ASSERT_EQ(-EPROTO, forged(&fadd_ok, 48, 1, 1));
+	/* the tag is the requester's: any value */
+	ASSERT_EQ(0, forged(&put_ok, 57, 0xee, 1));
+}
+
+TEST(torn_descriptor_refused_at_every_byte)
+{
+	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &nop_ok };
+
+	for (unsigned k = 0; k < 3; k++)
+		for (unsigned at = 0; at < OMS_AD_LEN; at++) {
+			uint8_t b[OMS_AD_LEN];
+
+			oms_ad_encode(b, all[k]);
+			ASSERT_EQ(-EPROTO, forged(all[k], at, (uint8_t)(b[at] ^ 0x40), 0))
+				TH_LOG("op %u byte %u", all[k]->op, at);
+		}
+}
+
+TEST(null_and_encoder_refusals)
+{
+	uint8_t b[OMS_AD_LEN];
+	struct oms_ad_desc d = put_ok;
+
+	ASSERT_EQ(-EINVAL, oms_ad_encode(NULL, &d));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, NULL));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(NULL, &d));
+	ASSERT_EQ(0, oms_ad_encode(b, &d));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(b, NULL));
+	d.op = 9;
+	memset(b, 0x5a, sizeof(b));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	ASSERT_EQ(0x5a, b[0]);	/* a refused encode writes nothing */
+}
+
+/* Good descriptors with one to three bytes set at random, sealed: whatever
+ * decodes re-encodes to the same bytes (one encoding per descriptor). */
+TEST(mutated_sealed_bytes_decode_canonically)
+{
+	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &cas_ok,
+					    &fadd_ok, &nop_ok };
+	struct t_rng r;
+	unsigned accepted = 0, runs = 200000;
+
+	t_rng_init(&r, t_seed(0xad));
+	for (unsigned i = 0; i < runs; i++) {
+		uint8_t b[OMS_AD_LEN], again[OMS_AD_LEN];
+		struct oms_ad_desc d;
+		unsigned n = 1 + t_rng_below(&r, 3);
+
+		oms_ad_encode(b, all[t_rng_below(&r, 5)]);
+		for (unsigned k = 0; k < n; k++)
+			b[t_rng_below(&r, 60)] = (uint8_t)t_rng_below(&r, 256);
+		t_ad_seal(b);
+		if (oms_ad_decode(b, &d))
+			continue;
+		accepted++;
+		ASSERT_EQ(0, oms_ad_encode(again, &d));
+		ASSERT_EQ(0, memcmp(b, again, sizeof(b)));
+	}
+	TH_LOG("%u of %u mutated descriptors were still well formed",
+	       accepted, runs);
+	/* both sides of the rules were exercised */
+	ASSERT_GT(accepted, runs / 20);
+	ASSERT_LT(accepted, runs - runs / 20);
+}
+
+static const struct oms_ad_region regions[] = {
+	{ .key = 0x11, .access = OMS_ACCESS_REMOTE_WRITE, .len = 8192 },
+	{ .key = 0x22, .access = OMS_ACCESS_REMOTE_READ, .len = 64 },
+	{ .key = 0x33, .access = OMS_ACCESS_ALL, .len = 32 },
+};
+static const uint16_t next_seq[2] = { 100, 5 };
+static const struct oms_ad_conn conn = {
+	.regions = regions, .nregions = 3, .stage_slots = 4,
+	.stage_len = 512, .nstreams = 2, .window = 4, .next_seq = next_seq,
+};
+
+static int check(const struct oms_ad_desc *d)
+{
+	const struct oms_ad_region *reg = (const void *)1;
+	int r = oms_ad_validate(d, &conn, &reg);
+
+	if (r && reg != (const void *)1)
+		return -1000;	/* refused, but *reg was written */
+	return r;
+}
+
+TEST(validate_each_refusal)
+{
+	struct oms_ad_conn c;
+	struct oms_ad_desc d;
+	const struct oms_ad_region *reg = NULL;
+
+	ASSERT_EQ(0, oms_ad_validate(&put_ok, &conn, &reg));
+	ASSERT_EQ(&regions[0], reg);
+	ASSERT_EQ(0, oms_ad_validate(&get_ok, &conn, &reg));
+	ASSERT_EQ(&regions[1], reg);
+	ASSERT_EQ(0, oms_ad_validate(&cas_ok, &conn, &reg));
+	ASSERT_EQ(0, oms_ad_validate(&nop_ok, &conn, &reg));
+	ASSERT_EQ(NULL, reg);
+	/* another connection's stream or staging slot; a put past a slot */
+	d = put_ok, d.stream = 2;
+	ASSERT_EQ(-EINVAL, check(&d));
+	d = put_ok, d.stage = 4;
+	ASSERT_EQ(-EINVAL, check(&d));
+	d = put_ok, d.len = 513;
+	ASSERT_EQ(-EINVAL, check(&d));
+	/* a key nobody was given; a region without the op's right */
+	d = get_ok, d.key = 0x44;
+	ASSERT_EQ(-EACCES, check(&d));
+	d = get_ok, d.key = 0x11;		/* write-only region */
+	ASSERT_EQ(-EACCES, check(&d));
+	d = put_ok, d.key = 0x22, d.len = 8;	/* read-only region */
+	ASSERT_EQ(-EACCES, check(&d));
+	d = fadd_ok, d.key = 0x11;		/* no atomic right */
+	ASSERT_EQ(-EACCES, check(&d));
+	/* past the region's end, by one byte and by the offset alone */
+	d = get_ok, d.off = 1;
+	ASSERT_EQ(-ERANGE, check(&d));
+	d = fadd_ok, d.off = 32;
+	ASSERT_EQ(-ERANGE, check(&d));
+	/* the window: next 5, window 4 -> 5..8 accepted, 4 stale, 9 ahead;
+	 * across the wrap for stream 0 too (next 100) */
+	d = nop_ok, d.seq = 8;
+	ASSERT_EQ(0, check(&d));
+	d.seq = 4;
+	ASSERT_EQ(-ESTALE, check(&d));
+	d.seq = 9;
+	ASSERT_EQ(-ENOSPC, check(&d));
+	d.stream = 0, d.seq = 99;
+	ASSERT_EQ(-ESTALE, check(&d));
+	d.seq = (uint16_t)(100 + 0x8000);
+	ASSERT_EQ(-ESTALE, check(&d));
+	d.seq = 103;
+	ASSERT_EQ(0, check(&d));
+	/* a bad connection */
+	c = conn;
+	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, NULL, NULL));
+	ASSERT_EQ(-EINVAL, oms_ad_validate(NULL, &c, NULL));
+	c.window = OMS_AD_MAX_WINDOW + 1;
+	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, &c, NULL));
+	c = conn, c.next_seq = NULL;
+	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, &c, NULL));
+	c = conn, c.regions = NULL;
+	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, &c, NULL));
+}
+
+TEST_HARNESS_MAIN
