@@ -30,14 +30,14 @@ enum oms_store_class {
 	OMS_STORE_UNORDERED = 0,	/* outside the ordered view */
 	OMS_STORE_WEAK = 1,		/* ordered view, no order among weak */
 	OMS_STORE_STRONG = 2,		/* after every earlier ordered store */
-	OMS_STORE_RELEASE = 3,		/* after every earlier op to its
-					 * destination (liboms only) */
-	OMS_STORE_SEQUENCED = 4,	/* carries a sequence number; the
-					 * destination restores program
-					 * order (seed 004's reorder
-					 * buffer).  Transmit queues only:
-					 * a context asks for it with
-					 * OMS_CTX_F_DEST_SEQ */
+	/* after every earlier op to its destination (liboms only) */
+	OMS_STORE_RELEASE = 3,
+	/*
+	 * carries a sequence number; the destination restores program
+	 * order (seed 004's reorder buffer).  Transmit queues only: a
+	 * context asks for it with OMS_CTX_F_DEST_SEQ.
+	 */
+	OMS_STORE_SEQUENCED = 4,
 };
 
 #endif /* OMS_ORDER_H */
