@@ -102,7 +102,6 @@ enum oms_tx_class {
 	OMS_TX_SEQUENCED = OMS_STORE_SEQUENCED,
 };
 
-
 /* What a sequenced message asks of the destination (header bits 38-39). */
 enum oms_tx_op {
 	OMS_TX_OP_MSG = 0,		/* a packet: delivered */

@@ -102,7 +102,12 @@ awk -v tol="$tol" -v rev="$short" '
 		for (k = 1; k <= nk; k++) {
 			key = order[k]
 			no = cnt[key, "old"]; nn = cnt[key, "new"]
-			if (!no || !nn) continue
+			if (!no || !nn) {
+				printf "%-34s %-12s %s\n", key, units[key], \
+				       "  <- missing in the run of the " (no ? "new" : "old") " tree"
+				slow++
+				continue
+			}
 			for (i = 1; i <= no; i++) a[i] = val[key, "old", i]
 			mo = median(a, no)
 			for (i = 1; i <= nn; i++) a[i] = val[key, "new", i]
@@ -114,5 +119,5 @@ awk -v tol="$tol" -v rev="$short" '
 			else if (r > 1 + tol) fast++
 			printf "%-34s %-12s %12.4g %12.4g %8.3f%s\n", key, units[key], mo, mn, r, mark
 		}
-		printf "# %d of %d rows slower by over %g%%, %d faster\n", slow, nk, tol * 100, fast
+		printf "# %d of %d rows slower by over %g%% or missing, %d faster\n", slow, nk, tol * 100, fast
 	}' "$out"

@@ -53,6 +53,7 @@ start() {	# start INDEX: run command INDEX in the background
 report() {	# report INDEX: print a finished command's TAP and count it
 	local i=$1 cmd=${cmds[$1]} log=$dir/$1.out rc secs p s f why
 	read -r rc secs <"$dir/$i.rc"
+	why=""
 	echo "# ---- $cmd"
 	cat "$log"
 	echo "# ---- $secs s"
@@ -68,7 +69,7 @@ report() {	# report INDEX: print a finished command's TAP and count it
 	if [ "$f" -gt 0 ]; then
 		failed_cmds="$failed_cmds
 #   $cmd"
-		failed_lines="$failed_lines$(failures "$log" "$cmd")
+		failed_lines="$failed_lines$(failures "$log" "$cmd" "$why")
 "
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
@@ -76,19 +77,21 @@ report() {	# report INDEX: print a finished command's TAP and count it
 }
 
 # A failed command's "not ok" lines, each with the "#" lines around it (4
-# before, as the guests print their diagnostics first, 6 after), at most 10 failures; a command that failed without one (a
-# crash, a timeout) by its last 6 lines.  What the summary repeats.
-failures() {	# failures LOG CMD
-	awk -v cmd="$2" '
-		BEGIN { print "# ---- failures of " cmd }
+# before, as the guests print their diagnostics first; 6 after), at most
+# 10 of them; for a command that failed without one (a crash, a timeout),
+# why and its last 6 lines.  What the summary repeats, every line behind
+# "#   " so that the log's TAP is counted once.
+failures() {	# failures LOG CMD [WHY]
+	printf '# ---- failures of %s%s\n' "$2" "${3:+: $3}"
+	awk '
 		{ last[NR % 6] = $0 }
 		/^not ok / {
 			if (++n > 10) exit
 			for (i = nb - 3; i <= nb; i++)
-				if (i > 0) print before[i % 4]
-			print; d = 0; keep = 1; nb = 0; next
+				if (i > 0) print "#   " before[i % 4]
+			print "#   " $0; d = 0; keep = 1; nb = 0; next
 		}
-		keep && /^#/ && d < 6 { print; d++; next }
+		keep && /^#/ && d < 6 { print "#   " $0; d++; next }
 		{ keep = 0 }
 		/^#/ { before[++nb % 4] = $0; next }
 		{ nb = 0 }

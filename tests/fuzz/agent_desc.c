@@ -73,24 +73,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(oms_ad_encode(again, &d) == 0);
 	check(!memcmp(b, again, sizeof(b)));
 
+	/* one input byte per statement: the order fields take them in is
+	 * the order written here (the corpus relies on it) */
 	p = data + 1 + OMS_AD_LEN;
-	for (int i = 0; i < 4; i++)
-		next[i] = (uint16_t)(next_byte(&p, end, 0) |
-				     next_byte(&p, end, 0) << 8);
-	c = (struct oms_ad_conn){
-		.regions = regs, .nregions = (data[0] >> 1) & 3u,
-		.stage_slots = next_byte(&p, end, 4) % 8u,
-		.stage_len = 64u << (next_byte(&p, end, 3) % 8u),
-		.nstreams = (uint16_t)(1 + next_byte(&p, end, 1) % 4u),
-		.window = (uint16_t)(1 + next_byte(&p, end, 15) % 64u),
-		.next_seq = next,
-	};
-	for (int i = 0; i < 3; i++)
-		regs[i] = (struct oms_ad_region){
-			.key = next_byte(&p, end, (uint8_t)(0x11 * (i + 1))),
-			.access = next_byte(&p, end, 7) & 7u,
-			.len = (uint64_t)next_byte(&p, end, 16) << 8,
-		};
+	for (int i = 0; i < 4; i++) {
+		uint8_t lo = next_byte(&p, end, 0);
+
+		next[i] = (uint16_t)(lo | next_byte(&p, end, 0) << 8);
+	}
+	c = (struct oms_ad_conn){ .regions = regs,
+				  .nregions = (data[0] >> 1) & 3u,
+				  .next_seq = next };
+	c.stage_slots = next_byte(&p, end, 4) % 8u;
+	c.stage_len = 64u << (next_byte(&p, end, 3) % 8u);
+	c.nstreams = (uint16_t)(1 + next_byte(&p, end, 1) % 4u);
+	c.window = (uint16_t)(1 + next_byte(&p, end, 15) % 64u);
+	for (int i = 0; i < 3; i++) {
+		regs[i].key = next_byte(&p, end, (uint8_t)(0x11 * (i + 1)));
+		regs[i].access = next_byte(&p, end, 7) & 7u;
+		regs[i].len = (uint64_t)next_byte(&p, end, 16) << 8;
+	}
 	r = oms_ad_validate(&d, &c, &reg);
 	if (r) {
 		check(reg == (const void *)1);
