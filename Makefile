@@ -47,7 +47,7 @@ Q := @
 msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := $(sort $(wildcard lib/*.c lib/*/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
 LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
@@ -130,7 +130,7 @@ $(HARNESS):
 #   verbs   the verbs backend: the public headers, its own, backend.h and
 #           lib/util/ - a backend sees a context only through backend.h's
 #           view, never the context layer's structs (oms_priv.h);
-#   core    the context layer (lib/*.c): the public headers, oms_priv.h,
+#   core    the context layer (lib/core/): the public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #           - it reaches a backend only through its operations table.
 # So an engine file that includes oms_priv.h, a backend or oms.h, a KVS
@@ -158,11 +158,8 @@ $(call layer_objs,emu): LAYER_INC := $(LAYER_INC_emu)
 $(call layer_objs,emu): | $(B)/layers/emu/backend.h
 $(call layer_objs,verbs): LAYER_INC := $(LAYER_INC_verbs)
 $(call layer_objs,verbs): | $(B)/layers/verbs/backend.h
-# the context layer: lib/*.c, not the folders under it
-CORE_OBJS := $(foreach k,obj pic asan,$(patsubst lib/%.c,$(B)/$(k)/lib/%.o,\
-	$(wildcard lib/*.c)))
-$(CORE_OBJS): LAYER_INC := $(LAYER_INC_core)
-$(CORE_OBJS): | $(B)/layers/core/oms_config.h
+$(call layer_objs,core): LAYER_INC := $(LAYER_INC_core)
+$(call layer_objs,core): | $(B)/layers/core/oms_config.h
 LAYERS := engine kvs tx emu verbs core
 LAYER_LINKS := $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h \
 	$(B)/layers/tx/oms_config.h $(B)/layers/emu/backend.h \

@@ -4,7 +4,7 @@
  * context layer: while such an object lives and keeps using its context's
  * regions, listeners or calls, oms_ctx_destroy() refuses with -EBUSY
  * instead of freeing them under it.  Atomic: a KVS writer may run on
- * another thread than its context's.  Implemented in lib/ctx.c.
+ * another thread than its context's.  Implemented in lib/core/ctx.c.
  */
 #ifndef OMS_CTX_USERS_H
 #define OMS_CTX_USERS_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private declarations of the context layer: the export macro, the context
- * and memory-region structs, and helpers shared by lib/ctx.c, lib/ops.c and
- * lib/mr.c.  The context layer drives the pure engine (store orderer for
+ * and memory-region structs, and helpers shared by lib/core/ctx.c, lib/core/ops.c and
+ * lib/core/mr.c.  The context layer drives the pure engine (store orderer for
  * store classes and fences, op counters for local fence and quiet) over
  * whatever backend (lib/backend.h) carries the operations, so the ordering
  * semantics do not depend on the backend.  The context layer's own: the
@@ -99,7 +99,7 @@ static inline int oms_ctx_ordered(const struct oms_ctx *ctx)
 }
 
 /*
- * lib/progress.c: driving a context.  The entry points (ops.c, conn.c,
+ * lib/core/progress.c: driving a context.  The entry points (ops.c, conn.c,
  * mr.c) and set-up (ctx.c) call down into it; it calls only the engine
  * and the backend, never back up.
  */
@@ -112,7 +112,7 @@ void oms_ctx_kill(struct oms_ctx *ctx, int err);
 int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *));
 int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 
-/* lib/conn.c */
+/* lib/core/conn.c */
 int oms_mr_listened(const struct oms_mr *mr);
 
 #endif

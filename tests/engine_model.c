@@ -627,7 +627,7 @@ static void mx_complete(struct t_mx *f, uint32_t c, uint32_t k)
 			oms_so_unordered_done(&f->so, (uint16_t)c);
 		return;
 	}
-	/* The orderer knows what it cancelled (lib/ctx.c does the same). */
+	/* The orderer knows what it cancelled (lib/core/ctx.c does the same). */
 	if (x.status && x.type != T_MX_E_NOP)
 		mx_err(f, oms_so_fail(&f->so, (uint16_t)c, x.seq, x.status),
 		       "oms_so_fail");

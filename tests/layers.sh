@@ -13,7 +13,7 @@
 #   emu     lib/emu/: public headers, its own, backend.h, the engine and
 #           lib/util/
 #   verbs   lib/verbs/: public headers, its own, backend.h and lib/util/
-#   core    lib/*.c (the context layer): public headers, oms_priv.h,
+#   core    lib/core/ (the context layer): public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #   tests   tests/*.c of public behaviour: the public headers only (the
 #           tests of internals are listed in INTERNAL_TESTS)
@@ -34,7 +34,7 @@ flags_test=$(make -s print-test-cflags TEST=api_connect) &&
 flags_itest=$(make -s print-test-cflags TEST=engine_rob) &&
 internal=$(make -s print-internal-tests) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..50"
+echo "1..57"
 n=0
 
 # probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
@@ -74,12 +74,27 @@ refused() {
 	done
 }
 
-# a layer's sources: its folder, or lib/*.c for the context layer
+# a layer's sources: its folder
 layer_srcs() {
-	case $1 in
-	core) ls lib/*.c ;;
-	*) ls lib/$1/*.c ;;
-	esac
+	ls lib/$1/*.c
+}
+
+# The compiler also looks for a quoted include in the including file's own
+# folder, which no -I path governs; so every quoted include of a layer's
+# own files must name a file of the public headers, of the layer's
+# directory of links, or of the layer's folder itself - and never "..".
+# escapes LAYER FILE...: print each include that leaves the layer
+escapes() {
+	el=$1
+	shift
+	for ef in "$@"; do
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$ef" |
+		while read -r inc; do
+			case $inc in *..*) echo "$ef: $inc"; continue ;; esac
+			[ -e "include/$inc" ] || [ -e "build/layers/$el/$inc" ] ||
+				[ -e "lib/$el/$inc" ] || echo "$ef: $inc"
+		done
+	done
 }
 
 for layer in engine kvs tx emu verbs core; do
@@ -101,6 +116,11 @@ for layer in engine kvs tx emu verbs core; do
 		[ $r = 0 ] || echo "# $k: $cmd"
 	done
 	ok $r "$layer: make builds its objects with the layer's include path, never -Ilib" none
+	# ... and no quoted include reaches past it through the file's folder
+	out=$(escapes $layer lib/$layer/*.c $(ls lib/$layer/*.h 2>/dev/null))
+	[ -z "$out" ] && r=0 || r=1
+	[ -z "$out" ] || echo "$out" | sed 's/^/# /'
+	ok $r "$layer: every quoted include of lib/$layer/ names a file of the layer" none
 done
 
 probe inside "$flags_engine" engine/store_order.h engine/rob.h oms_order.h
@@ -150,6 +170,13 @@ echo "$cmd" | grep -Eq -- '-Ilib( |$)' && r=1
 [ $r = 0 ] || echo "$cmd" | sed 's/^/# /'
 ok $r "tests: make builds a public test (plain and ASan) without -Ilib" none
 refused "$flags_test" oms.h "tests: a public test that includes " oms_priv.h emu/emu.h engine/store_order.h
+# The include scan sees what the folder lookup would let through: a
+# context-layer file that includes a backend's header or climbs out.
+printf '#include "oms_priv.h"\n#include "emu/emu.h"\n#include "../oms_priv.h"\n' >"$dir/esc.c"
+out=$(escapes core "$dir/esc.c")
+[ "$(echo "$out" | wc -l)" = 2 ] && echo "$out" | grep -q 'emu/emu.h' &&
+	echo "$out" | grep -q '\.\./oms_priv.h'
+ok $? "core: the include scan refuses emu/emu.h and ../oms_priv.h in a context-layer file" none
 probe ctl "$flags_itest" oms.h emu/emu.h
 ok $? "control: a test of internals may include emu/emu.h" ctl
 

@@ -18,7 +18,7 @@
  * and the linker (-Wl,--no-undefined on liboms.so, with no -libverbs)
  * catches a call that escaped the table.
  *
- * Not exported; lib/verbs/ and the backend choice in lib/ctx.c only.
+ * Not exported; lib/verbs/ and the backend choice in lib/core/ctx.c only.
  */
 #ifndef OMS_RDMA_LIB_H
 #define OMS_RDMA_LIB_H

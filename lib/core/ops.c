@@ -5,7 +5,7 @@
  * slot, goes through the store orderer (which either lets it go at once,
  * maybe with a fence for the destination to honour, or holds it, seed 000)
  * and then to the backend; held ones are released by oms_ctx_release()
- * (lib/progress.c), called from every entry point, so a strong store
+ * (lib/core/progress.c), called from every entry point, so a strong store
  * never blocks its caller.  Gets and atomics are ordered operations of the weak kind: they
  * wait for fences of their destination, acquire barriers and held ops on
  * the same bytes, and later strong stores wait for them.  An op the

@@ -5,7 +5,7 @@
  * the public calls their meaning whatever the backend: a store orderer
  * (one channel per destination; store classes and fences, seed 000/001)
  * and an op counter (local fence and quiet, seed 003).  Driving them is
- * lib/progress.c's; the entry points are lib/ops.c's.
+ * lib/core/progress.c's; the entry points are lib/core/ops.c's.
  */
 #include <dirent.h>
 #include <errno.h>
