@@ -276,9 +276,11 @@ int oms_ctx_destroy(struct oms_ctx *ctx);
  * The version of the header compiled against; oms_version() returns the
  * library's at run time, "MAJOR.MINOR.PATCH".  A program may refuse a
  * library older than its header (same MAJOR: same ABI, the soname).
+ * 1.0 (liboms.so.1) renumbered the transmit classes of oms_tx.h into
+ * oms_order.h's numbering; 0.1 (liboms.so.0) was the first.
  */
-#define OMS_VERSION_MAJOR 0
-#define OMS_VERSION_MINOR 1
+#define OMS_VERSION_MAJOR 1
+#define OMS_VERSION_MINOR 0
 #define OMS_VERSION_PATCH 0
 
 const char *oms_version(void);

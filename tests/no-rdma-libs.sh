@@ -24,7 +24,8 @@ else
 	echo "ok 1 - liboms.so needs no rdma-core or libnuma"
 fi
 
-# The tree: the programs, liboms.so.0 and what ldd says they need.
+# The tree: the programs, liboms under its soname and what ldd says they
+# need.
 mkdir -p "$root/lib" "$root/bin"
 $cc -std=gnu11 -Iinclude -o "$root/bin/oms_info" apps/oms_info.c \
 	-L"$b" -loms -Wl,-rpath,/lib >"$root/cc.log" 2>&1 &&
@@ -43,7 +44,9 @@ int main(void)
 }
 EOF
 [ $? -eq 0 ] || { sed 's/^/# /' "$root/cc.log"; echo "Bail out! cannot build the programs"; exit 1; }
-cp -L "$b/liboms.so.0" "$root/lib/"
+soname=$(readelf -d "$b/liboms.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ -n "$soname" ] || { echo "Bail out! liboms.so has no SONAME"; exit 1; }
+cp -L "$b/liboms.so" "$root/lib/$soname"
 for f in $(LD_LIBRARY_PATH="$b" ldd "$root/bin/oms_info" | awk '/=> \//{print $3} /^\t\//{print $1}'); do
 	mkdir -p "$root$(dirname "$f")"
 	cp -L "$f" "$root$f"
