@@ -142,28 +142,23 @@ $(HARNESS):
 LAYER_INC := -Iinclude -Ilib -I$(B)
 layer_objs = $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/$(1)/%, \
 	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
+# Per layer: its include path, and the link its directory is made by.
 LAYER_INC_engine := -I$(B)/layers/engine
 LAYER_INC_kvs := -Iinclude -I$(B)/layers/kvs
 LAYER_INC_tx := -Iinclude -I$(B)/layers/tx
-$(call layer_objs,engine): LAYER_INC := $(LAYER_INC_engine)
-$(call layer_objs,engine): | $(B)/layers/engine/oms_order.h
-$(call layer_objs,kvs): LAYER_INC := $(LAYER_INC_kvs)
-$(call layer_objs,kvs): | $(B)/layers/kvs/ctx_users.h
-$(call layer_objs,tx): LAYER_INC := $(LAYER_INC_tx)
-$(call layer_objs,tx): | $(B)/layers/tx/oms_config.h
 LAYER_INC_emu := -Iinclude -I$(B)/layers/emu
 LAYER_INC_verbs := -Iinclude -I$(B)/layers/verbs
 LAYER_INC_core := -Iinclude -I$(B)/layers/core
-$(call layer_objs,emu): LAYER_INC := $(LAYER_INC_emu)
-$(call layer_objs,emu): | $(B)/layers/emu/backend.h
-$(call layer_objs,verbs): LAYER_INC := $(LAYER_INC_verbs)
-$(call layer_objs,verbs): | $(B)/layers/verbs/backend.h
-$(call layer_objs,core): LAYER_INC := $(LAYER_INC_core)
-$(call layer_objs,core): | $(B)/layers/core/oms_config.h
+LAYER_LINK_engine := $(B)/layers/engine/oms_order.h
+LAYER_LINK_kvs := $(B)/layers/kvs/ctx_users.h
+LAYER_LINK_tx := $(B)/layers/tx/oms_config.h
+LAYER_LINK_emu := $(B)/layers/emu/backend.h
+LAYER_LINK_verbs := $(B)/layers/verbs/backend.h
+LAYER_LINK_core := $(B)/layers/core/oms_config.h
 LAYERS := engine kvs tx emu verbs core
-LAYER_LINKS := $(B)/layers/engine/oms_order.h $(B)/layers/kvs/ctx_users.h \
-	$(B)/layers/tx/oms_config.h $(B)/layers/emu/backend.h \
-	$(B)/layers/verbs/backend.h $(B)/layers/core/oms_config.h
+LAYER_LINKS := $(foreach l,$(LAYERS),$(LAYER_LINK_$(l)))
+$(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): LAYER_INC := $(LAYER_INC_$(l))))
+$(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): | $(LAYER_LINK_$(l))))
 
 # A layer's directory: links to the lib/ folders and headers it may see
 # (names under lib/), and the rule's target, a link to its prerequisite.
