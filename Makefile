@@ -73,7 +73,7 @@ INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
 	litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
 	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
-	verbs_agent_desc verbs_private_data
+	verbs_private_data agent_desc agent_loop
 TEST_INC_PUBLIC := -Iinclude
 TEST_INC_INTERNAL := -Iinclude -Ilib -I$(B)
 is_internal = $(filter $(INTERNAL_TESTS),$(1))
@@ -127,8 +127,11 @@ $(HARNESS):
 #           oms_config.h - no context layer, no backend.
 #   emu     the emulated device: the public headers, its own, the backend
 #           interface (backend.h), the engine and lib/util/;
-#   verbs   the verbs backend: the public headers, its own, backend.h and
-#           lib/util/ - a backend sees a context only through backend.h's
+#   agent   the destination agent's core (lib/agent/): the public headers,
+#           its own, the engine (reorder buffer, response hold) and
+#           lib/util/ - no verbs, no backend, no context layer;
+#   verbs   the verbs backend: the public headers, its own, backend.h,
+#           lib/util/ and the agent's headers - a backend sees a context only through backend.h's
 #           view, never the context layer's structs (oms_priv.h);
 #   core    the context layer (lib/core/): the public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
@@ -147,36 +150,42 @@ LAYER_INC_engine := -I$(B)/layers/engine
 LAYER_INC_kvs := -Iinclude -I$(B)/layers/kvs
 LAYER_INC_tx := -Iinclude -I$(B)/layers/tx
 LAYER_INC_emu := -Iinclude -I$(B)/layers/emu
+LAYER_INC_agent := -Iinclude -I$(B)/layers/agent
 LAYER_INC_verbs := -Iinclude -I$(B)/layers/verbs
 LAYER_INC_core := -Iinclude -I$(B)/layers/core
 LAYER_LINK_engine := $(B)/layers/engine/oms_order.h
 LAYER_LINK_kvs := $(B)/layers/kvs/ctx_users.h
 LAYER_LINK_tx := $(B)/layers/tx/oms_config.h
 LAYER_LINK_emu := $(B)/layers/emu/backend.h
+LAYER_LINK_agent := $(B)/layers/agent/oms_order.h
 LAYER_LINK_verbs := $(B)/layers/verbs/backend.h
 LAYER_LINK_core := $(B)/layers/core/oms_config.h
-LAYERS := engine kvs tx emu verbs core
+LAYERS := engine kvs tx emu agent verbs core
 LAYER_LINKS := $(foreach l,$(LAYERS),$(LAYER_LINK_$(l)))
 $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): LAYER_INC := $(LAYER_INC_$(l))))
 $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): | $(LAYER_LINK_$(l))))
 
 # A layer's directory: links to the lib/ folders and headers it may see
-# (names under lib/), and the rule's target, a link to its prerequisite.
-layer_dir = $(Q)mkdir -p $(@D) && for d in $(1); do \
+# (names under lib/), and the rule's target, a link to its first
+# prerequisite.  Made again when the Makefile changes, so that a layer
+# given a new folder (or losing one) sees it so in a tree built before.
+layer_dir = $(Q)rm -rf $(@D) && mkdir -p $(@D) && for d in $(1); do \
 		ln -sfn $(CURDIR)/lib/$$d $(@D)/$$d || exit 1; done && \
 	ln -sf $(CURDIR)/$< $@
 
-$(B)/layers/engine/oms_order.h: include/oms_order.h
+$(B)/layers/engine/oms_order.h: include/oms_order.h Makefile
 	$(call layer_dir,engine)
-$(B)/layers/kvs/ctx_users.h: lib/ctx_users.h
+$(B)/layers/kvs/ctx_users.h: lib/ctx_users.h Makefile
 	$(call layer_dir,kvs util)
-$(B)/layers/tx/oms_config.h: $(CONFIG_H)
+$(B)/layers/tx/oms_config.h: $(CONFIG_H) Makefile
 	$(call layer_dir,tx util engine)
-$(B)/layers/emu/backend.h: lib/backend.h
+$(B)/layers/emu/backend.h: lib/backend.h Makefile
 	$(call layer_dir,emu engine util)
-$(B)/layers/verbs/backend.h: lib/backend.h
-	$(call layer_dir,verbs util)
-$(B)/layers/core/oms_config.h: $(CONFIG_H)
+$(B)/layers/agent/oms_order.h: include/oms_order.h Makefile
+	$(call layer_dir,agent engine util)
+$(B)/layers/verbs/backend.h: lib/backend.h Makefile
+	$(call layer_dir,verbs util agent)
+$(B)/layers/core/oms_config.h: $(CONFIG_H) Makefile
 	$(call layer_dir,engine util backend.h oms_priv.h ctx_users.h)
 
 print-layer-cflags: $(LAYER_LINKS)

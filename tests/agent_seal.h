@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The check code of the destination agent's descriptors, written from the
- * layout's text in lib/verbs/agent_desc.h (FNV-1a over bytes 0..59, stored
+ * layout's text in lib/agent/agent_desc.h (FNV-1a over bytes 0..59, stored
  * little-endian at 60), not from the library's code: a test and the
  * fuzzer seal forged bytes with it so that the field rules, not the check,
  * are what refuses them.

@@ -12,7 +12,10 @@
 #           generated oms_config.h
 #   emu     lib/emu/: public headers, its own, backend.h, the engine and
 #           lib/util/
-#   verbs   lib/verbs/: public headers, its own, backend.h and lib/util/
+#   agent   lib/agent/ (the destination agent's core): public headers, its
+#           own, the engine and lib/util/
+#   verbs   lib/verbs/: public headers, its own, backend.h, lib/util/ and
+#           the agent's headers
 #   core    lib/core/ (the context layer): public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #   tests   tests/*.c of public behaviour: the public headers only (the
@@ -27,6 +30,7 @@ flags_engine=$(make -s print-layer-cflags LAYER=engine) &&
 flags_kvs=$(make -s print-layer-cflags LAYER=kvs) &&
 flags_tx=$(make -s print-layer-cflags LAYER=tx) &&
 flags_emu=$(make -s print-layer-cflags LAYER=emu) &&
+flags_agent=$(make -s print-layer-cflags LAYER=agent) &&
 flags_verbs=$(make -s print-layer-cflags LAYER=verbs) &&
 flags_core=$(make -s print-layer-cflags LAYER=core) &&
 flags_lib=$(make -s print-layer-cflags) &&
@@ -34,7 +38,7 @@ flags_test=$(make -s print-test-cflags TEST=api_connect) &&
 flags_itest=$(make -s print-test-cflags TEST=engine_rob) &&
 internal=$(make -s print-internal-tests) ||
 	{ echo "Bail out! make print-layer-cflags failed"; exit 1; }
-echo "1..57"
+echo "1..65"
 n=0
 
 # probe NAME FLAGS HEADER...: write $dir/NAME.c including HEADERs; 0 when
@@ -97,7 +101,7 @@ escapes() {
 	done
 }
 
-for layer in engine kvs tx emu verbs core; do
+for layer in engine kvs tx emu agent verbs core; do
 	eval "flags=\$flags_$layer"
 	# Every source of the layer builds inside it ...
 	bad=""
@@ -139,8 +143,12 @@ probe inside "$flags_emu" oms.h oms_emu.h backend.h emu/emu.h engine/rob.h util/
 ok $? "emu: may include the public headers, emu/, backend.h, the engine and util/" inside
 refused "$flags_emu" backend.h "emu: a backend file that includes " oms_priv.h verbs/verbs.h kvs/kvs_priv.h tx/tx_priv.h
 
-probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h
-ok $? "verbs: may include the public headers, verbs/, backend.h and util/" inside
+probe inside "$flags_agent" oms.h agent/agent.h agent/agent_desc.h engine/rob.h engine/hold.h util/le.h
+ok $? "agent: may include the public headers, agent/, the engine and util/" inside
+refused "$flags_agent" oms.h "agent: a file that includes " oms_priv.h backend.h verbs/verbs.h emu/emu.h
+
+probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h agent/agent.h agent/agent_desc.h
+ok $? "verbs: may include the public headers, verbs/, backend.h, util/ and the agent's headers (which need no engine)" inside
 refused "$flags_verbs" backend.h "verbs: a backend file that includes " oms_priv.h emu/emu.h engine/store_order.h
 
 probe inside "$flags_core" oms.h oms_priv.h backend.h ctx_users.h engine/store_order.h util/clock.h oms_config.h

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "oms.h"
-#include "verbs/le.h"
+#include "util/le.h"
 #include "verbs/wire.h"
 
 static void put_header(uint8_t *p, uint16_t length)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the destination agent's descriptors
- * (lib/verbs/agent_desc.c): what a requester writes into the agent's ring
+ * (lib/agent/agent_desc.c): what a requester writes into the agent's ring
  * is attacker-controlled bytes.
  *
  * Input: byte 0 = mode (bit 0: seal the descriptor, so the fuzzer reaches
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "oms.h"
-#include "verbs/agent_desc.h"
+#include "agent/agent_desc.h"
 #include "agent_seal.h"
 
 #define check(cond) do { \

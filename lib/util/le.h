@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Little-endian fields of the verbs backend's wire formats (wire.h, the
- * handshake; agent_desc.h, the agent's descriptors): explicit byte
- * order, whatever the host's, and no alignment assumed.
+ * Little-endian fields of the wire formats (lib/verbs/wire.h, the
+ * handshake; lib/agent/agent_desc.h, the agent's descriptors): explicit
+ * byte order, whatever the host's, and no alignment assumed.
  */
-#ifndef OMS_VERBS_LE_H
-#define OMS_VERBS_LE_H
+#ifndef OMS_UTIL_LE_H
+#define OMS_UTIL_LE_H
 
 #include <stdint.h>
 

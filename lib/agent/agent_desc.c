@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "oms.h"
-#include "verbs/agent_desc.h"
-#include "verbs/le.h"
+#include "agent/agent_desc.h"
+#include "util/le.h"
 
 #define AD_CHECKED	60u	/* bytes the check covers */
 

@@ -33,8 +33,8 @@
  * a PUT; OMS_AD_F_CANCEL on a NOP (it stands for an op the requester's
  * orderer cancelled: the stream stops there, L37).
  */
-#ifndef OMS_VERBS_AGENT_DESC_H
-#define OMS_VERBS_AGENT_DESC_H
+#ifndef OMS_AGENT_AGENT_DESC_H
+#define OMS_AGENT_AGENT_DESC_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The destination agent's core (agent.h): descriptors in, operations on
+ * host memory and completions out.  The engine's reorder buffer keeps each
+ * stream in sequence order and its hold keeps class-2 responses behind the
+ * owner's posted writes; what is left here is validation, the stop rule of
+ * a stream after a failure, and performing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oms.h"
+#include "agent/agent.h"
+#include "engine/hold.h"
+#include "engine/rob.h"
+
+#define AG_LINE		64u
+#define AG_DEF_CPL	4096u
+#define AG_DEF_HELD	1024u
+#define AG_HOLD_WINDOW	4096u	/* unacked posted writes per node */
+
+/* A buffered stream member: the descriptor and, if it was refused, why. */
+struct ag_pend {
+	struct oms_ad_desc d;
+	int32_t status;
+};
+
+struct ag_stream {
+	uint16_t next;		/* the number performed next */
+	uint16_t stop_at;	/* stopped: the first number not performed */
+	uint8_t stopped;	/* a member at stop_at failed or was refused */
+	uint8_t halted;		/* reached it: everything is cancelled */
+};
+
+struct ag_conn {
+	int used;
+	uint32_t peer;
+	uint16_t window;
+	uint16_t *next;		/* [nstreams], for oms_ad_validate() */
+	struct ag_stream *st;	/* [nstreams] */
+	struct ag_pend *pend;	/* [nstreams * window], by the ROB's slot */
+	uint64_t *dropped;	/* [window] scratch for resync */
+	struct oms_rob rob;
+	struct oms_ad_conn adc;
+	const uint8_t *stage;
+};
+
+/* A class-2 get whose response the hold keeps. */
+struct ag_held {
+	struct oms_ad_desc d;
+	uint32_t conn, gen;
+	uint8_t *buf;
+	int used;
+};
+
+struct oms_agent {
+	struct oms_agent_attr a;
+	struct oms_agent_ops ops;
+	struct oms_ad_region reg[OMS_AGENT_MAX_REGIONS];
+	uint8_t *base[OMS_AGENT_MAX_REGIONS];
+	uint32_t nreg;
+	struct ag_conn conn[OMS_AGENT_MAX_CONNS];
+	uint32_t gen[OMS_AGENT_MAX_CONNS];	/* bumped at close */
+	struct oms_hold hold;
+	struct ag_held *held;			/* [max_held] */
+	struct oms_agent_cpl *cpl;		/* ring of max_cpl */
+	uint32_t cpl_head, cpl_count;
+	uint8_t *scratch;			/* a get's bytes */
+	uint32_t *perm;				/* chaos: line order */
+	uint64_t rng;
+	struct oms_agent_stats s;
+};
+
+static int is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* ---- completions ---- */
+
+static uint32_t cpl_free(const struct oms_agent *ag)
+{
+	return ag->a.max_cpl - ag->cpl_count;
+}
+
+static void complete(struct oms_agent *ag, uint32_t conn,
+		     const struct oms_ad_desc *d, int status, uint64_t old)
+{
+	struct oms_agent_cpl *c;
+
+	/* submit reserved room for every completion it can make */
+	c = &ag->cpl[(ag->cpl_head + ag->cpl_count) & (ag->a.max_cpl - 1)];
+	ag->cpl_count++;
+	memset(c, 0, sizeof(*c));
+	c->conn = conn;
+	c->status = status;
+	c->old = old;
+	if (d) {
+		c->tag = d->tag;
+		c->op = d->op;
+		c->stream = d->stream;
+		c->seq = d->seq;
+	}
+	if (status == -ECANCELED)
+		ag->s.cancelled++;
+}
+
+/* ---- performing ---- */
+
+/* Bytes from @off to the end of its 64-byte line of @addr, at most @left. */
+static uint32_t line_part(uintptr_t addr, uint32_t left)
+{
+	uint32_t n = AG_LINE - (uint32_t)(addr & (AG_LINE - 1));
+
+	return n < left ? n : left;
+}
+
+/*
+ * Line by line in address order, the lines of the region (the put's
+ * destination, the get's source) being the unit:
+ *   - a put orders each line's stores before the next line's (a release
+ *     fence: the compiler's barrier on x86, where stores are not
+ *     reordered with stores);
+ *   - an acquire get orders each line's loads before the next line's (an
+ *     acquire fence: a load barrier where loads may pass loads).
+ */
+static void copy_lines(uint8_t *dst, const uint8_t *src, uint32_t len,
+		       int put)
+{
+	for (uint32_t off = 0; off < len;) {
+		const uint8_t *in_region = put ? dst + off : src + off;
+		uint32_t n = line_part((uintptr_t)in_region, len - off);
+
+		memcpy(dst + off, src + off, n);
+		if (put)
+			__atomic_thread_fence(__ATOMIC_RELEASE);
+		else
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		off += n;
+	}
+}
+
+static uint64_t ag_rand(struct oms_agent *ag)
+{
+	uint64_t z = (ag->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* A relaxed get: lines in any order; with chaos, a drawn one. */
+static void get_lines_relaxed(struct oms_agent *ag, uint8_t *dst,
+			      const uint8_t *src, uint32_t len)
+{
+	uintptr_t first = (uintptr_t)src & ~(uintptr_t)(AG_LINE - 1);
+	uint32_t nl = (uint32_t)(((uintptr_t)src + len - 1 - first) / AG_LINE) + 1;
+
+	if (!ag->a.chaos_seed || nl == 1) {
+		memcpy(dst, src, len);
+		return;
+	}
+	for (uint32_t i = 0; i < nl; i++)
+		ag->perm[i] = i;
+	for (uint32_t i = nl - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(ag_rand(ag) % (i + 1)), t = ag->perm[i];
+
+		ag->perm[i] = ag->perm[j];
+		ag->perm[j] = t;
+	}
+	for (uint32_t i = 0; i < nl; i++) {
+		uintptr_t lo = first + (uintptr_t)ag->perm[i] * AG_LINE;
+		uintptr_t hi = lo + AG_LINE;
+
+		if (lo < (uintptr_t)src)
+			lo = (uintptr_t)src;
+		if (hi > (uintptr_t)src + len)
+			hi = (uintptr_t)src + len;
+		memcpy(dst + (lo - (uintptr_t)src), (const void *)lo, hi - lo);
+	}
+}
+
+static const struct oms_ad_region *find_region(const struct oms_agent *ag,
+					       uint32_t key, uint8_t **base)
+{
+	for (uint32_t i = 0; i < ag->nreg; i++)
+		if (ag->reg[i].key == key) {
+			*base = ag->base[i];
+			return &ag->reg[i];
+		}
+	return NULL;
+}
+
+static uint32_t right_of(uint8_t op)
+{
+	return op == OMS_AD_GET ? OMS_ACCESS_REMOTE_READ :
+	       op == OMS_AD_PUT ? OMS_ACCESS_REMOTE_WRITE :
+				  OMS_ACCESS_REMOTE_ATOMIC;
+}
+
+static int land(struct oms_agent *ag, uint32_t conn,
+		const struct oms_ad_desc *d, const void *src, uint32_t len)
+{
+	int r = ag->ops.land(ag->ops.arg, conn, d->laddr, d->lrkey, src, len);
+
+	if (r > 0)
+		r = -EIO;
+	if (r)
+		ag->s.land_errors++;
+	return r;
+}
+
+/* A get: read now; answer now, or hold the answer (class 2).  Returns
+ * the status it completed with (0 when held). */
+static int perform_get(struct oms_agent *ag, uint32_t conn, uint8_t *src,
+		       const struct oms_ad_desc *d)
+{
+	int ordered = !(ag->a.flags & OMS_AGENT_F_NO_ORDER);
+	uint8_t *buf = ag->scratch;
+	uint32_t slot = 0;
+	int r;
+
+	if (ordered && (d->flags & OMS_AD_F_RESP_ORDERED)) {
+		for (slot = 0; slot < ag->a.max_held && ag->held[slot].used;)
+			slot++;
+		buf = slot < ag->a.max_held ? malloc(d->len) : NULL;
+		if (!buf) {
+			complete(ag, conn, d, -ENOBUFS, 0);
+			return -ENOBUFS;
+		}
+	}
+	if (ordered && (d->flags & OMS_AD_F_ACQUIRE))
+		copy_lines(buf, src, d->len, 0);
+	else
+		get_lines_relaxed(ag, buf, src, d->len);
+	if (buf != ag->scratch) {
+		struct ag_held *h = &ag->held[slot];
+
+		r = oms_hold_send(&ag->hold, ag->conn[conn].peer,
+				  OMS_HOLD_CLASS2, slot);
+		if (r == OMS_HOLD_HELD) {
+			h->d = *d;
+			h->conn = conn;
+			h->gen = ag->gen[conn];
+			h->buf = buf;
+			h->used = 1;
+			ag->s.held++;
+			return 0;
+		}
+		if (r != OMS_HOLD_SEND) {
+			free(buf);
+			complete(ag, conn, d, -ENOBUFS, 0);
+			return -ENOBUFS;
+		}
+	}
+	r = land(ag, conn, d, buf, d->len);
+	if (buf != ag->scratch)
+		free(buf);
+	complete(ag, conn, d, r, 0);
+	return r;
+}
+
+/* Perform @d and complete it; returns the status it completed with. */
+static int perform(struct oms_agent *ag, uint32_t conn,
+		   const struct oms_ad_desc *d)
+{
+	const struct ag_conn *c = &ag->conn[conn];
+	const struct oms_ad_region *reg;
+	uint8_t *base = NULL, *at;
+	uint64_t old = 0, *word;
+	int r = 0;
+
+	ag->s.performed++;
+	if (d->op == OMS_AD_NOP) {
+		complete(ag, conn, d, 0, 0);
+		return 0;
+	}
+	/* checked again: a member that waited in its stream may meet its
+	 * region revoked, or another one served under the same key */
+	reg = find_region(ag, d->key, &base);
+	if (!reg || !(reg->access & right_of(d->op))) {
+		complete(ag, conn, d, -EACCES, 0);
+		return -EACCES;
+	}
+	if (d->off > reg->len || d->len > reg->len - d->off) {
+		complete(ag, conn, d, -ERANGE, 0);
+		return -ERANGE;
+	}
+	at = base + d->off;
+	switch (d->op) {
+	case OMS_AD_PUT:
+		copy_lines(at, c->stage + (size_t)d->stage * c->adc.stage_len,
+			   d->len, 1);
+		break;
+	case OMS_AD_GET:
+		return perform_get(ag, conn, at, d);
+	case OMS_AD_FADD:
+		word = (uint64_t *)(void *)at;
+		old = __atomic_fetch_add(word, d->a1, __ATOMIC_SEQ_CST);
+		r = land(ag, conn, d, &old, sizeof(old));
+		break;
+	case OMS_AD_CAS:
+		word = (uint64_t *)(void *)at;
+		old = d->a1;
+		__atomic_compare_exchange_n(word, &old, d->a2, 0,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		r = land(ag, conn, d, &old, sizeof(old));
+		break;
+	}
+	complete(ag, conn, d, r, old);
+	return r;
+}
+
+/* ---- streams ---- */
+
+/* Cancel what @s buffered and park it at @next. */
+static void drop_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream,
+			uint16_t next)
+{
+	struct ag_conn *c = &ag->conn[conn];
+	int n = oms_rob_resync(&c->rob, stream, next, c->dropped, c->window);
+
+	for (int i = 0; i < n; i++)
+		complete(ag, conn, &c->pend[c->dropped[i]].d, -ECANCELED, 0);
+	c->st[stream].next = next;
+	c->next[stream] = next;
+}
+
+static void halt(struct oms_agent *ag, uint32_t conn, uint16_t stream)
+{
+	struct ag_stream *s = &ag->conn[conn].st[stream];
+
+	drop_stream(ag, conn, stream, s->next);
+	s->stopped = 1;
+	s->halted = 1;
+	s->stop_at = s->next;
+}
+
+/* Stop @stream at @seq (in its window): nothing from there on is
+ * performed.  An earlier stop point stands. */
+static void stop_at(struct ag_conn *c, uint16_t stream, uint16_t seq)
+{
+	struct ag_stream *s = &c->st[stream];
+
+	if (s->stopped &&
+	    (uint16_t)(s->stop_at - s->next) <= (uint16_t)(seq - s->next))
+		return;
+	s->stopped = 1;
+	s->stop_at = seq;
+}
+
+/* Perform what the stream's reorder buffer lets go. */
+static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
+{
+	struct ag_conn *c = &ag->conn[conn];
+	struct ag_stream *s = &c->st[stream];
+	oms_rob_seq_t seq;
+	uint64_t cookie;
+
+	while (!s->halted && oms_rob_pop(&c->rob, stream, &seq, &cookie) == 1) {
+		struct ag_pend *p = &c->pend[cookie];
+
+		s->next = (uint16_t)(seq + 1);
+		c->next[stream] = s->next;
+		if (s->stopped && seq == s->stop_at) {
+			complete(ag, conn, &p->d, p->status ? p->status :
+				 -ECANCELED, 0);
+			halt(ag, conn, stream);
+			return;
+		}
+		/* a member that failed when performed stops it too */
+		if (perform(ag, conn, &p->d)) {
+			halt(ag, conn, stream);
+			return;
+		}
+	}
+}
+
+static void submit_seq(struct oms_agent *ag, uint32_t conn,
+		       const struct oms_ad_desc *d, int status)
+{
+	struct ag_conn *c = &ag->conn[conn];
+	struct ag_stream *s = &c->st[d->stream];
+	uint16_t ahead = (uint16_t)(d->seq - s->next);
+	uint64_t slot;
+	int r;
+
+	if (ag->a.flags & OMS_AGENT_F_NO_ORDER) {
+		/* the control: performed on arrival, numbers ignored */
+		if (status)
+			complete(ag, conn, d, status, 0);
+		else
+			perform(ag, conn, d);
+		return;
+	}
+	if (s->halted) {
+		complete(ag, conn, d, status ? status : -ECANCELED, 0);
+		return;
+	}
+	if (ahead >= c->window) {
+		/* stale, or past the credit: it has no place, so nothing
+		 * buffered can be trusted to come before it */
+		complete(ag, conn, d, status ? status :
+			 ahead >= 0x8000u ? -ESTALE : -ENOSPC, 0);
+		halt(ag, conn, d->stream);
+		return;
+	}
+	if (s->stopped &&
+	    ahead > (uint16_t)(s->stop_at - s->next)) {
+		complete(ag, conn, d, status ? status : -ECANCELED, 0);
+		return;
+	}
+	if (d->op == OMS_AD_NOP && (d->flags & OMS_AD_F_CANCEL) && !status)
+		status = -ECANCELED;
+	slot = (uint64_t)d->stream * c->window + (d->seq & (c->window - 1u));
+	r = oms_rob_insert(&c->rob, d->stream, d->seq, slot);
+	if (r < 0) {
+		/* a number already buffered: which one is the requester's
+		 * cannot be told */
+		complete(ag, conn, d, -EEXIST, 0);
+		ag->s.refused++;
+		halt(ag, conn, d->stream);
+		return;
+	}
+	c->pend[slot].d = *d;
+	c->pend[slot].status = status;
+	if (status)
+		stop_at(c, d->stream, d->seq);
+	if (r == 0)
+		ag->s.waited++;
+	run_stream(ag, conn, d->stream);
+}
+
+/* ---- the interface ---- */
+
+int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
+{
+	const struct oms_ad_region *reg;
+	struct oms_ad_desc d;
+	struct ag_conn *c;
+	int status;
+
+	if (!ag || !desc || conn >= OMS_AGENT_MAX_CONNS ||
+	    !ag->conn[conn].used)
+		return -EINVAL;
+	c = &ag->conn[conn];
+	/* itself, plus a window of members released or dropped */
+	if (cpl_free(ag) < (uint32_t)c->window + 1u)
+		return -EAGAIN;
+	ag->s.submitted++;
+	if (oms_ad_decode(desc, &d)) {
+		ag->s.refused++;
+		ag->s.torn++;
+		complete(ag, conn, NULL, -EPROTO, 0);
+		return 0;
+	}
+	c->adc.regions = ag->reg;
+	c->adc.nregions = ag->nreg;
+	if ((ag->a.flags & OMS_AGENT_F_NO_ORDER) && (d.flags & OMS_AD_F_SEQ)) {
+		/* the control ignores numbers: check all but the window */
+		struct oms_ad_desc plain = d;
+
+		plain.flags &= (uint8_t)~OMS_AD_F_SEQ;
+		plain.seq = 0;
+		status = oms_ad_validate(&plain, &c->adc, &reg);
+	} else {
+		status = oms_ad_validate(&d, &c->adc, &reg);
+	}
+	if (status == -EINVAL && d.stream >= c->adc.nstreams) {
+		/* no stream of this connection to stop */
+		ag->s.refused++;
+		complete(ag, conn, &d, status, 0);
+		return 0;
+	}
+	if (status) {
+		ag->s.refused++;
+		if (status == -EACCES)
+			ag->s.key_drops++;
+	}
+	if (d.flags & OMS_AD_F_SEQ) {
+		submit_seq(ag, conn, &d, status);
+		return 0;
+	}
+	if (status)
+		complete(ag, conn, &d, status, 0);
+	else
+		perform(ag, conn, &d);
+	return 0;
+}
+
+int oms_agent_poll(struct oms_agent *ag, struct oms_agent_cpl *cpl,
+		   unsigned int max)
+{
+	unsigned int n = 0;
+	uint64_t cookie;
+
+	if (!ag || (!cpl && max))
+		return -EINVAL;
+	/* responses the hold let go, while there is room for them */
+	while (cpl_free(ag) && oms_hold_pop(&ag->hold, NULL, &cookie) == 1) {
+		struct ag_held *h = &ag->held[cookie];
+
+		if (h->gen == ag->gen[h->conn] && ag->conn[h->conn].used)
+			complete(ag, h->conn, &h->d,
+				 land(ag, h->conn, &h->d, h->buf, h->d.len), 0);
+		free(h->buf);
+		memset(h, 0, sizeof(*h));
+	}
+	while (n < max && ag->cpl_count) {
+		cpl[n++] = ag->cpl[ag->cpl_head];
+		ag->cpl_head = (ag->cpl_head + 1) & (ag->a.max_cpl - 1);
+		ag->cpl_count--;
+	}
+	return (int)n;
+}
+
+int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
+		     uint16_t next)
+{
+	struct ag_conn *c;
+
+	if (!ag || conn >= OMS_AGENT_MAX_CONNS || !ag->conn[conn].used)
+		return -EINVAL;
+	c = &ag->conn[conn];
+	if (stream >= c->adc.nstreams)
+		return -EINVAL;
+	if (cpl_free(ag) < c->window)
+		return -EAGAIN;
+	drop_stream(ag, conn, stream, next);
+	memset(&c->st[stream], 0, sizeof(c->st[stream]));
+	c->st[stream].next = next;
+	return 0;
+}
+
+int oms_agent_next_seq(const struct oms_agent *ag, uint32_t conn,
+		       uint16_t stream)
+{
+	if (!ag || conn >= OMS_AGENT_MAX_CONNS || !ag->conn[conn].used ||
+	    stream >= ag->conn[conn].adc.nstreams)
+		return -EINVAL;
+	return ag->conn[conn].st[stream].next;
+}
+
+int oms_agent_posted(struct oms_agent *ag, uint32_t peer, uint32_t *id)
+{
+	if (!ag || !id || peer >= OMS_AGENT_MAX_PEERS)
+		return -EINVAL;
+	return oms_hold_post(&ag->hold, peer, id);
+}
+
+int oms_agent_posted_ack(struct oms_agent *ag, uint32_t peer, uint32_t id)
+{
+	int r;
+
+	if (!ag || peer >= OMS_AGENT_MAX_PEERS)
+		return -EINVAL;
+	r = oms_hold_ack(&ag->hold, peer, id);
+	return r < 0 ? r : 0;
+}
+
+/* ---- regions and connections ---- */
+
+int oms_agent_region_add(struct oms_agent *ag, void *base, uint64_t len,
+			 uint32_t key, uint32_t access)
+{
+	uint8_t *b;
+
+	/* 8-byte aligned: an atomic's offset is, so its word is too */
+	if (!ag || !base || ((uintptr_t)base & 7) || !len || !access ||
+	    (access & ~OMS_ACCESS_ALL) || (uintptr_t)base > UINTPTR_MAX - len)
+		return -EINVAL;
+	if (find_region(ag, key, &b))
+		return -EEXIST;
+	if (ag->nreg == OMS_AGENT_MAX_REGIONS)
+		return -ENOSPC;
+	ag->reg[ag->nreg] = (struct oms_ad_region){ key, access, len };
+	ag->base[ag->nreg] = base;
+	ag->nreg++;
+	return 0;
+}
+
+int oms_agent_region_remove(struct oms_agent *ag, uint32_t key)
+{
+	if (!ag)
+		return -EINVAL;
+	for (uint32_t i = 0; i < ag->nreg; i++)
+		if (ag->reg[i].key == key) {
+			ag->nreg--;
+			ag->reg[i] = ag->reg[ag->nreg];
+			ag->base[i] = ag->base[ag->nreg];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* @rob: the reorder buffer was set up. */
+static void conn_free(struct ag_conn *c, int rob)
+{
+	if (rob)
+		oms_rob_destroy(&c->rob);
+	free(c->next);
+	free(c->st);
+	free(c->pend);
+	free(c->dropped);
+	memset(c, 0, sizeof(*c));
+}
+
+int oms_agent_conn_open(struct oms_agent *ag,
+			const struct oms_agent_conn_attr *a, uint32_t *id)
+{
+	struct ag_conn *c = NULL;
+	uint32_t i;
+
+	if (!ag || !a || !id || !a->nstreams ||
+	    a->nstreams > OMS_AGENT_MAX_STREAMS || !is_pow2(a->window) ||
+	    a->window > OMS_AD_MAX_WINDOW || a->peer >= OMS_AGENT_MAX_PEERS ||
+	    a->stage_len > OMS_AD_MAX_LEN || (a->stage_slots && !a->stage) ||
+	    (uint64_t)a->stage_slots * a->stage_len > SIZE_MAX / 2)
+		return -EINVAL;
+	for (i = 0; i < OMS_AGENT_MAX_CONNS && !c; i++)
+		if (!ag->conn[i].used)
+			c = &ag->conn[i];
+	if (!c)
+		return -ENOSPC;
+	i--;
+	c->next = calloc(a->nstreams, sizeof(*c->next));
+	c->st = calloc(a->nstreams, sizeof(*c->st));
+	c->pend = calloc((size_t)a->nstreams * a->window, sizeof(*c->pend));
+	c->dropped = calloc(a->window, sizeof(*c->dropped));
+	if (!c->next || !c->st || !c->pend || !c->dropped ||
+	    oms_rob_init(&c->rob, a->nstreams, a->window, NULL, 0)) {
+		conn_free(c, 0);
+		return -ENOMEM;
+	}
+	c->peer = a->peer;
+	c->window = a->window;
+	c->stage = a->stage;
+	c->adc.stage_slots = a->stage_slots;
+	c->adc.stage_len = a->stage_len;
+	c->adc.nstreams = a->nstreams;
+	c->adc.window = a->window;
+	c->adc.next_seq = c->next;
+	c->used = 1;
+	*id = i;
+	return 0;
+}
+
+int oms_agent_conn_close(struct oms_agent *ag, uint32_t id)
+{
+	if (!ag || id >= OMS_AGENT_MAX_CONNS || !ag->conn[id].used)
+		return -EINVAL;
+	conn_free(&ag->conn[id], 1);
+	ag->gen[id]++;
+	return 0;
+}
+
+int oms_agent_create(const struct oms_agent_attr *attr,
+		     const struct oms_agent_ops *ops, struct oms_agent **out)
+{
+	struct oms_hold_config hc = { 0 };
+	struct oms_agent_attr a = { 0 };
+	struct oms_agent *ag;
+
+	if (!ops || !ops->land || !out)
+		return -EINVAL;
+	if (attr)
+		a = *attr;
+	if (!a.max_cpl)
+		a.max_cpl = AG_DEF_CPL;
+	if (!a.max_held)
+		a.max_held = AG_DEF_HELD;
+	if ((a.flags & ~OMS_AGENT_F_ALL) || a.reserved ||
+	    !is_pow2(a.max_cpl) || a.max_cpl < 2 * (OMS_AD_MAX_WINDOW + 1) ||
+	    a.max_held > OMS_HOLD_MAX_HELD)
+		return -EINVAL;
+	ag = calloc(1, sizeof(*ag));
+	if (!ag)
+		return -ENOMEM;
+	ag->a = a;
+	ag->ops = *ops;
+	ag->rng = a.chaos_seed;
+	hc.ndest = OMS_AGENT_MAX_PEERS;
+	hc.window = AG_HOLD_WINDOW;
+	hc.max_held = a.max_held;
+	hc.scope = (a.flags & OMS_AGENT_F_HOLD_GLOBAL) ? OMS_HOLD_GLOBAL :
+							  OMS_HOLD_PER_DEST;
+	ag->held = calloc(a.max_held, sizeof(*ag->held));
+	ag->cpl = calloc(a.max_cpl, sizeof(*ag->cpl));
+	ag->scratch = malloc(OMS_AD_MAX_LEN);
+	ag->perm = calloc(OMS_AD_MAX_LEN / AG_LINE + 1, sizeof(*ag->perm));
+	if (!ag->held || !ag->cpl || !ag->scratch || !ag->perm ||
+	    oms_hold_init(&ag->hold, &hc, NULL, 0)) {
+		free(ag->held);
+		free(ag->cpl);
+		free(ag->scratch);
+		free(ag->perm);
+		free(ag);
+		return -ENOMEM;
+	}
+	*out = ag;
+	return 0;
+}
+
+void oms_agent_destroy(struct oms_agent *ag)
+{
+	if (!ag)
+		return;
+	for (uint32_t i = 0; i < OMS_AGENT_MAX_CONNS; i++)
+		if (ag->conn[i].used)
+			conn_free(&ag->conn[i], 1);
+	for (uint32_t i = 0; i < ag->a.max_held; i++)
+		free(ag->held[i].buf);
+	oms_hold_destroy(&ag->hold);
+	free(ag->held);
+	free(ag->cpl);
+	free(ag->scratch);
+	free(ag->perm);
+	free(ag);
+}
+
+void oms_agent_stats(const struct oms_agent *ag, struct oms_agent_stats *st)
+{
+	if (ag && st)
+		*st = ag->s;
+}
