@@ -5,7 +5,12 @@
  * wrong magic, version or length, flags or reserved bits set, a zero,
  * oversized or wrapping region, unknown access bits, a bad line size or
  * node - is refused with -EPROTO and leaves the output untouched; random
- * bytes never get through unless every field is in range.
+ * bytes never get through unless every field is in range.  Version 3
+ * (the destination agent's blocks, issue 16): version-2 bytes are what
+ * they were; a hello's completion ring and a reply's agent block
+ * round-trip, each field out of range is neither sent nor accepted, a
+ * block the initiator did not ask for is refused; the agent's answer
+ * record refuses a status that is not an errno.
  *
  * A test of internals (INTERNAL_TESTS in the Makefile): it includes
  * lib/ headers to reach what the public API does not show.
@@ -39,7 +44,7 @@ static int decode_edited(const struct oms_vw_region *r, size_t len,
 	oms_vw_region_encode(b, r);
 	if (edit)
 		edit(b);
-	return oms_vw_region_decode(b, len, out);
+	return oms_vw_region_decode(b, len, 0, out);
 }
 
 static void bad_magic(uint8_t *b) { b[0] ^= 1; }
@@ -72,7 +77,7 @@ TEST(region_round_trip)
 	EXPECT_EQ('V', b[3]);
 	EXPECT_EQ(0x00, b[16]);
 	EXPECT_EQ(0x10, b[17]);
-	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), &out));
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), 0, &out));
 	EXPECT_EQ(good.addr, out.addr);
 	EXPECT_EQ(good.len, out.len);
 	EXPECT_EQ(good.rkey, out.rkey);
@@ -102,9 +107,9 @@ TEST(region_short_replies)
 	memset(&out, 0x5a, sizeof(out));
 	for (size_t len = 0; len < OMS_VW_REGION_LEN; len++)
 		EXPECT_EQ(-EPROTO, decode_edited(&good, len, NULL, &out));
-	EXPECT_EQ(-EPROTO, oms_vw_region_decode(NULL, 0, &out));
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(NULL, 0, 0, &out));
 	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, out.addr);
-	EXPECT_EQ(-EINVAL, oms_vw_region_decode(NULL, OMS_VW_REGION_LEN, &out));
+	EXPECT_EQ(-EINVAL, oms_vw_region_decode(NULL, OMS_VW_REGION_LEN, 0, &out));
 	EXPECT_EQ(-EINVAL, decode_edited(&good, OMS_VW_REGION_LEN, NULL, NULL));
 }
 
@@ -222,7 +227,7 @@ TEST(region_random_bytes)
 		for (int f = 0; f < nflip; f++)
 			b[t_rng_below(&r, OMS_VW_REGION_LEN)] ^=
 				(uint8_t)(1u << t_rng_below(&r, 8));
-		if (oms_vw_region_decode(b, len, &out))
+		if (oms_vw_region_decode(b, len, 0, &out))
 			continue;
 		accepted++;
 		if (memcmp(&out, &good, sizeof(out)))
@@ -245,6 +250,208 @@ TEST(region_random_bytes)
 	ASSERT_LT(accepted, trials);
 	TH_LOG("%lu of %lu corrupted replies accepted (fields in range)",
 	       accepted, trials);
+}
+
+/* ---- version 3: the destination agent's blocks ---- */
+
+static const struct oms_vw_hello hello_agent = {
+	.flags = OMS_VW_F_AGENT,
+	.cq = { .addr = 0x7f0000100000ull, .rkey = 0x99, .slots = 256 },
+};
+
+static struct oms_vw_region region_agent(void)
+{
+	struct oms_vw_region r = good;
+
+	r.flags = OMS_VW_F_AGENT;
+	r.agent = (struct oms_vw_agent){
+		.ring_addr = 0x7f0000200000ull, .ring_rkey = 0x51,
+		.ring_slots = 1024, .stage_addr = 0x7f0000300000ull,
+		.stage_rkey = 0x52, .stage_slots = 64, .stage_len = 4096,
+		.nstreams = 8, .window = 256,
+	};
+	return r;
+}
+
+TEST(v2_bytes_unchanged)
+{
+	/* what a version-2 peer got before version 3: the same bytes */
+	static const uint8_t hello_v2[OMS_VW_HELLO_LEN] = {
+		'O', 'M', 'S', 'V', 2, 0, 16, 0,
+	};
+	struct oms_vw_hello h = { 0 };
+	struct oms_vw_region out;
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	memset(b, 0xa5, sizeof(b));
+	ASSERT_EQ(OMS_VW_HELLO_LEN, oms_vw_hello_encode(b, &h));
+	ASSERT_EQ(0, memcmp(b, hello_v2, sizeof(hello_v2)));
+	ASSERT_EQ(OMS_VW_REGION_LEN, oms_vw_region_encode(b, &good));
+	EXPECT_EQ(2, b[4]);
+	EXPECT_EQ(56, b[6]);
+	EXPECT_EQ(0, b[8] | b[9] | b[10] | b[11]);
+	/* a version-2 reply is good whether or not the agent was asked for:
+	 * a listener without one answers so */
+	ASSERT_EQ(0, oms_vw_region_decode(b, OMS_VW_REGION_LEN,
+					  OMS_VW_F_AGENT, &out));
+	EXPECT_EQ(0u, out.flags);
+}
+
+TEST(v3_hello_round_trip_and_refusals)
+{
+	struct oms_vw_hello out, h;
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	memset(b, 0, sizeof(b));
+	ASSERT_EQ(OMS_VW_HELLO_AGENT_LEN, oms_vw_hello_encode(b, &hello_agent));
+	EXPECT_EQ(3, b[4]);
+	EXPECT_EQ(32, b[6]);
+	ASSERT_EQ(0, oms_vw_hello_decode(b, OMS_VW_HELLO_AGENT_LEN, &out));
+	EXPECT_EQ(0, memcmp(&out, &hello_agent, sizeof(out)));
+	for (size_t len = 0; len < OMS_VW_HELLO_AGENT_LEN; len++)
+		EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, len, &out));
+	/* each bad completion ring: the encoder sends nothing, the decoder
+	 * (given the same bytes) refuses */
+	for (int k = 0; k < 6; k++) {
+		uint8_t e[OMS_VW_MAX_LEN];
+
+		h = hello_agent;
+		switch (k) {
+		case 0: h.cq.slots = 100; break;	/* not a power of two */
+		case 1: h.cq.slots = 8; break;		/* too few */
+		case 2: h.cq.slots = 8192; break;	/* too many */
+		case 3: h.cq.addr = 0; break;
+		case 4: h.cq.addr += 8; break;		/* not 16-aligned */
+		case 5: h.cq.addr = UINT64_MAX - 4095; break;	/* wraps */
+		}
+		EXPECT_EQ(0u, oms_vw_hello_encode(e, &h)) TH_LOG("case %d", k);
+		memcpy(e, b, sizeof(e));
+		switch (k) {
+		case 0: case 1: case 2:
+			e[28] = (uint8_t)h.cq.slots;
+			e[29] = (uint8_t)(h.cq.slots >> 8);
+			break;
+		default:
+			for (int i = 0; i < 8; i++)
+				e[16 + i] = (uint8_t)(h.cq.addr >> (8 * i));
+		}
+		memset(&out, 0x5a, sizeof(out));
+		h = out;
+		EXPECT_EQ(-EPROTO, oms_vw_hello_decode(e, sizeof(e), &out))
+			TH_LOG("case %d", k);
+		EXPECT_EQ(0, memcmp(&out, &h, sizeof(out)));
+	}
+	/* version 3 without its flag, version 2 with it, an unknown flag */
+	b[8] = 0;
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	b[8] = 3;
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	oms_vw_hello_encode(b, &(struct oms_vw_hello){ 0 });
+	b[8] = 1;
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+	/* a version-2 hello carries no ring */
+	h = (struct oms_vw_hello){ .cq = { .slots = 16 } };
+	EXPECT_EQ(0u, oms_vw_hello_encode(b, &h));
+	h = (struct oms_vw_hello){ .flags = 2 };
+	EXPECT_EQ(0u, oms_vw_hello_encode(b, &h));
+}
+
+TEST(v3_region_round_trip_only_when_asked)
+{
+	struct oms_vw_region r = region_agent(), out;
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	EXPECT_EQ(3, b[4]);
+	EXPECT_EQ(96, b[6]);
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT, &out));
+	EXPECT_EQ(0, memcmp(&out, &r, sizeof(out)));
+	/* an initiator that did not ask refuses the block */
+	memset(&out, 0, sizeof(out));
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), 0, &out));
+	EXPECT_EQ(0u, out.len);
+	for (size_t len = 0; len < OMS_VW_REGION_AGENT_LEN; len++)
+		EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, len, OMS_VW_F_AGENT,
+							&out));
+	/* a version-2 length under version 3, and the other way round */
+	b[6] = OMS_VW_REGION_LEN;
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT,
+						&out));
+}
+
+TEST(v3_region_each_agent_field_refused)
+{
+	for (int k = 0; k < 14; k++) {
+		struct oms_vw_region r = region_agent(), out, ok;
+		struct oms_vw_agent *a = &r.agent;
+		uint8_t b[OMS_VW_MAX_LEN];
+
+		switch (k) {
+		case 0: a->ring_slots = 12; break;
+		case 1: a->ring_slots = 8; break;
+		case 2: a->ring_addr = 0; break;
+		case 3: a->ring_addr += 32; break;	/* not 64-aligned */
+		case 4: a->ring_addr = UINT64_MAX - 63; break;
+		case 5: a->stage_slots = 0; break;
+		case 6: a->stage_slots = 4097; break;
+		case 7: a->stage_len = 100; break;	/* not a multiple */
+		case 8: a->stage_len = (1u << 20) + 64; break;
+		case 9: a->stage_addr = (UINT64_MAX - 4096ull * 63) & ~63ull;
+			break;					/* wraps */
+		case 10: a->nstreams = 0; break;
+		case 11: a->nstreams = 65; break;
+		case 12: a->window = 3; break;
+		case 13: a->window = 512; break;
+		}
+		EXPECT_EQ(0u, oms_vw_region_encode(b, &r)) TH_LOG("field %d", k);
+		/* the same field forged into good bytes: refused */
+		ok = region_agent();
+		ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &ok));
+		for (int i = 0; i < 8; i++) {
+			b[56 + i] = (uint8_t)(a->ring_addr >> (8 * i));
+			b[72 + i] = (uint8_t)(a->stage_addr >> (8 * i));
+		}
+		for (int i = 0; i < 4; i++) {
+			b[68 + i] = (uint8_t)(a->ring_slots >> (8 * i));
+			b[84 + i] = (uint8_t)(a->stage_slots >> (8 * i));
+			b[88 + i] = (uint8_t)(a->stage_len >> (8 * i));
+		}
+		b[92] = (uint8_t)a->nstreams;
+		b[93] = (uint8_t)(a->nstreams >> 8);
+		b[94] = (uint8_t)a->window;
+		b[95] = (uint8_t)(a->window >> 8);
+		memset(&out, 0x5a, sizeof(out));
+		ok = out;
+		EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b),
+							OMS_VW_F_AGENT, &out))
+			TH_LOG("field %d", k);
+		EXPECT_EQ(0, memcmp(&out, &ok, sizeof(out)));
+	}
+}
+
+TEST(agent_answer_record)
+{
+	struct oms_vw_cpl c = { .tag = 0xabcdef01u, .status = -EACCES,
+				.old = 0x1122334455667788ull }, out;
+	uint8_t b[OMS_VW_CPL_LEN];
+
+	ASSERT_EQ(0, oms_vw_cpl_encode(b, &c));
+	EXPECT_EQ(0x01, b[0]);
+	ASSERT_EQ(0, oms_vw_cpl_decode(b, &out));
+	EXPECT_EQ(c.tag, out.tag);
+	EXPECT_EQ(c.status, out.status);
+	EXPECT_EQ(c.old, out.old);
+	c.status = 1;
+	EXPECT_EQ(-EINVAL, oms_vw_cpl_encode(b, &c));
+	c.status = -4096;
+	EXPECT_EQ(-EINVAL, oms_vw_cpl_encode(b, &c));
+	/* a forged status from the wire */
+	memset(&out, 0, sizeof(out));
+	b[4] = 7;
+	b[5] = b[6] = b[7] = 0;
+	EXPECT_EQ(-EPROTO, oms_vw_cpl_decode(b, &out));
+	EXPECT_EQ(0u, out.tag);
+	EXPECT_EQ(-EINVAL, oms_vw_cpl_decode(NULL, &out));
 }
 
 TEST_HARNESS_MAIN

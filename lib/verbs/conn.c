@@ -239,7 +239,7 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 {
 	struct rdma_conn_param p;
 	struct rdma_cm_event *ev;
-	uint8_t hello[OMS_VW_HELLO_LEN];
+	uint8_t hello[OMS_VW_MAX_LEN];
 	struct oms_vw_hello h = { 0 };
 	uint32_t sq = VB_SQ_DEPTH;
 	int err;
@@ -289,8 +289,10 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	err = expect_event(vc, c->id, RDMA_CM_EVENT_ESTABLISHED, deadline, &ev);
 	if (err)
 		return err;
+	/* an agent block this hello did not ask for is refused */
 	err = oms_vw_region_decode(ev->param.conn.private_data,
-				   ev->param.conn.private_data_len, reg);
+				   ev->param.conn.private_data_len, h.flags,
+				   reg);
 	rdma_ack_cm_event(ev);
 	if (!err && (reg->addr % 8) && (reg->access & OMS_ACCESS_REMOTE_ATOMIC))
 		err = -EPROTO;	/* atomics need 8-byte alignment */

@@ -40,7 +40,8 @@ struct vb_listener {
 	int stop[2];		/* pipe: a byte asks the thread to leave */
 	uint64_t *flush_word;	/* initiators' flushes READ it */
 	struct ibv_mr *flush_mr;
-	uint8_t reply[OMS_VW_REGION_LEN];
+	uint8_t reply[OMS_VW_MAX_LEN];
+	uint8_t reply_len;		/* a version-2 region: no agent yet */
 	struct vb_passive *conns;
 };
 
@@ -89,7 +90,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	}
 	memset(&p, 0, sizeof(p));
 	p.private_data = l->reply;
-	p.private_data_len = sizeof(l->reply);
+	p.private_data_len = l->reply_len;
 	p.responder_resources = vb_rd_atomic(vc->dattr.max_qp_rd_atom);
 	if (ev->param.conn.initiator_depth < p.responder_resources)
 		p.responder_resources = ev->param.conn.initiator_depth;
@@ -260,7 +261,11 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		goto err_free;
 	reg.flush_addr = (uintptr_t)l->flush_word;
 	reg.flush_rkey = l->flush_mr->rkey;
-	oms_vw_region_encode(l->reply, &reg);
+	l->reply_len = (uint8_t)oms_vw_region_encode(l->reply, &reg);
+	if (!l->reply_len) {
+		err = -EINVAL;	/* a region the reply cannot describe */
+		goto err_flush;
+	}
 	l->ch = rdma_create_event_channel();
 	if (!l->ch) {
 		err = vb_errno(-ENODEV);
