@@ -7,7 +7,8 @@
  *
  *   rdma_ops --server [-p PORT] [--bind ADDR]
  *   rdma_ops --client HOST [-p PORT] [--op write,read] [-s SIZES | -a]
- *            [--threads LIST] [-q QPS] [--batch N] [-D SEC] [--json]
+ *            [--threads LIST] [-q QPS] [--batch N] [--stream] [-D SEC]
+ *            [--json]
  *   rdma_ops --local [client options] [--scale N]
  *
  * The server registers one 1 MiB region for remote reads and writes and
@@ -15,7 +16,10 @@
  * cell, --threads threads, each with its own context and --qps
  * connections; a thread keeps --batch operations outstanding in rounds
  * (issue the batch spread over its connections round-robin, oms_quiet,
- * again) on distinct size-aligned offsets of the region.  --local runs
+ * again) on distinct size-aligned offsets of the region.  With --stream a
+ * thread keeps --batch operations in flight all the time instead, as
+ * perftest keeps its send queue full: it issues whenever oms_progress()
+ * says fewer are outstanding, and quiets once at the end of the cell.  --local runs
  * both in one process on the emulated device, in wall time: the device's
  * latency model (--scale) times reads only, so a write's figure in model
  * time would be bounded by nothing.  On the emulated device the figures
@@ -27,6 +31,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +59,7 @@ struct opts {
 	uint32_t thr[MAX_LIST], nthr;
 	uint32_t qps, batch, scale, timeout_ms, backend;
 	double duration;
-	int server, local, sweep;
+	int server, local, sweep, stream;
 };
 
 static const char *const op_names[] = { "write", "read", NULL };
@@ -100,6 +105,10 @@ static const struct ba_opt opts[] = {
 	{ 0, "batch", NULL, BA_UINT, "N",
 	  "operations outstanding per thread (one quiet per batch)",
 	  &args.batch, .min = 1, .max = 4096 },
+	{ 0, "stream", NULL, BA_FLAG, NULL,
+	  "keep --batch operations in flight all the time (perftest's "
+	  "full send queue) instead of a quiet per batch", &args.stream,
+	  .group = 0 },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "seconds per cell",
 	  &args.duration, .dmin = 0.05, .dmax = 3600 },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
@@ -251,6 +260,7 @@ static void *worker_main(void *arg)
 	uint32_t slots = REGION / c->size;
 	uint8_t *buf = NULL;
 	uint64_t next = (uint64_t)w->id * o->batch;
+	unsigned idle = 0;
 	int err = ctx_make(o, 0, 0, &ctx);
 
 	for (uint32_t i = 0; !err && i < o->qps; i++)
@@ -278,22 +288,45 @@ static void *worker_main(void *arg)
 		usleep(200);
 	w->t0 = bu_now_ns();
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		for (uint32_t i = 0; i < o->batch && !err; i++) {
+		/* rounds: a batch, then quiet; streaming: top up to a batch
+		 * in flight whenever progress says fewer are outstanding */
+		int room = (int)o->batch;
+
+		if (o->stream) {
+			room = oms_progress(ctx);
+			if (room < 0) {
+				err = room;
+				break;
+			}
+			room = (int)o->batch - room;
+			/* as oms_quiet() waits: spin a little, then let the
+			 * device (a thread of the emulator, rxe's in a guest)
+			 * have the CPU */
+			if (room <= 0 && ++idle > 4)
+				sched_yield();
+			if (room > 0)
+				idle = 0;
+		}
+		for (int i = 0; i < room && !err; i++) {
+			uint32_t k = (uint32_t)(next % o->batch);
 			uint64_t off = (next++ % slots) * c->size;
-			uint8_t *b = buf + (size_t)i * c->size;
-			const struct oms_rmr *r = &rmr[i % o->qps];
+			uint8_t *b = buf + (size_t)k * c->size;
+			const struct oms_rmr *r = &rmr[k % o->qps];
 
 			err = c->op == OP_WRITE ?
 			      oms_put(ctx, r, off, b, c->size, OMS_STORE_WEAK) :
 			      oms_get(ctx, b, r, off, c->size, OMS_READ_RELAXED);
+			if (!err)
+				w->ops++;
 		}
-		if (!err)
+		if (!err && !o->stream)
 			err = oms_quiet(ctx);
-		if (!err) {
-			w->ops += o->batch;
+		if (!err && room > 0)
 			w->rounds++;
-		}
 	}
+	/* what is still in flight is counted: it completes inside the cell */
+	if (!err && o->stream)
+		err = oms_quiet(ctx);
 	w->t1 = bu_now_ns();
 	if (err)
 		__atomic_compare_exchange_n(&c->err, &(int){ 0 }, err, 0,
@@ -371,9 +404,10 @@ static int run_clients(const struct opts *o, const char *host)
 	ba_set_backend(&ba, backend);
 	if (!ba.json) {
 		printf("Remote operations through liboms (seed 004 Fig 3): "
-		       "backend %s, %s; %u QPs per thread, batch %u, %.1f s "
+		       "backend %s, %s; %u QPs per thread, %s %u, %.1f s "
 		       "per cell\n", backend, model ? "model time" :
-		       "wall time", o->qps, o->batch, o->duration);
+		       "wall time", o->qps, o->stream ? "in flight" : "batch",
+		       o->batch, o->duration);
 		bu_rule();
 		printf(" %-7s %-6s %7s %4s %10s %9s %10s\n", "#bytes", "op",
 		       "threads", "QPs", "M ops/s", "Gb/s", "us/round");
@@ -401,11 +435,14 @@ static int run_clients(const struct opts *o, const char *host)
 				}
 				ba_json(&ba, "\"op\":\"%s\",\"size\":%u,"
 					"\"threads\":%u,\"qps\":%u,"
-					"\"batch\":%u,\"mops\":%.6g,"
+					"\"batch\":%u,\"stream\":%s,"
+					"\"mops\":%.6g,"
 					"\"gbps\":%.6g,\"round_us\":%.6g,"
 					"\"time\":\"%s\",\"duration_s\":%.2f",
 					op_names[op], c.size, c.threads,
-					o->qps, o->batch, r.mops, r.gbps,
+					o->qps, o->batch,
+					o->stream ? "true" : "false",
+					r.mops, r.gbps,
 					r.round_us, model ? "model" : "wall",
 					o->duration);
 				if (!ba.json)

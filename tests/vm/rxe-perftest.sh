@@ -3,10 +3,12 @@
 # peer).
 # Guest a serves: perftest's ib_write_bw / ib_read_bw servers one cell after
 # another, and one bench/rdma_ops server throughout.  Guest b measures each
-# (op, size) cell twice, back to back: perftest, then liboms (rdma_ops: weak
-# puts or relaxed gets), with the same size, one QP, one thread and the
-# same depth (perftest's tx depth = rdma_ops --batch), and prints both and
-# their ratio.  TAP says whether each cell produced numbers; speed is not
+# (op, size) cell three times, back to back: perftest, then liboms
+# (rdma_ops: weak puts or relaxed gets) in rounds of a batch and a quiet,
+# then liboms streaming (--stream: the depth in flight all the time, as
+# perftest keeps its send queue full), with the same size, one QP, one
+# thread and the same depth (perftest's tx depth = rdma_ops --batch), and
+# prints the three and the two ratios.  TAP says whether each cell produced numbers; speed is not
 # a pass criterion.  Each cell's figures also go out as one JSON line
 # ("# perf-json {...}") for make perftest-compare to collect.
 perf_sizes=${OMS_PERF_SIZES:-64 128 256 512 1024 2048 4096}
@@ -49,7 +51,8 @@ perf_client() {
 	wait_file "$shared/perf-up" 900 ||
 		echo "# perftest: the server side never said it was up"
 	echo "# perftest vs liboms on rxe, 1 QP, 1 thread, depth $perf_depth, $perf_dur s per cell"
-	echo "# op     bytes  perftest Gb/s   Mpps   liboms Gb/s   Mops   liboms/perftest"
+	echo "# liboms in rounds (a batch, then quiet: the API's usual loop) and streaming (--stream: a depth in flight all the time, as perftest)"
+	echo "# op     bytes  perftest Gb/s   Mpps   rounds Mops  stream Mops  rounds/perftest  stream/perftest"
 	for op in write read; do
 		for s in $perf_sizes; do
 			i=0
@@ -60,29 +63,47 @@ perf_client() {
 				sleep 1
 			done
 			pt=$(pt_row /run/pt.out "$s")
-			lo=$("$bdir/bench/rdma_ops" --client "$peer" -p $perf_port \
-				--op "$op" -s "$s" --threads 1 -q 1 --batch $perf_depth \
-				-D "$perf_dur" --timeout-ms 20000 --json 2>/run/lo.err |
-				grep '^{' | head -n 1)
+			: >/run/lo.err
+			lo=$(liboms_cell "$op" "$s")
+			ls=$(liboms_cell "$op" "$s" --stream)
 			pg=${pt% *}
 			pm=${pt#* }
 			lg=$(json_field "$lo" gbps)
 			lm=$(json_field "$lo" mops)
+			sm=$(json_field "$ls" mops)
 			# by message rates: perftest prints Gb/s with two
 			# decimals only, its message rate with six
-			ratio=$(awk -v a="${lm:-0}" -v b="${pm:-0}" \
-				'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }')
-			printf '# %-6s %6s %14s %6s %13s %6s   %s\n' "$op" "$s" \
-				"${pg:-?}" "${pm:-?}" "${lg:-?}" "${lm:-?}" "$ratio"
-			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$( [ "$ratio" = "?" ] && echo null || echo "$ratio")}"
-			[ -n "$pt" ] && [ -n "$lg" ]
+			ratio=$(rate_ratio "$lm" "$pm")
+			sratio=$(rate_ratio "$sm" "$pm")
+			printf '# %-6s %6s %14s %6s %12s %12s %16s %16s\n' "$op" "$s" \
+				"${pg:-?}" "${pm:-?}" "${lm:-?}" "${sm:-?}" "$ratio" "$sratio"
+			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$(json_num "$ratio"),\"liboms_stream_mops\":${sm:-null},\"ratio_stream\":$(json_num "$sratio")}"
+			[ -n "$pt" ] && [ -n "$lg" ] && [ -n "$sm" ]
 			rc=$?
 			[ $rc -eq 0 ] || { tail -n 3 /run/pt.out; tail -n 3 /run/lo.err; } |
 				sed "s/^/# $op $s: /"
-			tap $rc "perftest ib_${op}_bw and liboms rdma_ops --op $op, $s B: both measured (liboms/perftest $ratio)"
+			tap $rc "perftest ib_${op}_bw and liboms rdma_ops --op $op, $s B: both measured (liboms/perftest rounds $ratio, streaming $sratio)"
 		done
 	done
 	touch "$shared/perf-done"
+}
+
+# liboms's figure for one cell, a JSON line: liboms_cell OP SIZE [--stream]
+liboms_cell() {
+	"$bdir/bench/rdma_ops" --client "$peer" -p $perf_port --op "$1" \
+		-s "$2" --threads 1 -q 1 --batch $perf_depth $3 \
+		-D "$perf_dur" --timeout-ms 20000 --json 2>>/run/lo.err |
+		grep '^{' | head -n 1
+}
+
+# a / b with two decimals, or ? when b is not a positive number
+rate_ratio() {
+	awk -v a="${1:-0}" -v b="${2:-0}" \
+		'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'
+}
+
+json_num() {
+	[ "$1" = "?" ] && echo null || echo "$1"
 }
 
 # One field of a one-line JSON object: json_field LINE KEY
