@@ -634,6 +634,29 @@ TEST(L23_control_no_order_answers_at_once)
 	on_agent(_metadata, OMS_AGENT_F_NO_ORDER, l23_program, NULL);
 }
 
+/* An answer the hold let go and one that could leave at once: they leave
+ * in the order they were handed in. */
+TEST(L23_class2_answers_leave_in_order_across_a_release)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	struct oms_ad_desc g1 = get_of(0, 8, OMS_AD_F_RESP_ORDERED, 64, 1);
+	struct oms_ad_desc g2 = get_of(0, 8, OMS_AD_F_RESP_ORDERED, 128, 2);
+	struct oms_agent_cpl cpl[4];
+	uint32_t c, id;
+
+	ASSERT_NE(NULL, ag);
+	ASSERT_EQ(0, conn_new(ag, &m, 1, 16, &c));
+	ASSERT_EQ(0, oms_agent_posted(ag, 1, &id));
+	ASSERT_EQ(0, submit(ag, c, &g1));		/* held */
+	ASSERT_EQ(0, oms_agent_posted_ack(ag, 1, id));	/* let go */
+	ASSERT_EQ(0, submit(ag, c, &g2));		/* nothing unacked */
+	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(1u, cpl[0].tag);
+	ASSERT_EQ(2u, cpl[1].tag);
+	oms_agent_destroy(ag);
+}
+
 static void l24_scope(struct __test_metadata *_metadata, uint32_t flags,
 		      int held)
 {
@@ -863,6 +886,59 @@ TEST(conn_close_drops_members_and_held_responses)
 	ASSERT_EQ(0, m.land[64]);
 	ASSERT_EQ(0, word(region, 8));
 	ASSERT_EQ(0, oms_agent_next_seq(ag, c2, 0));
+	oms_agent_destroy(ag);
+}
+
+TEST(conn_close_drops_its_queued_completions)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	struct oms_ad_desc nop = {
+		.op = OMS_AD_NOP, .flags = OMS_AD_F_SEQ, .tag = 0xdead,
+	};
+	struct oms_ad_desc p = put8(&m, 0, 0, 1, 0, 0);
+	struct oms_agent_cpl cpl[4];
+	uint32_t a, b, a2;
+
+	ASSERT_NE(NULL, ag);
+	ASSERT_EQ(0, conn_new(ag, &m, 1, 16, &a));
+	ASSERT_EQ(0, conn_new(ag, &m, 2, 16, &b));
+	ASSERT_EQ(0, submit(ag, a, &nop));
+	ASSERT_EQ(0, submit(ag, b, &p));
+	ASSERT_EQ(0, submit(ag, a, &(struct oms_ad_desc){
+		.op = OMS_AD_NOP, .flags = OMS_AD_F_SEQ, .seq = 1,
+		.tag = 0xbeef }));
+	ASSERT_EQ(0, oms_agent_conn_close(ag, a));
+	ASSERT_EQ(0, conn_new(ag, &m, 3, 16, &a2));
+	ASSERT_EQ(a, a2);			/* the id is given again */
+	/* nothing of the old requester reaches the new one */
+	ASSERT_EQ(1, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(b, cpl[0].conn);
+	ASSERT_EQ(1000u, cpl[0].tag);
+	oms_agent_destroy(ag);
+}
+
+TEST(L37_refused_member_that_waited_keeps_its_error)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	struct oms_ad_desc bad = put8(&m, 0, 0, 1, 1, 1);
+	struct oms_ad_desc ok2 = put8(&m, 1, 8, 2, 1, 2);
+	struct oms_agent_cpl cpl[4];
+	uint32_t c;
+
+	ASSERT_NE(NULL, ag);
+	ASSERT_EQ(0, conn_new(ag, &m, 1, 16, &c));
+	bad.key = 0xbad;
+	ASSERT_EQ(0, submit(ag, c, &ok2));	/* both wait for number 0 */
+	ASSERT_EQ(0, submit(ag, c, &bad));
+	ASSERT_EQ(0, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, 0));
+	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(-EACCES, cpl[0].status);	/* number 1: its own error */
+	ASSERT_EQ(-ECANCELED, cpl[1].status);	/* number 2 */
+	ASSERT_EQ(0, word(region, 0));
+	ASSERT_EQ(0, word(region, 8));
 	oms_agent_destroy(ag);
 }
 

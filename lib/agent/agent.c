@@ -19,6 +19,7 @@
 #define AG_DEF_CPL	4096u
 #define AG_DEF_HELD	1024u
 #define AG_HOLD_WINDOW	4096u	/* unacked posted writes per node */
+#define AG_HELD_BYTES	(64ull << 20)	/* held answers' bytes at most */
 
 /* A buffered stream member: the descriptor and, if it was refused, why. */
 struct ag_pend {
@@ -46,12 +47,11 @@ struct ag_conn {
 	const uint8_t *stage;
 };
 
-/* A class-2 get whose response the hold keeps. */
+/* A class-2 get whose answer the hold keeps, or that waits its turn. */
 struct ag_held {
 	struct oms_ad_desc d;
 	uint32_t conn, gen;
 	uint8_t *buf;
-	int used;
 };
 
 struct oms_agent {
@@ -64,6 +64,18 @@ struct oms_agent {
 	uint32_t gen[OMS_AGENT_MAX_CONNS];	/* bumped at close */
 	struct oms_hold hold;
 	struct ag_held *held;			/* [max_held] */
+	uint32_t *held_free;			/* stack of free slots */
+	uint32_t nfree_held;
+	uint64_t held_bytes;			/* their buffers */
+	/*
+	 * Answers the hold let go, in the order it let them go, waiting for
+	 * room in the completion ring; a class-2 answer that could leave at
+	 * once waits behind them, so that class-2 answers leave in the
+	 * order they were handed in (oms_hold's rule, kept across the
+	 * agent's own queue).
+	 */
+	uint32_t *ready;			/* ring of max_held slots */
+	uint32_t ready_head, ready_count;
 	struct oms_agent_cpl *cpl;		/* ring of max_cpl */
 	uint32_t cpl_head, cpl_count;
 	uint8_t *scratch;			/* a get's bytes */
@@ -108,7 +120,7 @@ static void complete(struct oms_agent *ag, uint32_t conn,
 
 /* ---- performing ---- */
 
-/* Bytes from @off to the end of its 64-byte line of @addr, at most @left. */
+/* Bytes from @addr to the end of its 64-byte line, at most @left. */
 static uint32_t line_part(uintptr_t addr, uint32_t left)
 {
 	uint32_t n = AG_LINE - (uint32_t)(addr & (AG_LINE - 1));
@@ -211,8 +223,32 @@ static int land(struct oms_agent *ag, uint32_t conn,
 	return r;
 }
 
+static void held_put(struct oms_agent *ag, uint32_t slot)
+{
+	struct ag_held *h = &ag->held[slot];
+
+	ag->held_bytes -= h->d.len;
+	free(h->buf);
+	memset(h, 0, sizeof(*h));
+	ag->held_free[ag->nfree_held++] = slot;
+}
+
+/* Move what the hold let go to the ready queue, in its order. */
+static void take_released(struct oms_agent *ag)
+{
+	uint64_t cookie;
+
+	while (oms_hold_pop(&ag->hold, NULL, &cookie) == 1) {
+		uint32_t at = (ag->ready_head + ag->ready_count) %
+			      ag->a.max_held;
+
+		ag->ready[at] = (uint32_t)cookie;
+		ag->ready_count++;
+	}
+}
+
 /* A get: read now; answer now, or hold the answer (class 2).  Returns
- * the status it completed with (0 when held). */
+ * the status it completed with (0 when held or queued). */
 static int perform_get(struct oms_agent *ag, uint32_t conn, uint8_t *src,
 		       const struct oms_ad_desc *d)
 {
@@ -222,41 +258,45 @@ static int perform_get(struct oms_agent *ag, uint32_t conn, uint8_t *src,
 	int r;
 
 	if (ordered && (d->flags & OMS_AD_F_RESP_ORDERED)) {
-		for (slot = 0; slot < ag->a.max_held && ag->held[slot].used;)
-			slot++;
-		buf = slot < ag->a.max_held ? malloc(d->len) : NULL;
+		/* a requester may not pin more than the cap in held answers */
+		buf = ag->nfree_held && d->len <= AG_HELD_BYTES - ag->held_bytes ?
+		      malloc(d->len) : NULL;
 		if (!buf) {
 			complete(ag, conn, d, -ENOBUFS, 0);
 			return -ENOBUFS;
 		}
+		slot = ag->held_free[--ag->nfree_held];
+		ag->held[slot] = (struct ag_held){ .d = *d, .conn = conn,
+			.gen = ag->gen[conn], .buf = buf };
+		ag->held_bytes += d->len;
 	}
 	if (ordered && (d->flags & OMS_AD_F_ACQUIRE))
 		copy_lines(buf, src, d->len, 0);
 	else
 		get_lines_relaxed(ag, buf, src, d->len);
 	if (buf != ag->scratch) {
-		struct ag_held *h = &ag->held[slot];
-
 		r = oms_hold_send(&ag->hold, ag->conn[conn].peer,
 				  OMS_HOLD_CLASS2, slot);
 		if (r == OMS_HOLD_HELD) {
-			h->d = *d;
-			h->conn = conn;
-			h->gen = ag->gen[conn];
-			h->buf = buf;
-			h->used = 1;
 			ag->s.held++;
 			return 0;
 		}
 		if (r != OMS_HOLD_SEND) {
-			free(buf);
+			held_put(ag, slot);
 			complete(ag, conn, d, -ENOBUFS, 0);
 			return -ENOBUFS;
+		}
+		if (ag->ready_count) {
+			/* answers let go earlier leave first */
+			ag->ready[(ag->ready_head + ag->ready_count) %
+				  ag->a.max_held] = slot;
+			ag->ready_count++;
+			return 0;
 		}
 	}
 	r = land(ag, conn, d, buf, d->len);
 	if (buf != ag->scratch)
-		free(buf);
+		held_put(ag, slot);
 	complete(ag, conn, d, r, 0);
 	return r;
 }
@@ -271,8 +311,8 @@ static int perform(struct oms_agent *ag, uint32_t conn,
 	uint64_t old = 0, *word;
 	int r = 0;
 
-	ag->s.performed++;
 	if (d->op == OMS_AD_NOP) {
+		ag->s.performed++;
 		complete(ag, conn, d, 0, 0);
 		return 0;
 	}
@@ -280,13 +320,17 @@ static int perform(struct oms_agent *ag, uint32_t conn,
 	 * region revoked, or another one served under the same key */
 	reg = find_region(ag, d->key, &base);
 	if (!reg || !(reg->access & right_of(d->op))) {
+		ag->s.refused++;
+		ag->s.key_drops++;
 		complete(ag, conn, d, -EACCES, 0);
 		return -EACCES;
 	}
 	if (d->off > reg->len || d->len > reg->len - d->off) {
+		ag->s.refused++;
 		complete(ag, conn, d, -ERANGE, 0);
 		return -ERANGE;
 	}
+	ag->s.performed++;
 	at = base + d->off;
 	switch (d->op) {
 	case OMS_AD_PUT:
@@ -321,8 +365,13 @@ static void drop_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 	struct ag_conn *c = &ag->conn[conn];
 	int n = oms_rob_resync(&c->rob, stream, next, c->dropped, c->window);
 
-	for (int i = 0; i < n; i++)
-		complete(ag, conn, &c->pend[c->dropped[i]].d, -ECANCELED, 0);
+	/* a refused member that was waiting keeps its own error */
+	for (int i = 0; i < n; i++) {
+		const struct ag_pend *p = &c->pend[c->dropped[i]];
+
+		complete(ag, conn, &p->d, p->status ? p->status : -ECANCELED,
+			 0);
+	}
 	c->st[stream].next = next;
 	c->next[stream] = next;
 }
@@ -418,8 +467,9 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 	if (r < 0) {
 		/* a number already buffered: which one is the requester's
 		 * cannot be told */
-		complete(ag, conn, d, -EEXIST, 0);
-		ag->s.refused++;
+		complete(ag, conn, d, status ? status : -EEXIST, 0);
+		if (!status)
+			ag->s.refused++;
 		halt(ag, conn, d->stream);
 		return;
 	}
@@ -493,19 +543,21 @@ int oms_agent_poll(struct oms_agent *ag, struct oms_agent_cpl *cpl,
 		   unsigned int max)
 {
 	unsigned int n = 0;
-	uint64_t cookie;
 
 	if (!ag || (!cpl && max))
 		return -EINVAL;
-	/* responses the hold let go, while there is room for them */
-	while (cpl_free(ag) && oms_hold_pop(&ag->hold, NULL, &cookie) == 1) {
-		struct ag_held *h = &ag->held[cookie];
+	/* answers the hold let go, in order, while there is room */
+	take_released(ag);
+	while (cpl_free(ag) && ag->ready_count) {
+		uint32_t slot = ag->ready[ag->ready_head];
+		struct ag_held *h = &ag->held[slot];
 
+		ag->ready_head = (ag->ready_head + 1) % ag->a.max_held;
+		ag->ready_count--;
 		if (h->gen == ag->gen[h->conn] && ag->conn[h->conn].used)
 			complete(ag, h->conn, &h->d,
 				 land(ag, h->conn, &h->d, h->buf, h->d.len), 0);
-		free(h->buf);
-		memset(h, 0, sizeof(*h));
+		held_put(ag, slot);
 	}
 	while (n < max && ag->cpl_count) {
 		cpl[n++] = ag->cpl[ag->cpl_head];
@@ -556,6 +608,8 @@ int oms_agent_posted_ack(struct oms_agent *ag, uint32_t peer, uint32_t id)
 	if (!ag || peer >= OMS_AGENT_MAX_PEERS)
 		return -EINVAL;
 	r = oms_hold_ack(&ag->hold, peer, id);
+	/* in line now: a class-2 answer performed later waits behind */
+	take_released(ag);
 	return r < 0 ? r : 0;
 }
 
@@ -568,7 +622,8 @@ int oms_agent_region_add(struct oms_agent *ag, void *base, uint64_t len,
 
 	/* 8-byte aligned: an atomic's offset is, so its word is too */
 	if (!ag || !base || ((uintptr_t)base & 7) || !len || !access ||
-	    (access & ~OMS_ACCESS_ALL) || (uintptr_t)base > UINTPTR_MAX - len)
+	    (access & ~OMS_ACCESS_ALL) ||
+	    len > (uint64_t)(UINTPTR_MAX - (uintptr_t)base))
 		return -EINVAL;
 	if (find_region(ag, key, &b))
 		return -EEXIST;
@@ -652,6 +707,18 @@ int oms_agent_conn_close(struct oms_agent *ag, uint32_t id)
 		return -EINVAL;
 	conn_free(&ag->conn[id], 1);
 	ag->gen[id]++;
+	/* its completions not yet polled go too: the id may be given to
+	 * the next requester at once */
+	for (uint32_t i = 0, kept = 0, n = ag->cpl_count; i < n; i++) {
+		uint32_t mask = ag->a.max_cpl - 1;
+		const struct oms_agent_cpl *c = &ag->cpl[(ag->cpl_head + i) &
+							 mask];
+
+		if (c->conn != id)
+			ag->cpl[(ag->cpl_head + kept++) & mask] = *c;
+		else
+			ag->cpl_count--;
+	}
 	return 0;
 }
 
@@ -686,18 +753,26 @@ int oms_agent_create(const struct oms_agent_attr *attr,
 	hc.scope = (a.flags & OMS_AGENT_F_HOLD_GLOBAL) ? OMS_HOLD_GLOBAL :
 							  OMS_HOLD_PER_DEST;
 	ag->held = calloc(a.max_held, sizeof(*ag->held));
+	ag->held_free = calloc(a.max_held, sizeof(*ag->held_free));
+	ag->ready = calloc(a.max_held, sizeof(*ag->ready));
 	ag->cpl = calloc(a.max_cpl, sizeof(*ag->cpl));
 	ag->scratch = malloc(OMS_AD_MAX_LEN);
 	ag->perm = calloc(OMS_AD_MAX_LEN / AG_LINE + 1, sizeof(*ag->perm));
-	if (!ag->held || !ag->cpl || !ag->scratch || !ag->perm ||
+	if (!ag->held || !ag->held_free || !ag->ready || !ag->cpl ||
+	    !ag->scratch || !ag->perm ||
 	    oms_hold_init(&ag->hold, &hc, NULL, 0)) {
 		free(ag->held);
+		free(ag->held_free);
+		free(ag->ready);
 		free(ag->cpl);
 		free(ag->scratch);
 		free(ag->perm);
 		free(ag);
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < a.max_held; i++)
+		ag->held_free[i] = a.max_held - 1 - i;
+	ag->nfree_held = a.max_held;
 	*out = ag;
 	return 0;
 }
@@ -713,6 +788,8 @@ void oms_agent_destroy(struct oms_agent *ag)
 		free(ag->held[i].buf);
 	oms_hold_destroy(&ag->hold);
 	free(ag->held);
+	free(ag->held_free);
+	free(ag->ready);
 	free(ag->cpl);
 	free(ag->scratch);
 	free(ag->perm);

@@ -29,7 +29,8 @@
  *   - a class-2 get (OMS_AD_F_RESP_ORDERED) is read when performed, but its
  *     response is held (engine/hold.h, seed 002) while posted writes that
  *     the owner issued to the reader's node before it are unacknowledged
- *     (L23-L25).  The transport reports those writes with
+ *     (L23-L25); class-2 answers leave in the order they were handed in,
+ *     one the hold let go before a later one that could leave at once.  The transport reports those writes with
  *     oms_agent_posted() and their acks with oms_agent_posted_ack().
  * The agent performs one operation at a time, so the RLSQ's pipelining
  * (RC-opt's speculation) has nothing to hide here: an acquire get is the
@@ -45,7 +46,10 @@
  * order; it and every later member complete with -ECANCELED (it with its
  * own error), as on the emulated device.  A number outside the window or a
  * duplicate cannot be placed, so it stops the stream where it stands
- * (nothing buffered is performed).  A NOP with OMS_AD_F_CANCEL stands for
+ * (nothing buffered is performed, not even members below an earlier stop
+ * point: only a requester that ignores its credit or forges numbers gets
+ * there).  A refused member that was still waiting when its stream was
+ * dropped (a resume, an earlier stop) completes with its own error.  A NOP with OMS_AD_F_CANCEL stands for
  * an op the requester's orderer cancelled: the stream stops at it.  So
  * does a member that fails when performed (its region revoked while it
  * waited, or its answer that could not land: the requester sees it
@@ -97,7 +101,8 @@ struct oms_agent_attr {
 				 * two >= 2 * (OMS_AD_MAX_WINDOW + 1); 0:
 				 * 4096 */
 	uint32_t max_held;	/* class-2 responses held at once, 1..65536;
-				 * 0: 1024 (one more completes -ENOBUFS) */
+				 * 0: 1024 (one more, or one past 64 MiB of
+				 * held bytes, completes -ENOBUFS) */
 	uint32_t reserved;	/* 0 */
 	uint64_t chaos_seed;	/* relaxed gets read their lines in an order
 				 * drawn from it; 0: address order */
@@ -160,7 +165,9 @@ int oms_agent_region_remove(struct oms_agent *ag, uint32_t key);
 int oms_agent_conn_open(struct oms_agent *ag,
 			const struct oms_agent_conn_attr *attr, uint32_t *id);
 /* The requester is gone: its buffered members are dropped without
- * completions, and its held responses are never landed.  0, -EINVAL. */
+ * completions, its completions not yet polled are dropped, and its held
+ * responses are never landed; the id may be given again at once.  0,
+ * -EINVAL. */
 int oms_agent_conn_close(struct oms_agent *ag, uint32_t id);
 
 /*
