@@ -295,4 +295,30 @@ TEST(validate_each_refusal)
 	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, &c, NULL));
 }
 
+TEST(answer_record)
+{
+	struct oms_ad_answer a = { .tag = 0xabcdef01u, .status = -EACCES,
+				   .old = 0x1122334455667788ull }, out;
+	uint8_t b[OMS_AD_ANSWER_LEN];
+
+	ASSERT_EQ(0, oms_ad_answer_encode(b, &a));
+	EXPECT_EQ(0x01, b[0]);
+	EXPECT_EQ(0x88, b[8]);
+	ASSERT_EQ(0, oms_ad_answer_decode(b, &out));
+	EXPECT_EQ(a.tag, out.tag);
+	EXPECT_EQ(a.status, out.status);
+	EXPECT_EQ(a.old, out.old);
+	a.status = 1;
+	EXPECT_EQ(-EINVAL, oms_ad_answer_encode(b, &a));
+	a.status = -4096;
+	EXPECT_EQ(-EINVAL, oms_ad_answer_encode(b, &a));
+	/* a status that is not an errno, off the wire: output untouched */
+	memset(&out, 0, sizeof(out));
+	b[4] = 7;
+	b[5] = b[6] = b[7] = 0;
+	EXPECT_EQ(-EPROTO, oms_ad_answer_decode(b, &out));
+	EXPECT_EQ(0u, out.tag);
+	EXPECT_EQ(-EINVAL, oms_ad_answer_decode(NULL, &out));
+}
+
 TEST_HARNESS_MAIN

@@ -178,3 +178,36 @@ int oms_ad_validate(const struct oms_ad_desc *d, const struct oms_ad_conn *c,
 		*reg = r;
 	return 0;
 }
+
+static int answer_status_ok(int32_t s)
+{
+	return s <= 0 && s >= -4095;
+}
+
+int oms_ad_answer_encode(void *out, const struct oms_ad_answer *a)
+{
+	uint8_t *p = out;
+
+	if (!p || !a || !answer_status_ok(a->status))
+		return -EINVAL;
+	le_put32(p, a->tag);
+	le_put32(p + 4, (uint32_t)a->status);
+	le_put64(p + 8, a->old);
+	return 0;
+}
+
+int oms_ad_answer_decode(const void *in, struct oms_ad_answer *a)
+{
+	const uint8_t *p = in;
+	struct oms_ad_answer r;
+
+	if (!p || !a)
+		return -EINVAL;
+	r.tag = le_get32(p);
+	r.status = (int32_t)le_get32(p + 4);
+	r.old = le_get64(p + 8);
+	if (!answer_status_ok(r.status))
+		return -EPROTO;
+	*a = r;
+	return 0;
+}

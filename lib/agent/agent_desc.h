@@ -84,6 +84,27 @@ int oms_ad_encode(void *out, const struct oms_ad_desc *d);
  */
 int oms_ad_decode(const void *in, struct oms_ad_desc *d);
 
+/*
+ * The agent's answer to one descriptor, which it writes into the
+ * requester's completion ring; 16 bytes, little-endian:
+ *
+ *   0  tag     u32  the descriptor's (0: a descriptor that did not decode)
+ *   4  status  s32  0 or -errno (-4095..-1)
+ *   8  old     u64  atomics: the value before; else 0
+ */
+#define OMS_AD_ANSWER_LEN	16u
+
+struct oms_ad_answer {
+	uint32_t tag;
+	int32_t status;
+	uint64_t old;
+};
+
+/* Encode (-EINVAL for a status that is not 0 or an errno) and decode
+ * (-EPROTO for the same, read off the wire; -EINVAL for NULL). */
+int oms_ad_answer_encode(void *out, const struct oms_ad_answer *a);
+int oms_ad_answer_decode(const void *in, struct oms_ad_answer *a);
+
 /* A region the listener serves: its key, rights (OMS_ACCESS_*), bytes. */
 struct oms_ad_region {
 	uint32_t key;

@@ -68,7 +68,7 @@ static int hello_ok(const struct oms_vw_hello *h)
 	if (!(h->flags & OMS_VW_F_AGENT))
 		return !h->cq.addr && !h->cq.rkey && !h->cq.slots;
 	return pow2_in(h->cq.slots, 16, 4096) &&
-	       block_ok(h->cq.addr, h->cq.slots, OMS_VW_CPL_LEN, 16);
+	       block_ok(h->cq.addr, h->cq.slots, OMS_AD_ANSWER_LEN, 16);
 }
 
 size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h)
@@ -228,40 +228,5 @@ int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 	if (!region_ok(&r))
 		return -EPROTO;
 	*out = r;
-	return 0;
-}
-
-/* ---- the agent's answers ---- */
-
-static int status_ok(int32_t s)
-{
-	return s <= 0 && s >= -4095;
-}
-
-int oms_vw_cpl_encode(void *buf, const struct oms_vw_cpl *c)
-{
-	uint8_t *p = buf;
-
-	if (!p || !c || !status_ok(c->status))
-		return -EINVAL;
-	le_put32(p, c->tag);
-	le_put32(p + 4, (uint32_t)c->status);
-	le_put64(p + 8, c->old);
-	return 0;
-}
-
-int oms_vw_cpl_decode(const void *buf, struct oms_vw_cpl *out)
-{
-	const uint8_t *p = buf;
-	struct oms_vw_cpl c;
-
-	if (!p || !out)
-		return -EINVAL;
-	c.tag = le_get32(p);
-	c.status = (int32_t)le_get32(p + 4);
-	c.old = le_get64(p + 8);
-	if (!status_ok(c.status))
-		return -EPROTO;
-	*out = c;
 	return 0;
 }

@@ -19,7 +19,8 @@
  *  16  cq_addr  u64  v3: the requester's completion ring for the agent's
  *                    answers: 16-byte aligned, not 0, no wrap
  *  24  cq_rkey  u32  v3: its rkey (remote write)
- *  28  cq_slots u32  v3: records of OMS_VW_CPL_LEN, power of two 16..4096
+ *  28  cq_slots u32  v3: answer records (OMS_AD_ANSWER_LEN), power of two
+ *                    16..4096
  *
  * region, after the header (version 2: 56 bytes; version 3: 96):
  *  12  access   u32  OMS_ACCESS_* (non-zero, known bits only)
@@ -58,12 +59,9 @@
  * pushes the posted writes before it), which a 0-byte READ need not do,
  * and the word is readable whatever rights the region itself was given.
  *
- * The agent's answer (version 3) is a completion record the agent writes
- * into the requester's completion ring:
- *
- *   0  tag      u32  the descriptor's
- *   4  status   s32  0 or -errno (-4095..-1)
- *   8  old      u64  atomics: the value before
+ * The agent's answers (version 3) are the records of
+ * lib/agent/agent_desc.h (OMS_AD_ANSWER_LEN bytes each) that it writes
+ * into the requester's completion ring.
  */
 #ifndef OMS_VERBS_WIRE_H
 #define OMS_VERBS_WIRE_H
@@ -81,7 +79,6 @@
 #define OMS_VW_REGION_AGENT_LEN	96u
 #define OMS_VW_MAX_LEN		96u	/* the longest message */
 #define OMS_VW_MAX_REGION_LEN	(1ull << 48)	/* no region is larger */
-#define OMS_VW_CPL_LEN		16u
 
 /* Where the agent writes a requester's answers (version 3 hello). */
 struct oms_vw_cq {
@@ -121,13 +118,6 @@ struct oms_vw_region {
 	struct oms_vw_agent agent;
 };
 
-/* An agent's answer. */
-struct oms_vw_cpl {
-	uint32_t tag;
-	int32_t status;
-	uint64_t old;
-};
-
 /*
  * Encode into @buf (at least the message length, OMS_VW_MAX_LEN will do);
  * returns the length: version 3 when @flags has OMS_VW_F_AGENT, else
@@ -151,10 +141,5 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r);
 int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out);
 int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 			 struct oms_vw_region *out);
-
-/* An answer: encode (OMS_VW_CPL_LEN bytes; -EINVAL for a status out of
- * range) and decode (-EPROTO for a status out of range). */
-int oms_vw_cpl_encode(void *buf, const struct oms_vw_cpl *c);
-int oms_vw_cpl_decode(const void *buf, struct oms_vw_cpl *out);
 
 #endif
