@@ -17,6 +17,8 @@
  *   - a read-only region is never written, and the agent writes no byte
  *     outside the regions (ASan: each region is its own allocation);
  *   - a torn or malformed descriptor completes with -EPROTO and tag 0;
+ *   - class-2 answers to gets without a number come in the order the
+ *     gets were submitted (the hold keeps them, never reorders them);
  *   - with ordering, the members of a stream that succeed (answered at
  *     once) do so in number order, each later than the one before, and
  *     none at or after the number of a member that completed with an
@@ -64,6 +66,8 @@ struct fz {
 	uint16_t last[CONNS][STREAMS];
 	int have_refused[CONNS][STREAMS];
 	uint16_t refused[CONNS][STREAMS];
+	int have_c2[CONNS];
+	uint32_t last_c2[CONNS];
 	uint8_t flags_of[MAX_TAGS];
 	uint32_t ntags;
 	uint32_t posted[PEERS][64];
@@ -108,6 +112,16 @@ static void take(struct fz *f, const struct oms_agent_cpl *c)
 	    (c->tag & ~TAG_MARK) >= f->ntags || c->stream >= STREAMS)
 		return;
 	fl = f->flags_of[c->tag & ~TAG_MARK];
+	/* class-2 answers leave in the order they were handed in: for gets
+	 * without a number, the order they were submitted (L23) */
+	if (!(fl & OMS_AD_F_SEQ) && (fl & OMS_AD_F_RESP_ORDERED) &&
+	    c->status == 0) {
+		uint32_t t = c->tag & ~TAG_MARK;
+
+		check(!f->have_c2[i] || t > f->last_c2[i]);
+		f->have_c2[i] = 1;
+		f->last_c2[i] = t;
+	}
 	/* answers of held gets come late: not in number order */
 	if (!(fl & OMS_AD_F_SEQ) || (fl & OMS_AD_F_RESP_ORDERED))
 		return;
@@ -160,6 +174,7 @@ static void open_conn(struct fz *f, unsigned i)
 	f->taken[i] = f->done[i] = 0;
 	memset(f->have_last[i], 0, sizeof(f->have_last[i]));
 	memset(f->have_refused[i], 0, sizeof(f->have_refused[i]));
+	f->have_c2[i] = 0;
 }
 
 static void submit(struct fz *f, unsigned i, const uint8_t *b)
