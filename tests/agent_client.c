@@ -217,7 +217,12 @@ static void post(struct link *l, struct op *o)
 		d.stream = q->stream;
 		d.seq = q->seq;
 	}
-	if (o->put) {
+	if (q->resume) {
+		d = (struct oms_ad_desc){
+			.op = OMS_AD_NOP, .flags = OMS_AD_F_SEQ | OMS_AD_F_RESUME,
+			.stream = q->stream, .seq = q->seq,
+		};
+	} else if (o->put) {
 		if (q->stage_slot >= l->stage_slots ||
 		    l->stage_busy[q->stage_slot])
 			l->broken = 1;
@@ -317,12 +322,12 @@ TEST(L36_number_posted_late_performed_in_order)
 	link_close(&l);
 }
 
-/* L37: a refused member stops the stream; both sides resume; it flows. */
-TEST(L37_refused_member_then_resume_both_sides)
+/* L37: a refused member stops the stream; the resume goes in the ring,
+ * behind requests of the old run still in flight, and the new run flows. */
+TEST(L37_refused_member_then_resume_in_the_ring)
 {
 	static struct link l;
-	struct op o[3];
-	uint16_t next;
+	struct op o[5];
 
 	ASSERT_EQ(0, link_open(&l, 16, 16, 4, 16));
 	ASSERT_EQ(0, take(&l, &o[0], 1, 0, 0, 5, 0, 0xbad, 0));	/* refused */
@@ -331,23 +336,120 @@ TEST(L37_refused_member_then_resume_both_sides)
 	post(&l, &o[0]);
 	post(&l, &o[1]);
 	/* o[2] is taken and not posted: no resume yet */
-	ASSERT_EQ(-EBUSY, oms_agent_client_resume(&l.cl, 0, &next));
+	ASSERT_EQ(-EBUSY, oms_agent_client_resume(&l.cl, 0, 3, &o[3].q));
+	post(&l, &o[2]);
+	/* nothing rung yet: the old run is all in flight */
+	ASSERT_EQ(0, oms_agent_client_resume(&l.cl, 0, 3, &o[3].q));
+	ASSERT_EQ(1, o[3].q.resume);
+	ASSERT_EQ(3, o[3].q.seq);		/* the new run starts at 3 */
+	post(&l, &o[3]);
+	ASSERT_EQ(0, take(&l, &o[4], 1, 0, 24, 8, 0, RKEY, 4));
+	ASSERT_EQ(3, o[4].q.seq);
+	post(&l, &o[4]);
 	doorbell(&l);
 	ASSERT_EQ(0, l.broken);
+	ASSERT_EQ(5, l.nanswers);
 	ASSERT_EQ(-EACCES, l.status[0]);
 	ASSERT_EQ(-ECANCELED, l.status[1]);
-	ASSERT_EQ(0, word(region, 8));
-	post(&l, &o[2]);
-	doorbell(&l);
 	ASSERT_EQ(-ECANCELED, l.status[2]);
-	ASSERT_EQ(0, oms_agent_client_resume(&l.cl, 0, &next));
-	ASSERT_EQ(0, oms_agent_resume(l.ag, l.conn, 0, next));
-	ASSERT_EQ(0, take(&l, &o[0], 1, 0, 16, 7, 0, RKEY, 3));
-	ASSERT_EQ(next, o[0].q.seq);
-	post(&l, &o[0]);
+	ASSERT_EQ(0, l.status[3]);		/* the resume */
+	ASSERT_EQ(0, l.status[4]);		/* the new run */
+	ASSERT_EQ(0, word(region, 8));
+	ASSERT_EQ(0, word(region, 16));
+	ASSERT_EQ(8, word(region, 24));
+	ASSERT_EQ(0u, oms_agent_client_outstanding(&l.cl));
+	link_close(&l);
+}
+
+/* An answer of the old run that comes after the resume (a class-2 get the
+ * hold kept) returns its credits and leaves the new run's window alone. */
+TEST(old_run_answer_after_resume)
+{
+	static struct link l;
+	struct op g, r, o[16];
+	uint32_t id;
+
+	ASSERT_EQ(0, link_open(&l, 16, 16, 4, 16));
+	ASSERT_EQ(0, oms_agent_posted(l.ag, 1, &id));
+	ASSERT_EQ(0, take(&l, &g, 0, 0, 0, 0, 0, RKEY, 0));
+	post(&l, &g);
+	/* a class-2 get: the hold keeps its answer */
+	l.ring[g.q.ring_slot][1] = OMS_AD_F_SEQ | OMS_AD_F_RESP_ORDERED;
+	{
+		struct oms_ad_desc d = {
+			.op = OMS_AD_GET, .flags = OMS_AD_F_SEQ |
+						   OMS_AD_F_RESP_ORDERED,
+			.stream = 0, .seq = g.q.seq, .key = RKEY, .len = 8,
+			.lrkey = LKEY, .laddr = LBASE, .tag = g.q.tag,
+		};
+
+		ASSERT_EQ(0, oms_ad_encode(l.ring[g.q.ring_slot], &d));
+	}
 	doorbell(&l);
-	ASSERT_EQ(0, l.status[3]);
-	ASSERT_EQ(7, word(region, 16));
+	ASSERT_EQ(0, l.nanswers);
+	ASSERT_EQ(0, oms_agent_client_resume(&l.cl, 0, 1, &r.q));
+	post(&l, &r);
+	doorbell(&l);
+	ASSERT_EQ(1, l.nanswers);		/* the resume */
+	/* the new run has its whole window, the old get notwithstanding */
+	for (int i = 0; i < 14; i++) {
+		ASSERT_EQ(0, take(&l, &o[i], 0, 0, 0, 0, 0, RKEY, 2 + i))
+			TH_LOG("take %d", i);
+	}
+	/* the table (16) has the get, the 14 and one more */
+	ASSERT_EQ(0, take(&l, &o[14], 0, 1, 0, 0, 0, RKEY, 16));
+	ASSERT_EQ(-EAGAIN, take(&l, &o[15], 0, 1, 0, 0, 0, RKEY, 17));
+	ASSERT_EQ(0, oms_agent_posted_ack(l.ag, 1, id));
+	deliver(&l);
+	reap(&l);
+	ASSERT_EQ(0, l.broken);
+	ASSERT_EQ(1, l.answered[0]);
+	ASSERT_EQ(0, l.status[0]);
+	ASSERT_EQ(0, take(&l, &o[15], 0, 1, 0, 0, 0, RKEY, 17));
+	for (int i = 0; i < 16; i++)
+		post(&l, &o[i]);
+	doorbell(&l);
+	ASSERT_EQ(0, l.broken);
+	ASSERT_EQ(18, l.nanswers);
+	ASSERT_EQ(0u, oms_agent_client_outstanding(&l.cl));
+	link_close(&l);
+}
+
+TEST(untake_torn_answer_and_no_staging)
+{
+	static struct link l;
+	struct oms_agent_client cl;
+	struct oms_agent_client_cfg c = {
+		.ring_slots = 16, .cq_slots = 16, .stage_slots = 0,
+		.nstreams = 1, .window = 4,
+	};
+	struct oms_ad_answer a = { .tag = 0, .status = -EPROTO };
+	uint8_t rec[OMS_AD_ANSWER_LEN];
+	uint64_t cookie, old;
+	int status;
+	struct op o[2];
+
+	/* no staging given: a put is refused outright, not -EAGAIN forever */
+	ASSERT_EQ(0, oms_agent_client_init(&cl, &c));
+	ASSERT_EQ(-EINVAL, oms_agent_client_take(&cl, 1, 0, 0, &o[0].q));
+	oms_agent_client_destroy(&cl);
+
+	ASSERT_EQ(0, link_open(&l, 16, 16, 1, 4));
+	/* an unnumbered request not sent: given back, staging too */
+	ASSERT_EQ(0, take(&l, &o[0], 1, UINT16_MAX, 0, 1, 0, RKEY, 0));
+	ASSERT_EQ(-EAGAIN, take(&l, &o[1], 1, UINT16_MAX, 0, 1, 0, RKEY, 1));
+	ASSERT_EQ(0, oms_agent_client_untake(&l.cl, &o[0].q));
+	ASSERT_EQ(-EINVAL, oms_agent_client_untake(&l.cl, &o[0].q));
+	ASSERT_EQ(0u, oms_agent_client_outstanding(&l.cl));
+	ASSERT_EQ(0, take(&l, &o[1], 1, UINT16_MAX, 0, 1, 0, RKEY, 1));
+	/* a numbered one cannot be: its number is the stream's */
+	ASSERT_EQ(0, take(&l, &o[0], 0, 0, 0, 0, 0, RKEY, 2));
+	ASSERT_EQ(-EINVAL, oms_agent_client_untake(&l.cl, &o[0].q));
+	/* tag 0: the agent could not decode a descriptor of ours */
+	oms_ad_answer_encode(rec, &a);
+	ASSERT_EQ(-EBADMSG, oms_agent_client_answer(&l.cl, rec, &cookie,
+						    &status, &old));
+	ASSERT_EQ(1u, l.cl.s.torn);
 	link_close(&l);
 }
 
@@ -361,10 +463,10 @@ TEST(forged_answers_refused_nothing_changes)
 
 	ASSERT_EQ(0, link_open(&l, 16, 16, 4, 16));
 	ASSERT_EQ(0, send_op(&l, 0, 0, 0, 0, 0, RKEY, 5));
-	/* tag 0 (a torn descriptor's), an index never used, a generation
-	 * that is not the entry's, a status that is not an errno */
-	for (int k = 0; k < 4; k++) {
-		a.tag = k == 0 ? 0 : k == 1 ? (1u << 12) | 4000 :
+	/* an index never used, a generation that is not the entry's, a
+	 * status that is not an errno, the same tag unposted */
+	for (int k = 1; k < 4; k++) {
+		a.tag = k == 1 ? (1u << 12) | 4000 :
 			k == 2 ? (7u << 12) | 0 : (1u << 12) | 0;
 		a.status = 0;
 		oms_ad_answer_encode(rec, &a);

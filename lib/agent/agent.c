@@ -528,6 +528,14 @@ int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
 		if (status == -EACCES)
 			ag->s.key_drops++;
 	}
+	if (!status && (d.flags & OMS_AD_F_RESUME)) {
+		/* the requester resumed: in ring order, after the old run */
+		if (!(ag->a.flags & OMS_AGENT_F_NO_ORDER))
+			oms_agent_resume(ag, conn, d.stream, d.seq);
+		ag->s.performed++;
+		complete(ag, conn, &d, 0, 0);
+		return 0;
+	}
 	if (d.flags & OMS_AD_F_SEQ) {
 		submit_seq(ag, conn, &d, status);
 		return 0;

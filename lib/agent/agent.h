@@ -56,7 +56,10 @@
  * failed, and its orderer cancels what follows).  A held class-2 answer
  * that cannot land when it is let go fails alone: the members after it
  * were performed already, as the hold delays only the answer.
- * oms_agent_resume() restarts a stream (the requester's oms_ctx_resume()).
+ * A NOP with OMS_AD_F_RESUME restarts its stream at its number, in ring
+ * order (the requester's oms_ctx_resume(): after every descriptor of the
+ * old run, before every one of the new); oms_agent_resume() does the same
+ * from outside the ring.
  *
  * Not thread-safe: one caller at a time (the agent thread).
  */

@@ -36,7 +36,7 @@ static uint8_t ad_flags_of(uint8_t op)
 	case OMS_AD_CAS:
 		return OMS_AD_F_SEQ;
 	case OMS_AD_NOP:
-		return OMS_AD_F_SEQ | OMS_AD_F_CANCEL;
+		return OMS_AD_F_SEQ | OMS_AD_F_CANCEL | OMS_AD_F_RESUME;
 	default:
 		return 0;
 	}
@@ -66,6 +66,8 @@ static int well_formed(const struct oms_ad_desc *d)
 		break;
 	case OMS_AD_NOP:
 		if (!(d->flags & OMS_AD_F_SEQ) || d->len || d->key || d->off)
+			return 0;
+		if ((d->flags & OMS_AD_F_CANCEL) && (d->flags & OMS_AD_F_RESUME))
 			return 0;
 		break;
 	default:	/* atomics */
@@ -166,7 +168,8 @@ int oms_ad_validate(const struct oms_ad_desc *d, const struct oms_ad_conn *c,
 		    (d->stage >= c->stage_slots || d->len > c->stage_len))
 			return -EINVAL;
 	}
-	if (d->flags & OMS_AD_F_SEQ) {
+	/* a resume names the number a new run starts at: any */
+	if ((d->flags & OMS_AD_F_SEQ) && !(d->flags & OMS_AD_F_RESUME)) {
 		uint16_t ahead = (uint16_t)(d->seq - c->next_seq[d->stream]);
 
 		if (ahead >= 0x8000u)

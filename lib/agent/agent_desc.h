@@ -31,7 +31,10 @@
  * Flags: OMS_AD_F_SEQ on any op (a NOP needs it: it only fills a number);
  * OMS_AD_F_ACQUIRE and OMS_AD_F_RESP_ORDERED on a GET; OMS_AD_F_RELEASE on
  * a PUT; OMS_AD_F_CANCEL on a NOP (it stands for an op the requester's
- * orderer cancelled: the stream stops there, L37).
+ * orderer cancelled: the stream stops there, L37); OMS_AD_F_RESUME on a
+ * NOP instead (the requester resumed: the stream starts again at @seq,
+ * what it buffered is cancelled - in the ring, so it is ordered after
+ * every descriptor of the old run and before every one of the new).
  */
 #ifndef OMS_AGENT_AGENT_DESC_H
 #define OMS_AGENT_AGENT_DESC_H
@@ -56,6 +59,7 @@ enum oms_ad_op {
 #define OMS_AD_F_RESP_ORDERED	(1u << 2)
 #define OMS_AD_F_RELEASE	(1u << 3)
 #define OMS_AD_F_CANCEL		(1u << 4)
+#define OMS_AD_F_RESUME		(1u << 5)
 
 struct oms_ad_desc {
 	uint8_t op, flags;
@@ -136,6 +140,7 @@ struct oms_ad_conn {
  *   -ESTALE   a sequence number behind the stream's next (already used)
  *   -ENOSPC   a sequence number at or past next + window (the requester
  *             wrote past its credit)
+ * (a resuming NOP's number is where the new run starts: not checked)
  * Nothing is changed; the caller completes a refused descriptor with the
  * error and does not execute it.
  */

@@ -83,7 +83,7 @@ int oms_agent_client_init(struct oms_agent_client *cl,
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < cl->max_out; i++) {
-		cl->free_ent[i] = cl->max_out - 1 - i;
+		cl->free_ent[i] = i;
 		cl->ent[i].gen = 1;
 	}
 	cl->nfree_ent = cl->max_out;
@@ -104,6 +104,31 @@ void oms_agent_client_destroy(struct oms_agent_client *cl)
 	memset(cl, 0, sizeof(*cl));
 }
 
+/*
+ * Free entries are reused oldest first, so a tag comes back only after
+ * every entry went round 2^20 - 1 generations: a stale record would have
+ * to be max_out million requests old to be taken for a live one.
+ */
+static uint32_t ent_get(struct oms_agent_client *cl)
+{
+	uint32_t idx = cl->free_ent[cl->free_head];
+
+	cl->free_head = (cl->free_head + 1) % cl->max_out;
+	cl->nfree_ent--;
+	return idx;
+}
+
+static void ent_put(struct oms_agent_client *cl, uint32_t idx)
+{
+	struct ac_entry *e = &cl->ent[idx];
+
+	e->used = 0;
+	e->gen = e->gen == AC_GEN_MAX ? 1 : e->gen + 1;
+	cl->free_ent[(cl->free_head + cl->nfree_ent) % cl->max_out] = idx;
+	cl->nfree_ent++;
+	cl->outstanding--;
+}
+
 int oms_agent_client_take(struct oms_agent_client *cl, int put,
 			  uint16_t stream, uint64_t cookie,
 			  struct oms_agent_req *req)
@@ -113,7 +138,8 @@ int oms_agent_client_take(struct oms_agent_client *cl, int put,
 	uint32_t idx;
 
 	if (!cl || !req || !cl->st ||
-	    (stream != AC_NO_STREAM && stream >= cl->cfg.nstreams))
+	    (stream != AC_NO_STREAM && stream >= cl->cfg.nstreams) ||
+	    (put && !cl->cfg.stage_slots))
 		return -EINVAL;
 	if (stream != AC_NO_STREAM)
 		s = &cl->st[stream];
@@ -131,7 +157,7 @@ int oms_agent_client_take(struct oms_agent_client *cl, int put,
 		cl->s.no_credit++;
 		return -EAGAIN;
 	}
-	idx = cl->free_ent[--cl->nfree_ent];
+	idx = ent_get(cl);
 	e = &cl->ent[idx];
 	e->cookie = cookie;
 	e->pos = 0;
@@ -212,6 +238,13 @@ int oms_agent_client_answer(struct oms_agent_client *cl, const void *rec,
 		return -EINVAL;
 	if (oms_ad_answer_decode(rec, &a))
 		goto bad;
+	if (!a.tag) {
+		/* the agent could not decode a descriptor of ours: the ring
+		 * is not what we wrote, and its request will never be
+		 * answered */
+		cl->s.torn++;
+		return -EBADMSG;
+	}
 	idx = a.tag & AC_IDX_MASK;
 	if (idx >= cl->max_out)
 		goto bad;
@@ -226,10 +259,7 @@ int oms_agent_client_answer(struct oms_agent_client *cl, const void *rec,
 	*cookie = e->cookie;
 	*status = a.status;
 	*old = a.old;
-	e->used = 0;
-	e->gen = e->gen == AC_GEN_MAX ? 1 : e->gen + 1;
-	cl->free_ent[cl->nfree_ent++] = idx;
-	cl->outstanding--;
+	ent_put(cl, idx);
 	cl->s.answered++;
 	return 0;
 bad:
@@ -238,23 +268,66 @@ bad:
 }
 
 int oms_agent_client_resume(struct oms_agent_client *cl, uint16_t stream,
-			    uint16_t *next)
+			    uint64_t cookie, struct oms_agent_req *req)
 {
 	struct ac_stream *s;
+	struct ac_entry *e;
+	uint32_t idx;
 
-	if (!cl || !next || !cl->st || stream >= cl->cfg.nstreams)
+	if (!cl || !req || !cl->st || stream >= cl->cfg.nstreams)
 		return -EINVAL;
 	s = &cl->st[stream];
-	/* a number taken and not posted would reach the agent behind the
+	/* a number taken and not posted would reach the agent after the
 	 * resume, stale: post it (a cancelled op as a cancelling NOP) first */
 	if (s->unposted)
 		return -EBUSY;
+	if (!cl->nfree_ent) {
+		cl->s.no_credit++;
+		return -EAGAIN;
+	}
+	idx = ent_get(cl);
+	e = &cl->ent[idx];
+	/* the resume itself has no place in the window */
+	*e = (struct ac_entry){ .cookie = cookie, .gen = e->gen,
+				.stage = UINT32_MAX, .stream = AC_NO_STREAM,
+				.used = 1 };
+	cl->unposted++;
+	cl->outstanding++;
+	cl->s.taken++;
 	/* numbers in flight are given up; answers to them still free their
-	 * credits but no longer move this epoch's window */
+	 * credits but no longer move the new run's window */
 	memset(s->answered, 0, sizeof(s->answered));
 	s->low = s->next;
 	s->epoch++;
-	*next = s->next;
+	memset(req, 0, sizeof(*req));
+	req->tag = (e->gen << AC_IDX_BITS) | idx;
+	req->stage_slot = UINT32_MAX;
+	req->stream = stream;
+	req->seq = s->next;
+	req->resume = 1;
+	return 0;
+}
+
+int oms_agent_client_untake(struct oms_agent_client *cl,
+			    const struct oms_agent_req *req)
+{
+	struct ac_entry *e;
+	uint32_t idx;
+
+	if (!cl || !req || !cl->ent)
+		return -EINVAL;
+	idx = req->tag & AC_IDX_MASK;
+	if (idx >= cl->max_out)
+		return -EINVAL;
+	e = &cl->ent[idx];
+	/* a number, once taken, is the stream's: only a post gives it back */
+	if (!e->used || e->posted || (req->tag >> AC_IDX_BITS) != e->gen ||
+	    e->stream != AC_NO_STREAM || req->resume)
+		return -EINVAL;
+	if (e->stage != UINT32_MAX)
+		cl->free_stage[cl->nfree_stage++] = e->stage;
+	cl->unposted--;
+	ent_put(cl, idx);
 	return 0;
 }
 

@@ -18,8 +18,11 @@
  *   - staging: a put's payload stays in its slot until the put is
  *     performed, which its answer proves;
  *   - a stream's window: the agent takes numbers up to window - 1 past its
- *     next, and its next is at least the lowest unanswered number of the
- *     stream (a stream performs in order).
+ *     next, and while the stream runs its next is at least the lowest
+ *     unanswered number of the stream (it performs in order).  After a
+ *     stop the agent answers -ECANCELED without moving its next, and
+ *     refuses what is past its window: all cancelled anyway, until the
+ *     resume.
  * Everything a request needs - its number, its table entry, its staging
  * slot, its share of the ring and of the completion ring - is taken at
  * once, when the operation is submitted (oms_agent_client_take(), in
@@ -33,11 +36,19 @@
  * as it must.
  *
  * Answers.  A request's tag names its table entry and the entry's
- * generation: an answer record whose tag is not that of an outstanding
- * request (forged, stale or repeated) is refused with -EPROTO and changes
- * nothing.  The agent answers a torn descriptor with tag 0, which no
- * request carries: that is -EPROTO too, and the requester's own bytes
- * being torn means the connection is no longer to be trusted.
+ * generation; entries are reused oldest first, so a tag returns only
+ * after max_out x (2^20 - 1) requests.  An answer record whose tag is not
+ * that of an outstanding request (forged, stale or repeated) is refused
+ * with -EPROTO and changes nothing.  The agent answers a descriptor it
+ * could not decode with tag 0, which no request carries: -EBADMSG, and
+ * that request will never be answered - the ring is not what this side
+ * wrote, so the connection is to be torn down.
+ *
+ * Resume.  oms_agent_client_resume() gives a request to post like any
+ * other: a NOP with OMS_AD_F_RESUME naming the new run's first number.
+ * In the ring it follows every descriptor of the old run and precedes
+ * every one of the new, so the agent restarts the stream at the right
+ * place whatever is still in flight.
  *
  * Not thread-safe: the context's lock serialises callers.
  */
@@ -61,7 +72,9 @@ struct oms_agent_req {
 	uint32_t tag;		/* put it in the descriptor */
 	uint32_t stage_slot;	/* a put's payload slot; UINT32_MAX: none */
 	uint16_t stream;	/* UINT16_MAX: no number */
-	uint16_t seq;		/* its number */
+	uint16_t seq;		/* its number (a resume: the new run's first) */
+	uint8_t resume;		/* post it as a NOP with OMS_AD_F_RESUME */
+	uint8_t pad[3];
 	uint32_t ring_slot;	/* post: slot = pos % ring_slots */
 	uint64_t pos;		/* post: its ring position */
 };
@@ -70,6 +83,7 @@ struct oms_agent_client_stats {
 	uint64_t taken, posted, answered;
 	uint64_t no_credit;	/* -EAGAIN from take */
 	uint64_t bad_answers;	/* -EPROTO records */
+	uint64_t torn;		/* -EBADMSG records */
 };
 
 struct ac_entry;
@@ -79,7 +93,8 @@ struct oms_agent_client {
 	struct oms_agent_client_cfg cfg;
 	uint32_t max_out;		/* min(ring, cq): the credit of both */
 	struct ac_entry *ent;		/* [max_out] */
-	uint32_t *free_ent, nfree_ent;
+	uint32_t *free_ent, nfree_ent;	/* a FIFO from free_head */
+	uint32_t free_head;
 	uint32_t *free_stage, nfree_stage;
 	struct ac_stream *st;		/* [nstreams] */
 	uint64_t next_pos;		/* the next ring position */
@@ -101,7 +116,7 @@ void oms_agent_client_destroy(struct oms_agent_client *cl);
  * caller's, returned with the answer.  0 with *@req; -EAGAIN (no credit:
  * the stream has a window of numbers unanswered, or the ring, the
  * completion ring or staging is full - answers free them; nothing
- * taken); -EINVAL.
+ * taken); -EINVAL (also a put on a connection given no staging).
  */
 int oms_agent_client_take(struct oms_agent_client *cl, int put,
 			  uint16_t stream, uint64_t cookie,
@@ -124,20 +139,31 @@ uint32_t oms_agent_client_ring(struct oms_agent_client *cl);
  * agent wrote: 0 with the request's *@cookie, *@status and *@old (an
  * atomic's value before), its credits returned; -EPROTO (a record that
  * is malformed or answers no outstanding request: counted, nothing
- * changes); -EINVAL.
+ * changes); -EBADMSG (tag 0: the agent could not decode a descriptor of
+ * ours; tear the connection down); -EINVAL.
  */
 int oms_agent_client_answer(struct oms_agent_client *cl, const void *rec,
 			    uint64_t *cookie, int *status, uint64_t *old);
 
 /*
- * The requester resumed (oms_ctx_resume()): @stream starts again at
- * *@next, which the caller sends with the agent's resume.  Numbers still
- * unanswered are given up: their answers, if any come, still return
- * their credits.  0, -EBUSY (a number of the stream is taken and not yet
- * posted: post it first, a cancelled op as a cancelling NOP), -EINVAL.
+ * The requester resumed (oms_ctx_resume()): @stream starts a new run.
+ * Fills *@req with the resuming request (its tag, the new run's first
+ * number, resume = 1): post it, write a NOP with OMS_AD_F_RESUME and that
+ * number, ring.  Numbers still unanswered are given up: their answers, if
+ * any come, still return their credits.  0, -EBUSY (a number of the
+ * stream is taken and not yet posted: post it first, a cancelled op as a
+ * cancelling NOP), -EAGAIN (no table entry: answers free them), -EINVAL.
  */
 int oms_agent_client_resume(struct oms_agent_client *cl, uint16_t stream,
-			    uint16_t *next);
+			    uint64_t cookie, struct oms_agent_req *req);
+
+/*
+ * Give back a request taken and not posted that carries no number (its
+ * operation will not be sent).  A numbered one cannot be given back: the
+ * number is the stream's, so post it as a cancelling NOP.  0, -EINVAL.
+ */
+int oms_agent_client_untake(struct oms_agent_client *cl,
+			    const struct oms_agent_req *req);
 
 /* Requests taken and not answered. */
 uint32_t oms_agent_client_outstanding(const struct oms_agent_client *cl);

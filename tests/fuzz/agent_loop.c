@@ -122,6 +122,12 @@ static void take(struct fz *f, const struct oms_agent_cpl *c)
 		f->have_c2[i] = 1;
 		f->last_c2[i] = t;
 	}
+	/* a resume in the ring: the stream starts a new run there */
+	if ((fl & OMS_AD_F_RESUME) && c->status == 0) {
+		f->have_last[i][c->stream] = 0;
+		f->have_refused[i][c->stream] = 0;
+		return;
+	}
 	/* answers of held gets come late: not in number order */
 	if (!(fl & OMS_AD_F_SEQ) || (fl & OMS_AD_F_RESP_ORDERED))
 		return;
@@ -237,7 +243,8 @@ static void structured(struct fz *f, unsigned i, const uint8_t **p,
 		d.a2 = d.op == OMS_AD_CAS ? b4 : 0;
 		break;
 	case OMS_AD_NOP:
-		d.flags = OMS_AD_F_SEQ | ((b1 & 0x40) ? OMS_AD_F_CANCEL : 0);
+		d.flags = OMS_AD_F_SEQ | ((b1 & 0x40) ? OMS_AD_F_CANCEL :
+					  (b1 & 0x20) ? OMS_AD_F_RESUME : 0);
 		d.seq = (uint16_t)(next + delta);
 		d.key = 0;
 		d.off = 0;
