@@ -180,19 +180,30 @@ int oms_agent_client_take(struct oms_agent_client *cl, int put,
 	return 0;
 }
 
+/* The entry of a request taken and not yet posted, or NULL. */
+static struct ac_entry *unposted_entry(struct oms_agent_client *cl,
+				       const struct oms_agent_req *req)
+{
+	uint32_t idx;
+	struct ac_entry *e;
+
+	if (!cl || !req || !cl->ent)
+		return NULL;
+	idx = req->tag & AC_IDX_MASK;
+	if (idx >= cl->max_out)
+		return NULL;
+	e = &cl->ent[idx];
+	if (!e->used || e->posted || (req->tag >> AC_IDX_BITS) != e->gen)
+		return NULL;
+	return e;
+}
+
 int oms_agent_client_post(struct oms_agent_client *cl,
 			  struct oms_agent_req *req)
 {
-	struct ac_entry *e;
-	uint32_t idx;
+	struct ac_entry *e = unposted_entry(cl, req);
 
-	if (!cl || !req || !cl->ent)
-		return -EINVAL;
-	idx = req->tag & AC_IDX_MASK;
-	if (idx >= cl->max_out)
-		return -EINVAL;
-	e = &cl->ent[idx];
-	if (!e->used || e->posted || (req->tag >> AC_IDX_BITS) != e->gen)
+	if (!e)
 		return -EINVAL;
 	e->posted = 1;
 	e->pos = cl->next_pos++;
@@ -311,23 +322,15 @@ int oms_agent_client_resume(struct oms_agent_client *cl, uint16_t stream,
 int oms_agent_client_untake(struct oms_agent_client *cl,
 			    const struct oms_agent_req *req)
 {
-	struct ac_entry *e;
-	uint32_t idx;
+	struct ac_entry *e = unposted_entry(cl, req);
 
-	if (!cl || !req || !cl->ent)
-		return -EINVAL;
-	idx = req->tag & AC_IDX_MASK;
-	if (idx >= cl->max_out)
-		return -EINVAL;
-	e = &cl->ent[idx];
 	/* a number, once taken, is the stream's: only a post gives it back */
-	if (!e->used || e->posted || (req->tag >> AC_IDX_BITS) != e->gen ||
-	    e->stream != AC_NO_STREAM || req->resume)
+	if (!e || e->stream != AC_NO_STREAM || req->resume)
 		return -EINVAL;
 	if (e->stage != UINT32_MAX)
 		cl->free_stage[cl->nfree_stage++] = e->stage;
 	cl->unposted--;
-	ent_put(cl, idx);
+	ent_put(cl, (uint32_t)(e - cl->ent));
 	return 0;
 }
 
