@@ -529,11 +529,13 @@ int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
 			ag->s.key_drops++;
 	}
 	if (!status && (d.flags & OMS_AD_F_RESUME)) {
-		/* the requester resumed: in ring order, after the old run */
+		/* the requester resumed: in ring order, after the old run
+		 * (room for what it drops was reserved above) */
 		if (!(ag->a.flags & OMS_AGENT_F_NO_ORDER))
-			oms_agent_resume(ag, conn, d.stream, d.seq);
-		ag->s.performed++;
-		complete(ag, conn, &d, 0, 0);
+			status = oms_agent_resume(ag, conn, d.stream, d.seq);
+		if (!status)
+			ag->s.performed++;
+		complete(ag, conn, &d, status, 0);
 		return 0;
 	}
 	if (d.flags & OMS_AD_F_SEQ) {
