@@ -295,6 +295,32 @@ TEST(validate_each_refusal)
 	ASSERT_EQ(-EINVAL, oms_ad_validate(&put_ok, &c, NULL));
 }
 
+TEST(resume_flag_rules)
+{
+	struct oms_ad_desc r = {
+		.op = OMS_AD_NOP, .flags = OMS_AD_F_SEQ | OMS_AD_F_RESUME,
+		.stream = 1, .seq = 0x9000, .tag = 3,
+	}, d = r;
+	uint8_t b[OMS_AD_LEN];
+
+	/* a resume names any number: the window is not checked */
+	ASSERT_EQ(0, oms_ad_encode(b, &r));
+	ASSERT_EQ(0, oms_ad_decode(b, &d));
+	ASSERT_EQ(0, oms_ad_validate(&d, &conn, NULL));
+	/* on a NOP only, never with CANCEL, never without SEQ */
+	d = r, d.flags |= OMS_AD_F_CANCEL;
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	d = r, d.flags = OMS_AD_F_RESUME;
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	ASSERT_EQ(-EPROTO, forged(&put_ok, 1,
+				  OMS_AD_F_SEQ | OMS_AD_F_RESUME, 1));
+	ASSERT_EQ(-EPROTO, forged(&r, 1, OMS_AD_F_SEQ | OMS_AD_F_RESUME |
+				  OMS_AD_F_CANCEL, 1));
+	/* another connection's stream is still refused */
+	d = r, d.stream = 2;
+	ASSERT_EQ(-EINVAL, oms_ad_validate(&d, &conn, NULL));
+}
+
 TEST(answer_record)
 {
 	struct oms_ad_answer a = { .tag = 0xabcdef01u, .status = -EACCES,
