@@ -91,7 +91,7 @@ perf_client() {
 # liboms's figure for one cell, a JSON line: liboms_cell OP SIZE [--stream]
 liboms_cell() {
 	"$bdir/bench/rdma_ops" --client "$peer" -p $perf_port --op "$1" \
-		-s "$2" --threads 1 -q 1 --batch $perf_depth $3 \
+		-s "$2" --threads 1 -q 1 --batch $perf_depth ${3:-} \
 		-D "$perf_dur" --timeout-ms 20000 --json 2>>/run/lo.err |
 		grep '^{' | head -n 1
 }
