@@ -19,10 +19,10 @@
  * again) on distinct size-aligned offsets of the region.  With --stream a
  * thread keeps --batch operations in flight all the time instead, as
  * perftest keeps its send queue full: it issues whenever oms_progress()
- * says fewer are outstanding, and quiets once at the end of the cell.  --local runs
- * both in one process on the emulated device, in wall time: the device's
- * latency model (--scale) times reads only, so a write's figure in model
- * time would be bounded by nothing.  On the emulated device the figures
+ * says fewer are outstanding, and quiets once at the end of the cell.
+ * --local runs both in one process on the emulated device, in wall time:
+ * the device's latency model (--scale) times reads only, so a write's
+ * figure in model time would be bounded by nothing.  On the emulated device the figures
  * are the emulator's own rate; they mean a NIC's on verbs.
  *
  * A row per cell: bytes, op, threads, QPs, M ops/s, Gb/s, us per round.
