@@ -203,6 +203,11 @@ struct oms_rmr {
 						   * (no silicon support):
 						   * correct, slower */
 #define OMS_CAP_CONNECT			(1u << 8) /* oms_listen/oms_connect */
+#define OMS_CAP_DEST_ORDER_AGENT	(1u << 9) /* verbs: a connection's
+						   * listener runs the
+						   * destination agent, which
+						   * orders acquire reads on
+						   * its CPU */
 
 struct oms_caps {
 	uint32_t size;
@@ -213,8 +218,10 @@ struct oms_caps {
 	uint32_t queue_depth;
 	uint64_t max_op_len;		/* bytes per put/get */
 	uint64_t chaos_seed;		/* 0 when not reordering */
-	char dest_ordering[32];		/* "hardware", "emulated" or
-					 * "source" (acquire at source) */
+	char dest_ordering[32];		/* "hardware", "emulated",
+					 * "source" (acquire at source) or
+					 * "agent" (verbs, every connection
+					 * served by an agent) */
 	char backend_name[16];
 	char device[32];		/* RDMA device name, "" if none */
 	int32_t numa_node;		/* device's NUMA node, -1 unknown */

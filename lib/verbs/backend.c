@@ -39,7 +39,8 @@ static int vb_alive(struct oms_ctx *ctx, uint64_t *hb)
 
 	vb_conn_events(vc);
 	for (int i = 0; i < VB_MAX_CONN; i++)
-		if (vc->conn[i].used && vc->conn[i].head != vc->conn[i].tail)
+		if (vc->conn[i].used && (vc->conn[i].head != vc->conn[i].tail ||
+					 vb_areq_outstanding(&vc->conn[i])))
 			busy = 1;
 	/* Idle is alive; busy is alive while completions come. */
 	if (!busy)
@@ -138,13 +139,29 @@ static int vb_mr_read(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 static void vb_caps(struct oms_ctx *ctx, struct oms_caps *c)
 {
 	struct vb_ctx *vc = VC(ctx);
+	int conns = 0, agents = 0;
 
-	c->flags |= OMS_CAP_ACQUIRE_READ | OMS_CAP_ACQUIRE_AT_SOURCE |
-		    OMS_CAP_STRONG_STORE;
+	for (int i = 0; i < VB_MAX_CONN; i++) {
+		const struct vb_conn *k = &vc->conn[i];
+
+		if (!k->used || k->err)
+			continue;
+		conns++;
+		agents += vb_areq_wants(k, &(struct oms_wr){
+			.op = OMS_WR_GET, .flags = OMS_WR_F_ACQUIRE });
+	}
+	c->flags |= OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE;
+	/* per connection: its listener's agent orders acquire reads, or
+	 * the initiator does, one fenced READ per line */
+	if (agents)
+		c->flags |= OMS_CAP_DEST_ORDER_AGENT;
+	if (!conns || agents < conns)
+		c->flags |= OMS_CAP_ACQUIRE_AT_SOURCE;
 	c->read_order = OMS_ORDER_NIC;	/* one line per round trip */
 	c->max_op_len = OMS_MAX_OP_LEN;
 	c->numa_node = vc->numa_node;
-	snprintf(c->dest_ordering, sizeof(c->dest_ordering), "source");
+	snprintf(c->dest_ordering, sizeof(c->dest_ordering), "%s",
+		 conns && agents == conns ? "agent" : "source");
 	snprintf(c->backend_name, sizeof(c->backend_name), "verbs");
 	snprintf(c->device, sizeof(c->device), "%s", vc->dev_name);
 }

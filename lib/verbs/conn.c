@@ -20,7 +20,7 @@
 #define IB_CM_REJ_INVALID_SERVICE_ID	8	/* nobody listens there */
 
 int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
-		 uint32_t *max_inline)
+		 uint32_t rq, uint32_t *max_inline)
 {
 	struct ibv_qp_init_attr a;
 
@@ -30,7 +30,7 @@ int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 		a.recv_cq = vc->cq;
 		a.qp_type = IBV_QPT_RC;
 		a.cap.max_send_wr = sq;
-		a.cap.max_recv_wr = 1;
+		a.cap.max_recv_wr = rq;
 		a.cap.max_send_sge = 1;
 		a.cap.max_recv_sge = 1;
 		a.cap.max_inline_data = tries ? 0 : VB_INLINE_WANT;
@@ -78,6 +78,7 @@ void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c)
 			rdma_destroy_qp(c->id);
 		rdma_destroy_id(c->id);
 	}
+	vb_areq_free(c);	/* after its QP: nothing lands any more */
 	c->id = NULL;
 	c->qp = NULL;
 	c->used = 0;
@@ -241,7 +242,7 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	struct rdma_cm_event *ev;
 	uint8_t hello[OMS_VW_MAX_LEN];
 	struct oms_vw_hello h = { 0 };
-	uint32_t sq = VB_SQ_DEPTH;
+	uint32_t sq = VB_SQ_DEPTH, rq;
 	int err;
 
 	if (rdma_resolve_addr(c->id, res->ai_src_addr, res->ai_dst_addr,
@@ -272,10 +273,14 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	rdma_ack_cm_event(ev);
 	if (vc->dattr.max_qp_wr > 0 && (uint32_t)vc->dattr.max_qp_wr < sq)
 		sq = (uint32_t)vc->dattr.max_qp_wr;
-	err = vb_qp_create(vc, c->id, sq, &c->max_inline);
+	rq = vb_areq_hello(vc, c, &h);	/* unless OMS_AGENT=0 */
+	err = vb_qp_create(vc, c->id, sq, rq, &c->max_inline);
 	if (err)
 		return err;
 	c->qp = c->id->qp;
+	err = vb_areq_recvs(vc, c);
+	if (err)
+		return err;
 	c->sq_depth = sq;
 	memset(&p, 0, sizeof(p));
 	p.private_data = hello;
@@ -296,6 +301,8 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	rdma_ack_cm_event(ev);
 	if (!err && (reg->addr % 8) && (reg->access & OMS_ACCESS_REMOTE_ATOMIC))
 		err = -EPROTO;	/* atomics need 8-byte alignment */
+	if (!err)
+		err = vb_areq_start(vc, c, reg);
 	return err;
 }
 

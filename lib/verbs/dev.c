@@ -209,6 +209,8 @@ void vb_dev_close(struct oms_ctx *ctx)
 		if (vc->op[i].tmp)
 			ibv_dereg_mr(vc->op[i].tmp);
 	ibv_destroy_cq(vc->cq);
+	if (vc->land_mr)
+		ibv_dereg_mr(vc->land_mr);
 	ibv_dereg_mr(vc->buf_mr);
 	ibv_dealloc_pd(vc->pd);
 	buf_free(vc);

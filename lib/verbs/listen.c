@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "verbs/verbs.h"
@@ -28,6 +29,7 @@
 
 struct vb_passive {
 	struct rdma_cm_id *id;
+	struct va_conn *ac;	/* served by the agent */
 	int disconnected;
 	struct vb_passive *next;
 };
@@ -40,8 +42,11 @@ struct vb_listener {
 	int stop[2];		/* pipe: a byte asks the thread to leave */
 	uint64_t *flush_word;	/* initiators' flushes READ it */
 	struct ibv_mr *flush_mr;
+	struct oms_vw_region reg;	/* what every accept describes */
 	uint8_t reply[OMS_VW_MAX_LEN];
-	uint8_t reply_len;		/* a version-2 region: no agent yet */
+	uint8_t reply_len;		/* the version-2 region */
+	struct va_srv *agent;		/* OMS_AGENT=1: the destination agent */
+	uint64_t cpu_ns;		/* the thread's CPU time, at its end */
 	struct vb_passive *conns;
 };
 
@@ -50,8 +55,40 @@ static void passive_free(struct vb_passive *p)
 	if (!p->disconnected)
 		rdma_disconnect(p->id);
 	rdma_destroy_qp(p->id);
+	if (p->ac)
+		vb_agent_conn_close(p->ac);
 	rdma_destroy_id(p->id);
 	free(p);
+}
+
+/*
+ * The QP of a connection: the agent's when the hello asked for it and the
+ * listener runs one with room (*@blk says what it gave), else the plain
+ * one on the owner's PD and CQ.
+ */
+static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
+		   const struct oms_vw_hello *h, struct vb_passive *pc,
+		   struct oms_vw_agent *blk)
+{
+	uint32_t inl;
+	int err = -ENOSPC;
+
+	if (l->agent && (h->flags & OMS_VW_F_AGENT))
+		err = vb_agent_conn_open(l->agent, id, h, &pc->ac, blk);
+	if (err == -ENOSPC)	/* no agent, or no room in it: one-sided */
+		err = vb_qp_create(l->vc, id, 1, 1, &inl);
+	if (!err)
+		err = vb_set_ack_timeout(l->vc, id);
+	return err;
+}
+
+static void unmake_qp(struct rdma_cm_id *id, struct vb_passive *pc)
+{
+	if (id->qp)
+		rdma_destroy_qp(id);
+	if (pc->ac)
+		vb_agent_conn_close(pc->ac);
+	pc->ac = NULL;
 }
 
 /* A connect request: check it, give it a QP, accept with the region. */
@@ -60,9 +97,10 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	struct vb_ctx *vc = l->vc;
 	struct rdma_cm_id *id = ev->id;
 	struct oms_vw_hello h;
+	struct oms_vw_region reg = l->reg;
+	uint8_t reply[OMS_VW_MAX_LEN];
 	struct rdma_conn_param p;
 	struct vb_passive *pc;
-	uint32_t inl;
 	int err;
 
 	err = oms_vw_hello_decode(ev->param.conn.private_data,
@@ -79,27 +117,29 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	err = vb_qp_create(vc, id, 1, &inl);
-	if (!err)
-		err = vb_set_ack_timeout(vc, id);
+	err = make_qp(l, id, &h, pc, &reg.agent);
 	if (err) {
-		if (id->qp)
-			rdma_destroy_qp(id);
+		unmake_qp(id, pc);
 		free(pc);
 		return err;
 	}
 	memset(&p, 0, sizeof(p));
 	p.private_data = l->reply;
 	p.private_data_len = l->reply_len;
+	if (pc->ac) {
+		reg.flags = OMS_VW_F_AGENT;
+		p.private_data = reply;
+		p.private_data_len = (uint8_t)oms_vw_region_encode(reply, &reg);
+	}
 	p.responder_resources = vb_rd_atomic(vc->dattr.max_qp_rd_atom);
 	if (ev->param.conn.initiator_depth < p.responder_resources)
 		p.responder_resources = ev->param.conn.initiator_depth;
 	p.initiator_depth = 1;
 	p.retry_count = VB_RETRY_CNT;
 	p.rnr_retry_count = 7;
-	if (rdma_accept(id, &p)) {
-		err = vb_errno(-ECONNABORTED);
-		rdma_destroy_qp(id);
+	if (!p.private_data_len || rdma_accept(id, &p)) {
+		err = p.private_data_len ? vb_errno(-ECONNABORTED) : -EINVAL;
+		unmake_qp(id, pc);
 		free(pc);
 		return err;
 	}
@@ -155,6 +195,15 @@ static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
 	rdma_ack_cm_event(ev);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *listener_thread(void *arg)
 {
 	struct vb_listener *l = arg;
@@ -163,19 +212,26 @@ static void *listener_thread(void *arg)
 	if (node >= 0 && numa_available() >= 0)
 		numa_run_on_node(node);
 	for (;;) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = l->ch->fd, .events = POLLIN },
 			{ .fd = l->stop[0], .events = POLLIN },
+			{ .fd = l->agent ? vb_agent_fd(l->agent) : -1,
+			  .events = POLLIN },
 		};
 		struct rdma_cm_event *ev;
 
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
+		/* the agent first: a disconnect frees what it serves */
+		if (pfd[2].revents && vb_agent_service(l->agent))
+			fprintf(stderr, "liboms: agent: its completion queue "
+				"failed\n");
 		while (!rdma_get_cm_event(l->ch, &ev))
 			handle(l, ev);
 	}
+	l->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 
@@ -266,6 +322,12 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = -EINVAL;	/* a region the reply cannot describe */
 		goto err_flush;
 	}
+	l->reg = reg;
+	if (vb_agent_wanted()) {
+		err = vb_agent_create(vc, served, &l->agent);
+		if (err)
+			goto err_flush;
+	}
 	l->ch = rdma_create_event_channel();
 	if (!l->ch) {
 		err = vb_errno(-ENODEV);
@@ -310,6 +372,8 @@ err_id:
 err_ch:
 	rdma_destroy_event_channel(l->ch);
 err_flush:
+	if (l->agent)
+		vb_agent_destroy(l->agent);
 	flush_word_dereg(l);
 err_free:
 	free(l);
@@ -330,6 +394,10 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 
 		l->conns = p->next;
 		passive_free(p);
+	}
+	if (l->agent) {
+		vb_agent_report(l->agent, l->cpu_ns);
+		vb_agent_destroy(l->agent);
 	}
 	rdma_destroy_id(l->lid);
 	rdma_destroy_event_channel(l->ch);

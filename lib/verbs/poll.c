@@ -91,8 +91,11 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		}
 		if (!all || op->last_seq > seq)
 			break;
-		vb_op_finish(vc, op, op->status);
 		c->head++;
+		if (op->agent && !op->answered)
+			op->waiting = 1;	/* done when answered */
+		else
+			vb_op_finish(vc, op, op->status);
 	}
 	if (seq + 1 > c->done_seq) {
 		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
@@ -129,11 +132,19 @@ static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 		c->head++;
 	}
 	c->feed = c->tail;
+	vb_areq_fail_waiting(vc, c, rest);
 }
 
 void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
 {
 	conn_stop(vc, c, err, err);
+}
+
+/* @c failed with @err, reported already: what it still holds is
+ * cancelled. */
+void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	conn_stop(vc, c, err, -ECANCELED);
 }
 
 /* A signaled 0-byte write: its completion covers the WRs before it. */
@@ -198,6 +209,10 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	if (ci >= VB_MAX_CONN || !c->used || c->err ||
 	    VB_WRID_GEN(w->wr_id) != (c->gen & 0xfff))
 		return;		/* a dead or replaced connection's */
+	if (VB_WRID_SEQ(w->wr_id) == VB_SEQ_RECV) {
+		vb_areq_recv(vc, c, w);	/* an agent's answers */
+		return;
+	}
 	seq = c->done_seq + ((VB_WRID_SEQ(w->wr_id) - c->done_seq) & SEQ_MASK);
 	if (seq >= c->next_seq)
 		return;		/* cannot be ours */

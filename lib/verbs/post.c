@@ -126,6 +126,11 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	case OMS_WR_GET:
 		if (wr->flags & OMS_WR_F_RESP_ORDERED)
 			return -EOPNOTSUPP;
+		if (vb_areq_wants(c, wr)) {
+			op->src_counted = 1;	/* no local bytes to read */
+			vc->src_done++;
+			return vb_areq_prepare(vc, op);
+		}
 		if (wr->flags & OMS_WR_F_ACQUIRE)
 			op->nwr = lines_of(op->raddr, wr->len);
 		break;
@@ -346,7 +351,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
 	uint32_t ci = (uint32_t)(c - vc->conn);
 	uint32_t chain_sig = 0;	/* signaled WRs in the chain being built */
-	int n = 0;
+	int n = 0, last_ag = -1;
 
 	if (c->err || !c->qp)
 		return;
@@ -354,7 +359,17 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 	while (c->feed != c->tail && c->sq_used + (uint32_t)n + 1 < c->sq_depth) {
 		struct vb_op *op = &vc->op[c->fifo[c->feed % qd]];
 		uint64_t seq = c->next_seq + (uint64_t)n;
-		int sig = build(vc, c, op, op->posted, &w[n], &sge[n]);
+		int sig = 0;
+
+		if (vb_areq_blocked(c, op))
+			break;	/* one-sided, behind the agent's answers */
+		if (op->agent) {
+			if (vb_areq_take(c, op, &w[n], &sge[n]))
+				break;	/* no credit: answers bring it */
+			last_ag = n;
+		} else {
+			sig = build(vc, c, op, op->posted, &w[n], &sge[n]);
+		}
 
 		if (!sig && (c->sig_inflight + chain_sig == 0 ||
 			     c->unsig_run + 1 >= VB_SIGNAL_EVERY))
@@ -376,6 +391,9 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 		}
 		ops[n++] = op;
 		if (n == VB_CHAIN) {
+			if (last_ag >= 0)
+				vb_areq_doorbell(c, &w[last_ag]);
+			last_ag = -1;
 			post_chain(vc, c, w, ops, n);
 			n = 0;
 			chain_sig = 0;
@@ -383,6 +401,8 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 				return;
 		}
 	}
+	if (last_ag >= 0)
+		vb_areq_doorbell(c, &w[last_ag]);
 	if (n)
 		post_chain(vc, c, w, ops, n);
 }

@@ -37,7 +37,9 @@
 #define VB_IBV_SYMS(X)							\
 	X(ibv_get_device_name) X(ibv_query_device) X(ibv_alloc_pd)	\
 	X(ibv_dealloc_pd) X(ibv_reg_mr) X(ibv_dereg_mr)			\
-	X(ibv_create_cq) X(ibv_destroy_cq) X(ibv_modify_qp)
+	X(ibv_create_cq) X(ibv_destroy_cq) X(ibv_modify_qp)		\
+	X(ibv_create_comp_channel) X(ibv_destroy_comp_channel)		\
+	X(ibv_get_cq_event) X(ibv_ack_cq_events)
 
 #define VB_CM_SYMS(X)							\
 	X(rdma_get_devices) X(rdma_free_devices)			\
@@ -86,6 +88,10 @@ int vb_rdma_load(char *why, size_t whylen);
 #define ibv_create_cq			(*vb_rdma.ibv_create_cq)
 #define ibv_destroy_cq			(*vb_rdma.ibv_destroy_cq)
 #define ibv_modify_qp			(*vb_rdma.ibv_modify_qp)
+#define ibv_create_comp_channel		(*vb_rdma.ibv_create_comp_channel)
+#define ibv_destroy_comp_channel	(*vb_rdma.ibv_destroy_comp_channel)
+#define ibv_get_cq_event		(*vb_rdma.ibv_get_cq_event)
+#define ibv_ack_cq_events		(*vb_rdma.ibv_ack_cq_events)
 #define rdma_get_devices		(*vb_rdma.rdma_get_devices)
 #define rdma_free_devices		(*vb_rdma.rdma_free_devices)
 #define rdma_create_event_channel	(*vb_rdma.rdma_create_event_channel)

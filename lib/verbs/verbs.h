@@ -81,6 +81,11 @@ struct vb_op {
 	uint8_t loc;		/* enum vb_local */
 	uint8_t src_counted;	/* counted in the source-consumed total */
 	uint8_t fence_first;	/* first WR carries IBV_SEND_FENCE */
+	uint8_t agent;		/* a request to the listener's agent: done
+				 * when answered (agent_req.c) */
+	uint8_t answered;	/* its answer came (status in ans_status) */
+	uint8_t waiting;	/* its WRs are done, its answer is not */
+	int ans_status;
 };
 
 /* One connection: an RC QP to one remote region (a destination). */
@@ -113,6 +118,7 @@ struct vb_conn {
 	/* the listener's flush word: what a flush READs */
 	uint64_t flush_addr;
 	uint32_t flush_rkey;
+	struct vb_areq *ag;	/* the listener's agent serves it */
 };
 
 struct vb_lmr {			/* a local region (oms_mr_reg) */
@@ -135,6 +141,10 @@ struct vb_ctx {
 	size_t buf_len;
 	int buf_numa;			/* allocated with libnuma */
 	struct ibv_mr *buf_mr;
+	struct ibv_mr *land_mr;		/* the bounce buffers again, remote
+					 * write: an agent's answers land
+					 * there (the first agent connection
+					 * registers it) */
 	uint8_t *bounce;		/* [qdepth][VB_BOUNCE] */
 	uint64_t *result;		/* [qdepth] */
 	struct vb_op *op;		/* [qdepth] */
@@ -167,12 +177,48 @@ uint8_t vb_ack_timeout(uint32_t timeout_ms);
 int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id);
 uint8_t vb_rd_atomic(int dev_max);
 int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
-		 uint32_t *max_inline);
+		 uint32_t rq, uint32_t *max_inline);
 
 /* listen.c */
 int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	      const struct oms_be_region *served, void **lpriv);
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
+
+/* agent_srv.c: the destination agent of a listener (OMS_AGENT=1) */
+struct va_srv;
+struct va_conn;
+struct oms_vw_hello;
+struct oms_vw_agent;
+int vb_agent_wanted(void);
+int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
+		    struct va_srv **out);
+void vb_agent_destroy(struct va_srv *s);
+int vb_agent_fd(const struct va_srv *s);
+int vb_agent_service(struct va_srv *s);
+int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
+		       const struct oms_vw_hello *h, struct va_conn **out,
+		       struct oms_vw_agent *blk);
+void vb_agent_conn_close(struct va_conn *ac);
+void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns);
+
+/* agent_req.c: a connection's requests to its listener's agent */
+struct oms_vw_region;
+uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
+		       struct oms_vw_hello *h);
+int vb_areq_recvs(struct vb_ctx *vc, struct vb_conn *c);
+int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
+		  const struct oms_vw_region *reg);
+void vb_areq_free(struct vb_conn *c);
+int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr);
+int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op);
+int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op);
+int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
+		 struct ibv_sge *sge);
+void vb_areq_doorbell(struct vb_conn *c, struct ibv_send_wr *w);
+uint32_t vb_areq_outstanding(const struct vb_conn *c);
+void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
+		  const struct ibv_wc *w);
+void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err);
 
 /* post.c */
 int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);
@@ -185,6 +231,7 @@ const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
 int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 	    uint64_t *src_done);
 void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err);
+void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err);
 void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
 int vb_wc_status(enum ibv_wc_status st);
 
@@ -199,5 +246,7 @@ int vb_wc_status(enum ibv_wc_status st);
 #define VB_WRID_CONN(id)	((uint32_t)((id) >> 60))
 #define VB_WRID_GEN(id)		((uint16_t)(((id) >> 48) & 0xfff))
 #define VB_WRID_SEQ(id)		((id) & 0xffffffffffffull)
+#define VB_SEQ_RECV		0xffffffffffffull	/* a receive's wr_id:
+							 * an agent's answer */
 
 #endif

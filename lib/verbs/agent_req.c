@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A connection's requests to its listener's destination agent
+ * (docs/dest-agent.md, step 4; the agent's side is agent_srv.c).  The
+ * hello asks for the agent unless OMS_AGENT=0, and says where the agent's
+ * answers go: a completion ring of 16-byte records that only the agent
+ * writes, each with a WRITE_WITH_IMM that this side's receive completion
+ * announces.  A listener that runs no agent answers without its block,
+ * and the connection stays one-sided, as before.
+ *
+ * What takes the agent today: acquire gets.  The agent reads the lines in
+ * address order on the destination's CPU, with an acquire fence between
+ * lines, and writes them back into a landing buffer (the slot's bounce
+ * buffer through a second, remote-writable registration, or the get's
+ * own buffer registered for it): one round trip where source ordering
+ * took one fenced READ per line.  Each request is a 64-byte descriptor
+ * (lib/agent/agent_desc.h) written into the agent's ring with RDMA WRITE;
+ * the last descriptor of a chain is a WRITE_WITH_IMM whose immediate is
+ * how many were written since the last doorbell (the doorbell by count).
+ * The requester's book (lib/agent/client.h) gives each its ring slot,
+ * its tag and its credit, and matches the answers.
+ *
+ * Order on the connection.  The agent performs what it reads in ring
+ * order, so requests to it keep their order among themselves.  A
+ * one-sided operation after a request to the agent would not wait for it
+ * (the agent performs it when it reads it, and a READ or WRITE behind it
+ * on the QP does not wait for that): it is held back until every request
+ * to the agent is answered, so that an acquire orders what follows it
+ * (backend.h) and a write after a get of the same bytes is not performed
+ * first.  A request after one-sided operations needs nothing: RC places
+ * the QP's earlier WRITEs before the descriptor, and OMS_WR_F_FENCE is
+ * IBV_SEND_FENCE on it, which waits for earlier READs and atomics.
+ *
+ * Failures.  A request the agent answers with an error fails like a WR of
+ * the QP that failed: the operation reports the error, the connection
+ * goes to error and everything after it is cancelled (an in-order
+ * channel, backend.h).  An answer that matches no request is counted and
+ * ignored; an answer with tag 0 (the agent could not decode what this
+ * side wrote) fails the connection with -EPROTO.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+#include "verbs/wire.h"
+#include "agent/agent_desc.h"
+#include "agent/client.h"
+
+struct vb_areq {
+	struct oms_agent_client cl;
+	int live;			/* the listener gave its block */
+	uint8_t *cq;			/* answer records, remote write */
+	struct ibv_mr *cq_mr;
+	uint32_t cq_slots;
+	uint64_t cq_pos;		/* the next record to read */
+	uint8_t *desc;			/* descriptors to WRITE from */
+	struct ibv_mr *desc_mr;
+	struct oms_vw_agent blk;
+	uint32_t out;			/* requests taken, not answered */
+	uint32_t unrung;		/* descriptors in the chain being built */
+};
+
+static int agent_refused(void)
+{
+	const char *e = getenv("OMS_AGENT");
+
+	return e && !strcmp(e, "0");
+}
+
+/*
+ * Before the QP: the hello's block and the receives the QP needs (the
+ * return value: 1 when the agent is not asked for).
+ */
+uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
+		       struct oms_vw_hello *h)
+{
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
+	struct vb_areq *a;
+	uint32_t slots = 16;
+
+	if (agent_refused() || qd > 4096)
+		return 1;
+	while (slots < qd)
+		slots <<= 1;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return 1;
+	if (posix_memalign((void **)&a->cq, 64,
+			   (size_t)slots * OMS_AD_ANSWER_LEN))
+		goto err;
+	memset(a->cq, 0, (size_t)slots * OMS_AD_ANSWER_LEN);
+	a->cq_mr = ibv_reg_mr(vc->pd, a->cq, (size_t)slots * OMS_AD_ANSWER_LEN,
+			      IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE);
+	if (!a->cq_mr)
+		goto err;
+	a->cq_slots = slots;
+	c->ag = a;
+	h->flags = OMS_VW_F_AGENT;
+	h->cq.addr = (uintptr_t)a->cq;
+	h->cq.rkey = a->cq_mr->rkey;
+	h->cq.slots = slots;
+	return slots;
+err:
+	free(a->cq);
+	free(a);
+	return 1;
+}
+
+static int post_recv(struct vb_ctx *vc, struct vb_conn *c)
+{
+	struct ibv_recv_wr r, *bad;
+
+	memset(&r, 0, sizeof(r));
+	r.wr_id = VB_WRID(c - vc->conn, c->gen, VB_SEQ_RECV);
+	return ibv_post_recv(c->qp, &r, &bad) ? -EIO : 0;
+}
+
+/* The QP exists: a receive for every answer the agent may owe. */
+int vb_areq_recvs(struct vb_ctx *vc, struct vb_conn *c)
+{
+	if (!c->ag)
+		return 0;
+	for (uint32_t i = 0; i < c->ag->cq_slots; i++)
+		if (post_recv(vc, c))
+			return -EIO;
+	return 0;
+}
+
+/* The accept came: an agent block starts the book, none frees it all. */
+int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
+		  const struct oms_vw_region *reg)
+{
+	struct vb_areq *a = c->ag;
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
+	struct oms_agent_client_cfg cfg;
+	size_t dlen;
+	int err;
+
+	if (!a)
+		return 0;
+	if (!(reg->flags & OMS_VW_F_AGENT)) {
+		vb_areq_free(c);	/* one-sided, as before */
+		return 0;
+	}
+	a->blk = reg->agent;
+	cfg = (struct oms_agent_client_cfg){
+		.ring_slots = a->blk.ring_slots,
+		.cq_slots = a->cq_slots,
+		.stage_slots = a->blk.stage_slots,
+		.nstreams = a->blk.nstreams,
+		.window = a->blk.window,
+	};
+	err = oms_agent_client_init(&a->cl, &cfg);
+	if (err)
+		return err;
+	a->live = 1;
+	dlen = (size_t)a->blk.ring_slots * OMS_AD_LEN;
+	if (posix_memalign((void **)&a->desc, 64, dlen))
+		return -ENOMEM;
+	a->desc_mr = ibv_reg_mr(vc->pd, a->desc, dlen, IBV_ACCESS_LOCAL_WRITE);
+	if (!a->desc_mr)
+		return vb_errno(-ENOMEM);
+	if (!vc->land_mr) {
+		vc->land_mr = ibv_reg_mr(vc->pd, vc->bounce,
+					 (size_t)qd * VB_BOUNCE,
+					 IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE);
+		if (!vc->land_mr)
+			return vb_errno(-ENOMEM);
+	}
+	return 0;
+}
+
+void vb_areq_free(struct vb_conn *c)
+{
+	struct vb_areq *a = c->ag;
+
+	if (!a)
+		return;
+	if (a->live)
+		oms_agent_client_destroy(&a->cl);
+	if (a->desc_mr)
+		ibv_dereg_mr(a->desc_mr);
+	if (a->cq_mr)
+		ibv_dereg_mr(a->cq_mr);
+	free(a->desc);
+	free(a->cq);
+	free(a);
+	c->ag = NULL;
+}
+
+/* Does @wr go to the agent? */
+int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr)
+{
+	return c->ag && c->ag->live && wr->op == OMS_WR_GET &&
+	       (wr->flags & OMS_WR_F_ACQUIRE);
+}
+
+/* Where the agent lands a get: the slot's bounce buffer, or the get's own
+ * buffer registered for remote write. */
+int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
+{
+	void *p = (void *)(uintptr_t)op->wr.local;
+
+	op->agent = 1;
+	op->nwr = 1;
+	if (op->wr.len <= VB_BOUNCE) {
+		op->loc = VB_LOC_BOUNCE;
+		op->lbuf = vc->bounce + (size_t)op->wr.slot * VB_BOUNCE;
+		op->lkey = vc->land_mr->rkey;	/* for the agent: an rkey */
+		return 0;
+	}
+	op->tmp = ibv_reg_mr(vc->pd, p, op->wr.len, IBV_ACCESS_LOCAL_WRITE |
+			     IBV_ACCESS_REMOTE_WRITE);
+	if (!op->tmp)
+		return vb_errno(-ENOMEM);
+	op->loc = VB_LOC_TMP;
+	op->lbuf = p;
+	op->lkey = op->tmp->rkey;
+	return 0;
+}
+
+/*
+ * May @op be fed now?  A request to the agent needs its credit (taken
+ * here, once); a one-sided operation waits until the agent has answered
+ * every request before it.
+ */
+int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
+{
+	struct vb_areq *a = c->ag;
+
+	if (!a || !a->live)
+		return 0;
+	if (!op->agent)
+		return a->out != 0;
+	return 0;
+}
+
+/* Fill @w with @op's descriptor WRITE; 0, or -EAGAIN (no credit). */
+static int take(struct vb_conn *c, struct vb_op *op, struct oms_agent_req *r)
+{
+	struct vb_areq *a = c->ag;
+	int err = oms_agent_client_take(&a->cl, 0, UINT16_MAX, op->wr.slot, r);
+
+	if (err)
+		return err;
+	err = oms_agent_client_post(&a->cl, r);
+	if (err) {
+		oms_agent_client_untake(&a->cl, r);
+		return err;
+	}
+	a->out++;
+	return 0;
+}
+
+int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
+		 struct ibv_sge *sge)
+{
+	struct vb_areq *a = c->ag;
+	struct oms_agent_req r;
+	struct oms_ad_desc d;
+	uint8_t *slot;
+	int err = take(c, op, &r);
+
+	if (err)
+		return err;
+	d = (struct oms_ad_desc){
+		.op = OMS_AD_GET,
+		.flags = OMS_AD_F_ACQUIRE,
+		.key = op->wr.key,
+		.len = (uint32_t)op->wr.len,
+		.off = op->wr.off,
+		.lrkey = op->lkey,
+		.laddr = (uintptr_t)op->lbuf,
+		.tag = r.tag,
+	};
+	slot = a->desc + (size_t)r.ring_slot * OMS_AD_LEN;
+	if (oms_ad_encode(slot, &d))
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	sge->addr = (uintptr_t)slot;
+	sge->length = OMS_AD_LEN;
+	sge->lkey = a->desc_mr->lkey;
+	w->sg_list = sge;
+	w->num_sge = 1;
+	w->opcode = IBV_WR_RDMA_WRITE;
+	w->wr.rdma.remote_addr = a->blk.ring_addr +
+				 (uint64_t)r.ring_slot * OMS_AD_LEN;
+	w->wr.rdma.rkey = a->blk.ring_rkey;
+	if (op->fence_first)
+		w->send_flags |= IBV_SEND_FENCE;
+	a->unrung++;
+	return 0;
+}
+
+/* The last descriptor of a chain rings: its immediate is the count. */
+void vb_areq_doorbell(struct vb_conn *c, struct ibv_send_wr *w)
+{
+	struct vb_areq *a = c->ag;
+
+	w->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	w->imm_data = htonl(oms_agent_client_ring(&a->cl));
+	a->unrung = 0;
+}
+
+uint32_t vb_areq_outstanding(const struct vb_conn *c)
+{
+	return c->ag && c->ag->live ? c->ag->out : 0;
+}
+
+/* An operation to the agent is done: its WRs and its answer. */
+static void finish(struct vb_ctx *vc, struct vb_op *op, int status)
+{
+	op->waiting = 0;
+	op->agent = 0;
+	vb_op_finish(vc, op, status);
+}
+
+/* One answer record: the request it answers, finished if its WRs are. */
+static void one_answer(struct vb_ctx *vc, struct vb_conn *c)
+{
+	struct vb_areq *a = c->ag;
+	const uint8_t *rec = a->cq + (size_t)(a->cq_pos % a->cq_slots) *
+				     OMS_AD_ANSWER_LEN;
+	uint64_t cookie, old;
+	struct vb_op *op;
+	int status, err;
+
+	a->cq_pos++;
+	err = oms_agent_client_answer(&a->cl, rec, &cookie, &status, &old);
+	if (err == -EBADMSG) {
+		vb_conn_fail(vc, c, -EPROTO);
+		return;
+	}
+	if (err || cookie >= oms_be_view(vc->ctx)->qdepth)
+		return;		/* counted by the book; nothing changes */
+	a->out--;
+	op = &vc->op[cookie];
+	if (!op->agent || op->answered)
+		return;
+	op->answered = 1;
+	op->ans_status = status;
+	if (status && !op->status)
+		op->status = status;
+	if (op->waiting)
+		finish(vc, op, op->status);
+	if (status) {
+		/* an in-order channel stops at its first failure */
+		c->told = 1;
+		vb_conn_cancel(vc, c, status);
+	}
+}
+
+void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
+{
+	uint32_t n;
+
+	if (!c->ag || !c->ag->live || c->err)
+		return;
+	if (w->status != IBV_WC_SUCCESS) {
+		vb_conn_fail(vc, c, vb_wc_status(w->status));
+		return;
+	}
+	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
+		vb_conn_fail(vc, c, -EPROTO);
+		return;
+	}
+	vc->progress++;
+	n = ntohl(w->imm_data);
+	if (n > c->ag->cq_slots) {
+		vb_conn_fail(vc, c, -EPROTO);
+		return;
+	}
+	if (post_recv(vc, c)) {
+		vb_conn_fail(vc, c, -EIO);
+		return;
+	}
+	for (uint32_t i = 0; i < n && !c->err; i++)
+		one_answer(vc, c);
+}
+
+/* The connection failed: requests whose WRs were done wait no more. */
+void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
+	uint32_t ci = (uint32_t)(c - vc->conn);
+
+	for (uint32_t s = 0; s < qd; s++) {
+		struct vb_op *op = &vc->op[s];
+
+		if (op->waiting && op->wr.dest == ci)
+			finish(vc, op, op->status ? op->status : err);
+	}
+	if (c->ag)
+		c->ag->out = 0;
+}

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The destination agent on a verbs listener (docs/dest-agent.md, step 4):
+ * the transport around the agent's core (lib/agent/agent.h).  A listener
+ * started with OMS_AGENT=1 in its environment runs one; the listener's
+ * thread is the agent's thread, so the core is only ever driven from it.
+ *
+ * Per connection that asks for it (a version-3 hello) the listener
+ * registers, on its own protection domain:
+ *   - the request ring (64-byte descriptors) and the staging slots, which
+ *     only the requester writes (remote write);
+ *   - the bytes in flight back to it (answers' data, answer records),
+ *     local only;
+ * and gives the connection's QP completion queues of the agent's own:
+ * receives (the doorbells) on one with a completion channel that the
+ * listener thread sleeps on, sends (what the agent writes back) on
+ * another that is reaped as room is needed.
+ *
+ * A doorbell is a WRITE_WITH_IMM whose immediate is a count: the
+ * descriptors written into the ring since the last one, read here in ring
+ * order, each copied out of the ring before it is decoded (the requester
+ * cannot change it under the agent's feet) and handed to the core.  A
+ * count larger than the ring is a requester that ignored its credit: the
+ * connection is closed.  What the core lands (a get's bytes, an atomic's
+ * old value) goes back by RDMA WRITE into the requester's landing buffer;
+ * each completion goes back as a 16-byte answer record written with
+ * WRITE_WITH_IMM into the requester's completion ring (wire.h's hello),
+ * so that the requester's receive completion says the record is there.
+ * RC delivers a QP's writes in order, so a get's bytes are in place
+ * before its answer.
+ *
+ * Bounds.  The requester's credits (lib/agent/client.h) keep its
+ * outstanding requests at most min(ring, completion ring) slots: no more
+ * answers are owed than its completion ring and its receives hold.  The
+ * send queue takes two WRs per request at most; bytes in flight are a ring
+ * of VA_OUT_LEN; both wait for send completions when full.  A requester
+ * that goes away puts its QP in error: what it had outstanding is
+ * dropped (oms_agent_conn_close()), and nothing of it is written again.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+#include "agent/agent.h"
+#include "verbs/wire.h"
+
+#define VA_MAX_CONNS	16		/* agent connections per listener */
+#define VA_MAX_SLOTS	256u		/* request ring slots per connection */
+#define VA_STAGE_SLOTS	16u		/* puts are not routed here yet */
+#define VA_STAGE_LEN	4096u
+#define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
+#define VA_POS_MASK	((1ull << 40) - 1)
+
+/* wr_id: connection, generation, and for a data write its end in out */
+#define VA_WRID(i, gen, v) ((uint64_t)(i) << 56 | (uint64_t)((gen) & 0xffff) \
+			    << 40 | ((v) & VA_POS_MASK))
+#define VA_WRID_IDX(id)	((uint32_t)((id) >> 56))
+#define VA_WRID_GEN(id)	((uint16_t)((id) >> 40))
+#define VA_WRID_V(id)	((id) & VA_POS_MASK)
+
+struct va_conn {
+	struct va_srv *s;
+	struct rdma_cm_id *id;
+	uint32_t idx;		/* in s->conn[] */
+	uint16_t gen;
+	uint32_t aid;		/* the core's connection id */
+	int err;		/* the QP failed or the requester misbehaved */
+	uint8_t *mem;		/* ring | staging (remote write) */
+	struct ibv_mr *rmr;
+	uint8_t *out;		/* VA_OUT_LEN bytes back | answer records */
+	struct ibv_mr *lmr;
+	uint32_t ring_slots;
+	uint64_t ring_pos;	/* the next descriptor to read */
+	uint64_t out_head, out_tail;	/* free-running, bytes */
+	uint64_t ans_pos;	/* answers written */
+	uint32_t sq_depth, sq_used;
+	uint32_t max_inline;
+	struct oms_vw_cq cq;	/* the requester's completion ring */
+};
+
+struct va_srv {
+	struct vb_ctx *vc;
+	struct oms_agent *ag;
+	struct ibv_comp_channel *cch;
+	struct ibv_cq *rcq;	/* doorbells: receive completions */
+	struct ibv_cq *scq;	/* the agent's writes */
+	struct va_conn *conn[VA_MAX_CONNS];
+	uint16_t gen[VA_MAX_CONNS];
+	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
+	uint64_t doorbells, descs, answers;
+};
+
+int vb_agent_wanted(void)
+{
+	const char *e = getenv("OMS_AGENT");
+
+	return e && !strcmp(e, "1");
+}
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 16;
+
+	while (p < v && p < 4096)
+		p <<= 1;
+	return p;
+}
+
+/* Mark @ac failed; its QP goes to error, so nothing more leaves it. */
+static void conn_broken(struct va_conn *ac, int err)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (ac->err)
+		return;
+	ac->err = err;
+	if (ac->id && ac->id->qp)
+		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
+}
+
+static void send_done(struct va_srv *s, const struct ibv_wc *w)
+{
+	uint32_t i = VA_WRID_IDX(w->wr_id);
+	struct va_conn *ac = i < VA_MAX_CONNS ? s->conn[i] : NULL;
+
+	if (!ac || ac->gen != VA_WRID_GEN(w->wr_id))
+		return;		/* a closed connection's */
+	if (ac->sq_used)
+		ac->sq_used--;
+	if (w->status != IBV_WC_SUCCESS) {
+		conn_broken(ac, vb_wc_status(w->status));
+		return;
+	}
+	if (VA_WRID_V(w->wr_id)) {
+		uint64_t end = ac->out_tail +
+			       ((VA_WRID_V(w->wr_id) - ac->out_tail) &
+				VA_POS_MASK);
+
+		if (end > ac->out_tail && end <= ac->out_head)
+			ac->out_tail = end;
+	}
+}
+
+/* Reap the agent's send completions; 0, or -EIO (the CQ failed). */
+static int reap_sends(struct va_srv *s)
+{
+	struct ibv_wc w[32];
+	int n;
+
+	do {
+		n = ibv_poll_cq(s->scq, 32, w);
+		if (n < 0)
+			return -EIO;
+		for (int i = 0; i < n; i++)
+			send_done(s, &w[i]);
+	} while (n == 32);
+	return 0;
+}
+
+/* Room for @nwr send WRs and @len bytes back on @ac (spins on the send
+ * completions: they come as the requester acknowledges).  0, or the
+ * connection's error. */
+static int room(struct va_conn *ac, uint32_t nwr, uint32_t len,
+		uint64_t *at)
+{
+	for (;;) {
+		uint64_t h = ac->out_head;
+
+		if (len && h % VA_OUT_LEN + len > VA_OUT_LEN)
+			h += VA_OUT_LEN - h % VA_OUT_LEN;	/* wrap */
+		if (ac->err)
+			return ac->err;
+		if (ac->sq_used + nwr <= ac->sq_depth &&
+		    h + len - ac->out_tail <= VA_OUT_LEN) {
+			*at = h;
+			return 0;
+		}
+		if (reap_sends(ac->s))
+			return -EIO;
+		sched_yield();	/* the NIC may need this CPU (Soft-RoCE) */
+	}
+}
+
+static int post(struct va_conn *ac, struct ibv_send_wr *w)
+{
+	struct ibv_send_wr *bad;
+	int ret = ibv_post_send(ac->id->qp, w, &bad);
+
+	if (ret) {
+		conn_broken(ac, ret > 0 ? -ret : -EIO);
+		return ac->err;
+	}
+	ac->sq_used++;
+	return 0;
+}
+
+/* The core's land(): a get's bytes or an atomic's old value, back. */
+static int va_land(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
+		   const void *src, uint32_t len)
+{
+	struct va_srv *s = arg;
+	struct va_conn *ac = conn < OMS_AGENT_MAX_CONNS ? s->by_aid[conn] :
+			     NULL;
+	struct ibv_send_wr w;
+	struct ibv_sge sge;
+	uint64_t at;
+	int err;
+
+	if (!ac)
+		return -ENOTCONN;
+	if (len > VA_OUT_LEN)
+		return -EMSGSIZE;
+	err = room(ac, 1, len, &at);
+	if (err)
+		return err;
+	memcpy(ac->out + at % VA_OUT_LEN, src, len);
+	ac->out_head = at + len;
+	memset(&w, 0, sizeof(w));
+	sge.addr = (uintptr_t)(ac->out + at % VA_OUT_LEN);
+	sge.length = len;
+	sge.lkey = ac->lmr->lkey;
+	w.wr_id = VA_WRID(ac->idx, ac->gen, ac->out_head);
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.rdma.remote_addr = laddr;
+	w.wr.rdma.rkey = lrkey;
+	return post(ac, &w);
+}
+
+/* One answer record into the requester's completion ring. */
+static void answer(struct va_conn *ac, const struct oms_agent_cpl *c)
+{
+	struct oms_ad_answer a = { .tag = c->tag, .status = c->status,
+				   .old = c->old };
+	uint32_t slot = (uint32_t)(ac->ans_pos % ac->cq.slots);
+	uint8_t *rec = ac->out + VA_OUT_LEN + (size_t)slot * OMS_AD_ANSWER_LEN;
+	struct ibv_send_wr w;
+	struct ibv_sge sge;
+	uint64_t at;
+
+	if (room(ac, 1, 0, &at) || oms_ad_answer_encode(rec, &a))
+		return;
+	memset(&w, 0, sizeof(w));
+	sge.addr = (uintptr_t)rec;
+	sge.length = OMS_AD_ANSWER_LEN;
+	sge.lkey = ac->lmr->lkey;
+	w.wr_id = VA_WRID(ac->idx, ac->gen, 0);
+	w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	w.send_flags = IBV_SEND_SIGNALED;
+	if (ac->max_inline >= OMS_AD_ANSWER_LEN)
+		w.send_flags |= IBV_SEND_INLINE;
+	w.imm_data = htonl(1);
+	w.sg_list = &sge;
+	w.num_sge = 1;
+	w.wr.rdma.remote_addr = ac->cq.addr +
+				(uint64_t)slot * OMS_AD_ANSWER_LEN;
+	w.wr.rdma.rkey = ac->cq.rkey;
+	if (!post(ac, &w))
+		ac->ans_pos++;
+}
+
+/* Send what the core finished. */
+static void answer_all(struct va_srv *s)
+{
+	struct oms_agent_cpl c[32];
+	int n;
+
+	while ((n = oms_agent_poll(s->ag, c, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct va_conn *ac = c[i].conn < OMS_AGENT_MAX_CONNS ?
+					     s->by_aid[c[i].conn] : NULL;
+
+			if (ac && !ac->err)
+				answer(ac, &c[i]);
+		}
+		s->answers += (uint64_t)n;
+	}
+}
+
+static int post_recv(struct va_conn *ac)
+{
+	struct ibv_recv_wr r, *bad;
+
+	memset(&r, 0, sizeof(r));
+	r.wr_id = VA_WRID(ac->idx, ac->gen, 0);
+	return ibv_post_recv(ac->id->qp, &r, &bad) ? -EIO : 0;
+}
+
+/* A doorbell: @n descriptors were written since the last one. */
+static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
+{
+	uint8_t d[OMS_AD_LEN];
+
+	s->doorbells++;
+	if (n > ac->ring_slots) {
+		fprintf(stderr, "liboms: agent: a doorbell of %u descriptors on "
+			"a ring of %u: connection closed\n", n, ac->ring_slots);
+		conn_broken(ac, -EPROTO);
+		return;
+	}
+	for (uint32_t i = 0; i < n && !ac->err; i++) {
+		const uint8_t *slot = ac->mem +
+			(size_t)(ac->ring_pos % ac->ring_slots) * OMS_AD_LEN;
+
+		memcpy(d, slot, sizeof(d));	/* decoded from our copy */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		ac->ring_pos++;
+		s->descs++;
+		while (oms_agent_submit(s->ag, ac->aid, d) == -EAGAIN)
+			answer_all(s);		/* completions full: send */
+	}
+	if (!ac->err && post_recv(ac))
+		conn_broken(ac, -EIO);
+}
+
+static void recv_done(struct va_srv *s, const struct ibv_wc *w)
+{
+	uint32_t i = VA_WRID_IDX(w->wr_id);
+	struct va_conn *ac = i < VA_MAX_CONNS ? s->conn[i] : NULL;
+
+	if (!ac || ac->gen != VA_WRID_GEN(w->wr_id) || ac->err)
+		return;
+	if (w->status != IBV_WC_SUCCESS) {
+		conn_broken(ac, vb_wc_status(w->status));
+		return;
+	}
+	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+	    !(w->wc_flags & IBV_WC_WITH_IMM)) {
+		conn_broken(ac, -EPROTO);	/* a SEND: not ours */
+		return;
+	}
+	doorbell(s, ac, ntohl(w->imm_data));
+}
+
+int vb_agent_service(struct va_srv *s)
+{
+	struct ibv_cq *cq;
+	void *cctx;
+	struct ibv_wc w[16];
+	int n, armed = 0;
+
+	if (!ibv_get_cq_event(s->cch, &cq, &cctx))
+		ibv_ack_cq_events(cq, 1);
+	for (;;) {
+		n = ibv_poll_cq(s->rcq, 16, w);
+		if (n < 0)
+			return -EIO;
+		for (int i = 0; i < n; i++)
+			recv_done(s, &w[i]);
+		answer_all(s);
+		if (reap_sends(s))
+			return -EIO;
+		if (n)
+			continue;
+		if (armed)
+			break;
+		/* arm, then look once more: a doorbell between the last poll
+		 * and the arming raises no event */
+		if (ibv_req_notify_cq(s->rcq, 0))
+			return -EIO;
+		armed = 1;
+	}
+	return 0;
+}
+
+int vb_agent_fd(const struct va_srv *s)
+{
+	return s->cch->fd;
+}
+
+int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
+		    struct va_srv **out)
+{
+	struct oms_agent_ops ops = { .land = va_land };
+	struct oms_agent_attr attr = { 0 };
+	int max_cqe = vc->dattr.max_cqe > 0 ? vc->dattr.max_cqe : 4096;
+	int rq = VA_MAX_CONNS * (int)VA_MAX_SLOTS;
+	int sq = VA_MAX_CONNS * (int)(2 * VA_MAX_SLOTS + 2);
+	struct va_srv *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->vc = vc;
+	ops.arg = s;
+	err = oms_agent_create(&attr, &ops, &s->ag);
+	if (err)
+		goto err_free;
+	err = oms_agent_region_add(s->ag, served->addr, served->len,
+				   served->rmr.key, served->rmr.access);
+	if (err)
+		goto err_agent;
+	err = -ENOMEM;
+	s->cch = ibv_create_comp_channel(vc->verbs);
+	if (!s->cch)
+		goto err_agent;
+	if (fcntl(s->cch->fd, F_SETFL,
+		  fcntl(s->cch->fd, F_GETFL) | O_NONBLOCK) < 0) {
+		err = -EIO;
+		goto err_cch;
+	}
+	s->rcq = ibv_create_cq(vc->verbs, rq < max_cqe ? rq : max_cqe, NULL,
+			       s->cch, 0);
+	if (!s->rcq)
+		goto err_cch;
+	s->scq = ibv_create_cq(vc->verbs, sq < max_cqe ? sq : max_cqe, NULL,
+			       NULL, 0);
+	if (!s->scq)
+		goto err_rcq;
+	if (ibv_req_notify_cq(s->rcq, 0)) {
+		err = -EIO;
+		goto err_scq;
+	}
+	*out = s;
+	return 0;
+
+err_scq:
+	ibv_destroy_cq(s->scq);
+err_rcq:
+	ibv_destroy_cq(s->rcq);
+err_cch:
+	ibv_destroy_comp_channel(s->cch);
+err_agent:
+	oms_agent_destroy(s->ag);
+err_free:
+	free(s);
+	return err;
+}
+
+/* Free what vb_agent_conn_open() made; the QP is the caller's. */
+static void conn_free(struct va_conn *ac)
+{
+	struct va_srv *s = ac->s;
+
+	if (ac->aid != UINT32_MAX) {
+		oms_agent_conn_close(s->ag, ac->aid);
+		s->by_aid[ac->aid] = NULL;
+	}
+	if (ac->rmr)
+		ibv_dereg_mr(ac->rmr);
+	if (ac->lmr)
+		ibv_dereg_mr(ac->lmr);
+	free(ac->mem);
+	free(ac->out);
+	s->conn[ac->idx] = NULL;
+	s->gen[ac->idx]++;
+	free(ac);
+}
+
+/*
+ * A connection whose hello asked for the agent (@h): its QP on @id with
+ * the agent's completion queues, its ring and staging, its receives, and
+ * what to tell it in *@blk.  -ENOSPC (no room: the caller answers without
+ * the agent), -ENOMEM, -EIO.
+ */
+int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
+		       const struct oms_vw_hello *h, struct va_conn **out,
+		       struct oms_vw_agent *blk)
+{
+	struct oms_agent_conn_attr ca = { .nstreams = 1,
+					  .window = OMS_AD_MAX_WINDOW };
+	struct ibv_qp_init_attr qa;
+	uint32_t slots = h->cq.slots < VA_MAX_SLOTS ? h->cq.slots :
+			 VA_MAX_SLOTS;
+	size_t ring_len = (size_t)slots * OMS_AD_LEN;
+	size_t stage_len = (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
+	struct va_conn *ac;
+	uint32_t i;
+	int err = -ENOMEM;
+
+	for (i = 0; i < VA_MAX_CONNS && s->conn[i]; i++)
+		;
+	if (i == VA_MAX_CONNS)
+		return -ENOSPC;
+	ac = calloc(1, sizeof(*ac));
+	if (!ac)
+		return -ENOMEM;
+	ac->s = s;
+	ac->idx = i;
+	ac->gen = s->gen[i];
+	ac->aid = UINT32_MAX;
+	ac->ring_slots = pow2_at_least(slots);
+	ac->cq = h->cq;
+	s->conn[i] = ac;
+	if (posix_memalign((void **)&ac->mem, 64, ring_len + stage_len) ||
+	    posix_memalign((void **)&ac->out, 64, VA_OUT_LEN +
+			   (size_t)h->cq.slots * OMS_AD_ANSWER_LEN))
+		goto err;
+	memset(ac->mem, 0, ring_len + stage_len);
+	ac->rmr = ibv_reg_mr(s->vc->pd, ac->mem, ring_len + stage_len,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ac->lmr = ibv_reg_mr(s->vc->pd, ac->out, VA_OUT_LEN +
+			     (size_t)h->cq.slots * OMS_AD_ANSWER_LEN,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (!ac->rmr || !ac->lmr)
+		goto err;
+	ca.peer = i;
+	ca.stage_slots = VA_STAGE_SLOTS;
+	ca.stage_len = VA_STAGE_LEN;
+	ca.stage = ac->mem + ring_len;
+	err = oms_agent_conn_open(s->ag, &ca, &ac->aid);
+	if (err) {
+		ac->aid = UINT32_MAX;
+		goto err;
+	}
+	s->by_aid[ac->aid] = ac;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 2 * ac->ring_slots + 2;
+	qa.cap.max_recv_wr = ac->ring_slots;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = OMS_AD_ANSWER_LEN;
+	if (rdma_create_qp(id, s->vc->pd, &qa)) {
+		qa.cap.max_inline_data = 0;
+		if (rdma_create_qp(id, s->vc->pd, &qa)) {
+			err = vb_errno(-ENOMEM);
+			goto err;
+		}
+	}
+	ac->id = id;
+	ac->sq_depth = qa.cap.max_send_wr;
+	ac->max_inline = qa.cap.max_inline_data;
+	for (uint32_t r = 0; r < ac->ring_slots; r++) {
+		if (post_recv(ac)) {
+			err = -EIO;
+			rdma_destroy_qp(id);
+			ac->id = NULL;
+			goto err;
+		}
+	}
+	*blk = (struct oms_vw_agent){
+		.ring_addr = (uintptr_t)ac->mem,
+		.ring_rkey = ac->rmr->rkey,
+		.ring_slots = ac->ring_slots,
+		.stage_addr = (uintptr_t)(ac->mem + ring_len),
+		.stage_rkey = ac->rmr->rkey,
+		.stage_slots = VA_STAGE_SLOTS,
+		.stage_len = VA_STAGE_LEN,
+		.nstreams = 1,
+		.window = OMS_AD_MAX_WINDOW,
+	};
+	*out = ac;
+	return 0;
+
+err:
+	conn_free(ac);
+	return err;
+}
+
+/* The requester left (or the listener closes): drop what it had. */
+void vb_agent_conn_close(struct va_conn *ac)
+{
+	conn_broken(ac, -ECONNRESET);
+	conn_free(ac);
+}
+
+/* OMS_AGENT_STATS=1: one line at close, what the agent did and cost. */
+void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns)
+{
+	struct oms_agent_stats st;
+	const char *e = getenv("OMS_AGENT_STATS");
+
+	if (!e || strcmp(e, "1"))
+		return;
+	oms_agent_stats(s->ag, &st);
+	fprintf(stderr, "liboms: agent: %llu doorbells, %llu requests, %llu "
+		"answers, %llu refused, %llu key drops; thread CPU %.3f ms, "
+		"%.2f us per request\n", (unsigned long long)s->doorbells,
+		(unsigned long long)s->descs, (unsigned long long)s->answers,
+		(unsigned long long)st.refused,
+		(unsigned long long)st.key_drops, (double)cpu_ns / 1e6,
+		s->descs ? (double)cpu_ns / 1e3 / (double)s->descs : 0.0);
+}
+
+void vb_agent_destroy(struct va_srv *s)
+{
+	for (int i = 0; i < VA_MAX_CONNS; i++)
+		if (s->conn[i])
+			conn_free(s->conn[i]);
+	ibv_destroy_cq(s->scq);
+	ibv_destroy_cq(s->rcq);
+	ibv_destroy_comp_channel(s->cch);
+	oms_agent_destroy(s->ag);
+	free(s);
+}
