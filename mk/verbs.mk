@@ -6,6 +6,8 @@
 #   make perftest-compare  perftest's ib_write_bw / ib_read_bw beside liboms's
 #                      rdma_ops on the same link, 64 B - 4 KiB, the ratio per
 #                      cell; records in build/perftest-compare.json
+#   make rxe-litmus    only the litmus programs (litmus_rxe against
+#                      rxe_server, the agent's tests among them)
 #   make probe-rxe     apps/oms_probe's verbs target between the guests (what
 #                      Soft-RoCE orders; also part of make check's rxe run)
 #
@@ -17,7 +19,7 @@ VERBS_TEST_SRCS := $(sort $(filter-out tests/verbs/rxe_server.c, \
 VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
 VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
-.PHONY: verbs-tests rxe-check perftest-compare probe-rxe
+.PHONY: verbs-tests rxe-check rxe-litmus perftest-compare probe-rxe
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
@@ -30,12 +32,16 @@ $(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h tests/harness.h $(ST
 rxe-check: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)
 
+rxe-litmus: all verbs-tests
+	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) litmus
+
 probe-rxe: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) probe
 
 perftest-compare: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) perftest | tee $(B)/perftest-compare.log
 	$(Q)sed -n 's/^# perf-json //p' $(B)/perftest-compare.log >$(B)/perftest-compare.json
+	$(Q)sed -n 's/^# acq-json //p' $(B)/perftest-compare.log >$(B)/acquire-compare.json
 	$(Q)echo "perftest-compare: $(B)/perftest-compare.json"
 
 CHECK_DEPS += verbs-tests

@@ -29,6 +29,14 @@
  *        first, and nothing held at the source;
  *   and controls with no ordering (L02, L33, L34, L35, L38), whose counts
  *   are logged (and must be non-zero where rxe can show the outcome).
+ * The destination agent (docs/dest-agent.md), on the server's second
+ * listener (OMS_RXE_AGENT_PORT): L34 and L35 again with the acquires
+ * ordered by the agent instead of at the source (L35's shape is also
+ * L29's: the host writes data then flag, and the agent at the
+ * destination reads the flag with acquire), bytes of every size
+ * through it, what the capability query says, a wrong key (the agent
+ * refuses, the connection stops like a QP in error), and a requester
+ * that dies with requests in flight (the agent serves the next one).
  * Then data through every local path (inline, bounce, registered,
  * registered for one op), atomics, and errors over verbs: a wrong key
  * (-EACCES from quiet, nothing written; after oms_ctx_resume() the dead
@@ -37,7 +45,8 @@
  * peer going away (every pending op fails, quiet returns an error in
  * bounded time, and after a resume every op fails with -ENOTCONN).
  *
- * Environment: OMS_RXE_SERVER (address), OMS_RXE_PORT; without them every
+ * Environment: OMS_RXE_SERVER (address), OMS_RXE_PORT, OMS_RXE_AGENT_PORT
+ * (the listener with the agent); without the first two every
  * test skips (this program is meant for the guest).
  */
 #include <errno.h>
@@ -45,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -66,11 +76,11 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Connect, retrying while the server comes up (bounded). */
-static int connect_retry(struct oms_ctx *ctx, struct oms_rmr *r)
+/* Connect to @port, retrying while the server comes up (bounded). */
+static int connect_port(struct oms_ctx *ctx, const char *port,
+			struct oms_rmr *r)
 {
 	const char *host = getenv("OMS_RXE_SERVER");
-	const char *port = getenv("OMS_RXE_PORT");
 	uint64_t end = now_ms() + 90000;
 	int err;
 
@@ -82,6 +92,11 @@ static int connect_retry(struct oms_ctx *ctx, struct oms_rmr *r)
 		usleep(200000);
 	} while (now_ms() < end);
 	return err;
+}
+
+static int connect_retry(struct oms_ctx *ctx, struct oms_rmr *r)
+{
+	return connect_port(ctx, getenv("OMS_RXE_PORT"), r);
 }
 
 FIXTURE(rxe)
@@ -1057,6 +1072,190 @@ TEST_F(rxe, connect_errors)
 	EXPECT_LT(now_ms() - t0, 4000);
 	EXPECT_EQ(-EHOSTUNREACH, oms_connect(self->ctx, "no.such.host.invalid",
 					     "7471", 1000, &r));
+}
+
+/*
+ * The destination agent: a context (self->cctx, no control here) whose
+ * connections go to the server's listener that runs one.
+ */
+static int agent_ctx(FIXTURE_DATA(rxe) *self)
+{
+	const char *port = getenv("OMS_RXE_AGENT_PORT");
+	struct oms_mr *mr;
+	int err;
+
+	if (!port)
+		return -ENOENT;
+	self->cctx = make_ctx(0);
+	if (!self->cctx)
+		return -ENOMEM;
+	err = oms_mr_reg(self->cctx, bulk, sizeof(bulk),
+			 OMS_ACCESS_REMOTE_READ, &mr);
+	for (int i = 0; i < NCONN && !err; i++)
+		err = connect_port(self->cctx, port, &self->cr[i]);
+	return err;
+}
+
+#define AGENT_SETUP(self) do {						\
+	if (!getenv("OMS_RXE_AGENT_PORT"))				\
+		SKIP(return, "OMS_RXE_AGENT_PORT not set");		\
+	ASSERT_EQ(0, agent_ctx(self));					\
+} while (0)
+
+TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_same_dest_agent, 600)
+{
+	AGENT_SETUP(self);
+	EXPECT_EQ(0, l34_run(_metadata, self, self->cctx, step_l34_same));
+}
+
+TEST_F_TIMEOUT(rxe, litmus_L34_acquire_then_put_other_dest_agent, 600)
+{
+	AGENT_SETUP(self);
+	EXPECT_EQ(0, l34_run(_metadata, self, self->cctx, step_l34_other));
+}
+
+TEST_F_TIMEOUT(rxe, litmus_L29_L35_acquire_then_get_same_dest_agent, 600)
+{
+	AGENT_SETUP(self);
+	EXPECT_EQ(0, l35_run(_metadata, self, self->cctx, step_l35_same));
+}
+
+TEST_F_TIMEOUT(rxe, litmus_L29_L35_acquire_then_get_other_dest_agent, 600)
+{
+	AGENT_SETUP(self);
+	EXPECT_EQ(0, l35_run(_metadata, self, self->cctx, step_l35_other));
+}
+
+/* What the capability query says: agent on every connection, then one
+ * one-sided connection beside them; OMS_AGENT=0 asks for none. */
+TEST_F(rxe, agent_caps_per_connection)
+{
+	struct oms_caps c = { .size = sizeof(c) };
+	struct oms_ctx *ctx;
+	struct oms_rmr r;
+
+	AGENT_SETUP(self);
+	ASSERT_EQ(0, oms_query_caps(self->cctx, &c));
+	EXPECT_TRUE(c.flags & OMS_CAP_DEST_ORDER_AGENT);
+	EXPECT_FALSE(c.flags & OMS_CAP_ACQUIRE_AT_SOURCE);
+	EXPECT_STREQ("agent", c.dest_ordering);
+	ASSERT_EQ(0, connect_retry(self->cctx, &r));	/* no agent there */
+	ASSERT_EQ(0, oms_query_caps(self->cctx, &c));
+	EXPECT_TRUE(c.flags & OMS_CAP_DEST_ORDER_AGENT);
+	EXPECT_TRUE(c.flags & OMS_CAP_ACQUIRE_AT_SOURCE);
+	EXPECT_STREQ("source", c.dest_ordering);
+	/* the plain fixture's connections: no agent */
+	ASSERT_EQ(0, oms_query_caps(self->ctx, &c));
+	EXPECT_FALSE(c.flags & OMS_CAP_DEST_ORDER_AGENT);
+	setenv("OMS_AGENT", "0", 1);
+	ctx = make_ctx(0);
+	ASSERT_NE(NULL, ctx);
+	EXPECT_EQ(0, connect_port(ctx, getenv("OMS_RXE_AGENT_PORT"), &r));
+	unsetenv("OMS_AGENT");
+	ASSERT_EQ(0, oms_query_caps(ctx, &c));
+	EXPECT_FALSE(c.flags & OMS_CAP_DEST_ORDER_AGENT);
+	EXPECT_STREQ("source", c.dest_ordering);
+	oms_ctx_destroy(ctx);
+}
+
+/* Bytes of every size and alignment through the agent (bounce buffer and
+ * a registration of the get's own buffer), many in flight. */
+TEST_F_TIMEOUT(rxe, agent_acquire_gets_every_size, 600)
+{
+	static const size_t sizes[] = { 1, 8, 63, 64, 65, 200, 4096, 4097,
+					20000, 65536 };
+	static uint8_t src[65536], back[8][65536];
+
+	AGENT_SETUP(self);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		uint64_t off = RX_SCRATCH + 8 * k + 3 * (k & 1);
+
+		for (size_t i = 0; i < n; i++)
+			src[i] = (uint8_t)(i * 11 + k * 5 + 3);
+		ASSERT_EQ(0, oms_put(self->ctx, &self->r[0], off, src, n,
+				     OMS_STORE_WEAK));
+		ASSERT_EQ(0, oms_quiet(self->ctx));
+		for (int j = 0; j < 8; j++) {
+			memset(back[j], 0, n);
+			ASSERT_EQ(0, oms_get(self->cctx, back[j],
+					     &self->cr[j % NCONN], off, n,
+					     OMS_READ_ACQUIRE));
+		}
+		ASSERT_EQ(0, oms_quiet(self->cctx));
+		for (int j = 0; j < 8; j++)
+			EXPECT_EQ(0, memcmp(src, back[j], n));
+	}
+}
+
+/* A wrong key: the agent refuses the get (nothing read), quiet says
+ * -EACCES, the connection is stopped like a QP in error; the agent goes on
+ * serving the others. */
+TEST_F(rxe, agent_wrong_key_refused)
+{
+	struct oms_rmr bad;
+	uint64_t v = 0x77, mark = 0x4242;
+
+	AGENT_SETUP(self);
+	ASSERT_EQ(0, put64(self->ctx, &self->r[0], RX_SCRATCH, &mark));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	bad = self->cr[2];
+	bad.key ^= 0x80;
+	ASSERT_EQ(0, oms_get(self->cctx, &v, &bad, RX_SCRATCH, 8,
+			     OMS_READ_ACQUIRE));
+	EXPECT_EQ(-EACCES, oms_quiet(self->cctx));
+	EXPECT_EQ(0x77, v);
+	EXPECT_EQ(0, oms_ctx_resume(self->cctx));
+	ASSERT_EQ(0, oms_get(self->cctx, &v, &self->cr[2], RX_SCRATCH, 8,
+			     OMS_READ_ACQUIRE));
+	EXPECT_EQ(-ENOTCONN, oms_quiet(self->cctx));
+	EXPECT_EQ(0, oms_ctx_resume(self->cctx));
+	ASSERT_EQ(0, oms_get(self->cctx, &v, &self->cr[0], RX_SCRATCH, 8,
+			     OMS_READ_ACQUIRE));
+	ASSERT_EQ(0, oms_quiet(self->cctx));
+	EXPECT_EQ(mark, v);
+}
+
+/* A requester that dies with gets in flight: its QP goes to error, the
+ * agent drops what it owed, and the next requester is served. */
+TEST_F_TIMEOUT(rxe, agent_requester_dies_mid_stream, 600)
+{
+	uint64_t mark = 0x5151, v = 0;
+
+	if (!getenv("OMS_RXE_AGENT_PORT"))
+		SKIP(return, "OMS_RXE_AGENT_PORT not set");
+	ASSERT_EQ(0, put64(self->ctx, &self->r[0], RX_SCRATCH + 64, &mark));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	for (int round = 0; round < 3; round++) {
+		pid_t pid = fork();
+		int status = 0;
+
+		ASSERT_GE(pid, 0);
+		if (!pid) {
+			static uint8_t buf[64][4096];
+			struct oms_ctx *ctx = make_ctx(0);
+			struct oms_rmr r;
+
+			if (!ctx || connect_port(ctx,
+					getenv("OMS_RXE_AGENT_PORT"), &r))
+				_exit(2);
+			for (int i = 0; i < 64; i++)
+				oms_get(ctx, buf[i], &r, RX_SCRATCH, 4096,
+					OMS_READ_ACQUIRE);
+			oms_progress(ctx);
+			_exit(0);	/* no quiet, no goodbye */
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	AGENT_SETUP(self);
+	for (int i = 0; i < NCONN; i++) {
+		v = 0;
+		ASSERT_EQ(0, oms_get(self->cctx, &v, &self->cr[i],
+				     RX_SCRATCH + 64, 8, OMS_READ_ACQUIRE));
+		ASSERT_EQ(0, oms_quiet(self->cctx));
+		EXPECT_EQ(mark, v);
+	}
 }
 
 /* Last: the server dies; every pending op fails, nothing hangs. */

@@ -5,6 +5,11 @@
  * the client's writes land (rxe_proto.h).  Passive otherwise: the
  * client's puts, gets and atomics never involve this program.
  *
+ * The same region is served twice: on PORT one-sided, as a listener
+ * always does, and on PORT + 1 by a listener that runs the destination
+ * agent (OMS_AGENT=1 while it is created, docs/dest-agent.md), which the
+ * agent's tests (agent_rxe.c, and litmus_rxe run against PORT + 1) use.
+ *
  * usage: rxe_server PORT [SECONDS]   exits 0 on RX_CMD_QUIT, dies on
  * RX_CMD_DIE, 1 when SECONDS (default 300) pass without a quit.
  */
@@ -111,7 +116,8 @@ int main(int argc, char **argv)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_caps caps = { .size = sizeof(caps) };
-	struct oms_listener *l;
+	struct oms_listener *l, *la;
+	char aport[16];
 	struct oms_ctx *ctx;
 	struct oms_mr *mr;
 	pthread_t th;
@@ -145,8 +151,18 @@ int main(int argc, char **argv)
 			strerror(-err));
 		return 1;
 	}
+	snprintf(aport, sizeof(aport), "%d", atoi(argv[1]) + 1);
+	setenv("OMS_AGENT", "1", 1);
+	err = oms_listen(ctx, NULL, aport, mr, &la);
+	unsetenv("OMS_AGENT");
+	if (err) {
+		fprintf(stderr, "rxe_server: listen with the agent on %s: %s\n",
+			aport, strerror(-err));
+		return 1;
+	}
 	pthread_create(&th, NULL, observer, NULL);
-	printf("rxe_server: listening on port %s\n", argv[1]);
+	printf("rxe_server: listening on port %s, with the agent on %s\n",
+	       argv[1], aport);
 	fflush(stdout);
 	while (time(NULL) < end) {
 		uint64_t cmd = ld(RX_CMD);

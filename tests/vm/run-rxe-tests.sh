@@ -8,7 +8,7 @@
 # its QEMU monitor (the file stop-a holds the seconds): a server host that
 # stops answering.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass]   (the
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass|litmus|kvs]   (the
 # guests' suite, rxe-guest.sh: the tests, perftest beside liboms, oms_probe
 # or msg_pass)
 set -u

@@ -14,7 +14,9 @@
 # SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
 # perftest and liboms's rdma_ops side by side on the same link; SUITE probe
 # (make probe-rxe) only oms_probe's verbs target (rxe-probe.sh); SUITE
-# msgpass only msg_pass (rxe-msgpass.sh).
+# msgpass only msg_pass (rxe-msgpass.sh); SUITE litmus only the litmus
+# server and client (make rxe-litmus); SUITE kvs only kvs_get
+# (rxe-kvs.sh).
 #
 # usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
 set -u
@@ -103,6 +105,7 @@ wait_file() {	# wait_file PATH SECONDS
 # defines (json_num, which they use, is rxe-kvs.sh's).
 case $suite in
 probe) part=rxe-probe.sh server=probe_server client=probe_client ;;
+kvs) part=rxe-kvs.sh server=kvs_server client=kvs_client ;;
 msgpass) part=rxe-msgpass.sh server=mp_server client=mp_client ;;
 perftest) part=rxe-perftest.sh server=perf_server client=perf_client ;;
 *) part= ;;
@@ -127,6 +130,7 @@ if [ "$role" = a ]; then
 	# 137: it killed itself when the last litmus test asked (SIGKILL)
 	[ $rc -eq 137 ]
 	tap $? "rxe_server served the litmus client until it was told to die (status $rc)"
+	[ "$suite" = litmus ] && exit 0
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_server
 	. "$here/rxe-probe.sh" && probe_server
@@ -137,9 +141,11 @@ if [ "$role" = a ]; then
 	. "$here/rxe-perftest.sh" && perf_server
 	touch $shared/a-done
 else
-	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port timeout -k 5 2320 \
+	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
+		OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 2320 \
 		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	[ "$suite" = litmus ] && exit 0
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_client
 	. "$here/rxe-probe.sh" && probe_client
