@@ -765,11 +765,16 @@ static const char *list_str(const uint32_t *v, uint32_t n, int which)
 	return buf[which];
 }
 
+/* Who orders acquire reads for this client's connections (oms_caps):
+ * "agent" when the server's listener runs the destination agent. */
+static char ordering[32] = "?";
+
 static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
 		return;
-	printf("KVS gets (seed 004 Fig 7): backend %s", backend);
+	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
+	       "the %s", backend, ordering);
 	if (model)
 		printf(", latency model (Table 2, %s reads), model time at "
 		       "%u wall ns per model ns",
@@ -797,7 +802,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		      uint32_t proto, uint32_t size, const struct result *r)
 {
 	ba_set_backend(&ba, backend);
-	ba_json(&ba, "\"proto\":\"%s\",\"size\":%u,\"threads\":%u,"
+	ba_json(&ba, "\"proto\":\"%s\",\"ordering\":\"%s\",\"size\":%u,\"threads\":%u,"
 		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
 		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
 		"\"p50_us\":%.6g,\"p90_us\":%.6g,\"p99_us\":%.6g,"
@@ -806,7 +811,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
 		"\"zipf\":%.3f,\"hot1pct_share\":%.4f,\"read_pct\":%u,"
 		"\"updates\":%llu,\"update_mops\":%.6g,\"update_busy\":%llu",
-		oms_kvs_proto_name(proto), size, o->threads, o->qps,
+		oms_kvs_proto_name(proto), ordering, size, o->threads, o->qps,
 		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
 		(unsigned long long)r->gets, r->mops, r->gbps,
 		r->p50_us, r->p90_us, r->p99_us, r->p999_us,
@@ -928,6 +933,13 @@ static int run_clients(const struct opts *o, const char *host)
 				"or --backend verbs)\n");
 		oms_ctx_destroy(ctx);
 		return 1;
+	}
+	{
+		struct oms_caps caps = { .size = sizeof(caps) };
+
+		if (!oms_query_caps(ctx, &caps))
+			snprintf(ordering, sizeof(ordering), "%s",
+				 caps.dest_ordering);
 	}
 	print_head(o, backend, model);
 	for (uint32_t i = 0; i < o->nsizes && !fail; i++) {

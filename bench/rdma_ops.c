@@ -3,7 +3,10 @@
  * rdma_ops: remote WRITE and READ throughput through liboms (seed 004
  * Fig 3: Mop/s by threads x QPs, batch 32), the numbers perftest's
  * ib_write_bw / ib_read_bw give for raw verbs, for liboms's cheapest
- * operations: OMS_STORE_WEAK puts and OMS_READ_RELAXED gets.
+ * operations: OMS_STORE_WEAK puts and OMS_READ_RELAXED gets; and
+ * OMS_READ_ACQUIRE gets (--op acquire), ordered per 64-byte line at the
+ * source, or by the destination agent of a server started with
+ * OMS_AGENT=1 (docs/dest-agent.md).
  *
  *   rdma_ops --server [-p PORT] [--bind ADDR]
  *   rdma_ops --client HOST [-p PORT] [--op write,read] [-s SIZES | -a]
@@ -47,7 +50,7 @@
 #define MAX_SIZES	16
 
 enum mode { M_SERVER, M_CLIENT, M_LOCAL };
-enum op { OP_WRITE, OP_READ, OP_COUNT };
+enum op { OP_WRITE, OP_READ, OP_ACQUIRE, OP_COUNT };
 
 struct opts {
 	enum mode mode;
@@ -62,7 +65,7 @@ struct opts {
 	int server, local, sweep, stream;
 };
 
-static const char *const op_names[] = { "write", "read", NULL };
+static const char *const op_names[] = { "write", "read", "acquire", NULL };
 static const char *const backend_names[] = {
 	[OMS_BACKEND_AUTO] = "auto", [OMS_BACKEND_EMU] = "emu",
 	[OMS_BACKEND_VERBS] = "verbs", [OMS_BACKEND_VERBS + 1] = NULL,
@@ -90,7 +93,9 @@ static const struct ba_opt opts[] = {
 	  "server: the address to listen on; --local: clients connect to it",
 	  &args.bind, .dflt = "any; --local: localhost" },
 	{ 0, "op", NULL, BA_SET, "SET", "operations: write (weak puts), "
-	  "read (relaxed gets)", &args.ops, .names = op_names },
+	  "read (relaxed gets), acquire (acquire gets: ordered by the "
+	  "server's agent, or at the source)", &args.ops, .names = op_names,
+	  .dflt = "write,read" },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes per operation",
 	  args.sizes, .min = 8, .max = 65536, .flags = BA_POW2,
 	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2 },
@@ -315,7 +320,9 @@ static void *worker_main(void *arg)
 
 			err = c->op == OP_WRITE ?
 			      oms_put(ctx, r, off, b, c->size, OMS_STORE_WEAK) :
-			      oms_get(ctx, b, r, off, c->size, OMS_READ_RELAXED);
+			      oms_get(ctx, b, r, off, c->size,
+				      c->op == OP_ACQUIRE ? OMS_READ_ACQUIRE :
+				      OMS_READ_RELAXED);
 			if (!err)
 				w->ops++;
 		}
@@ -409,7 +416,7 @@ static int run_clients(const struct opts *o, const char *host)
 		       "wall time", o->qps, o->stream ? "in flight" : "batch",
 		       o->batch, o->duration);
 		bu_rule();
-		printf(" %-7s %-6s %7s %4s %10s %9s %10s\n", "#bytes", "op",
+		printf(" %-7s %-7s %7s %4s %10s %9s %10s\n", "#bytes", "op",
 		       "threads", "QPs", "M ops/s", "Gb/s", "us/round");
 		bu_rule();
 	}
@@ -446,7 +453,7 @@ static int run_clients(const struct opts *o, const char *host)
 					r.round_us, model ? "model" : "wall",
 					o->duration);
 				if (!ba.json)
-					printf(" %-7u %-6s %7u %4u %10.3f "
+					printf(" %-7u %-7s %7u %4u %10.3f "
 					       "%9.3f %10.2f\n", c.size,
 					       op_names[op], c.threads, o->qps,
 					       r.mops, r.gbps, r.round_us);

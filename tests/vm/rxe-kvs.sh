@@ -1,8 +1,11 @@
 # bench/kvs_get across the two guests (sourced by rxe-guest.sh, which
 # defines tap, wait_file, bdir, shared, me and peer).  Guest a runs one server
 # with every protocol's table and a writer thread, its tables open to
-# clients' updates (--remote-write); guest b runs a short client per
-# protocol and checks its JSON, then one per correct protocol that also
+# clients' updates (--remote-write), its listeners running the destination
+# agent (OMS_AGENT=1); guest b runs a short client per protocol and checks
+# its JSON (Single Read's acquire gets ordered by the agent), Single Read
+# again with the acquires ordered at the source (OMS_AGENT=0: the client
+# does not ask for the agent), then one per correct protocol that also
 # updates items over RDMA (--read-pct 80: CAS lock, WRITE, release store),
 # then runs one more client while
 # the host stops guest a's CPUs: the client must exit non-zero, saying
@@ -17,8 +20,9 @@ kvs_server() {
 	# context gets the clients' 20 s: a loaded host stops this TCG guest
 	# for seconds, and a 2 s timeout once failed the writer (and the
 	# server with it) mid-suite
-	"$bdir/bench/kvs_get" --server --bind "$me" --port $kvs_port --proto all \
-		--size 64 --items 256 --writers 1 --remote-write \
+	OMS_AGENT=1 OMS_AGENT_STATS=1 "$bdir/bench/kvs_get" --server --bind "$me" \
+		--port $kvs_port --proto all \
+		--size 64 --items 256 --writers ${OMS_KVS_WRITERS:-1} --remote-write \
 		--timeout-ms 20000 >/run/kvs-server.log 2>&1 &
 	kpid=$!
 	wait_file "$shared/kvs-done" 900
@@ -48,6 +52,7 @@ kvs_client() {
 		[ $i -gt 60 ] && break
 		sleep 1
 	done
+	agent_gets=0 farm_gets=0 val_gets=0
 	for p in $kvs_protos; do
 		# A loaded host can stop this TCG guest for seconds: 20 s
 		# before a silent server counts as dead, as in litmus_rxe.
@@ -70,13 +75,36 @@ kvs_client() {
 		gets=$(json_num "$line" gets)
 		# TCG: a few hundred gets/s, so mops may print as 0.000
 		[ "${gets:-0}" -gt 0 ] 2>/dev/null || ok=0
+		note=""
+		case $p in
+		single) agent_gets=$gets note=", acquire ordered by the agent"
+			[ "$(json_num "$line" ordering)" = agent ] || ok=0 ;;
+		farm) farm_gets=$gets ;;
+		validation) val_gets=$gets ;;
+		esac
 		if [ "$p" = broken ]; then
 			tap $((1 - ok)) "kvs_get --client --proto broken over rxe: JSON parsed ($gets gets, $torn torn, logged only)"
 		else
 			[ "$torn" = 0 ] || ok=0
-			tap $((1 - ok)) "kvs_get --client --proto $p over rxe: JSON parsed, $gets gets ($mops M/s), torn $torn == 0"
+			tap $((1 - ok)) "kvs_get --client --proto $p over rxe: JSON parsed, $gets gets ($mops M/s), torn $torn == 0$note"
 		fi
 	done
+
+	# The same Single Read with its acquires ordered at the source: one
+	# fenced READ per line instead of one request to the agent.
+	out=$(OMS_AGENT=0 "$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
+		--threads 1 --qps 2 --batch 8 --duration 1 --timeout-ms 20000 \
+		--json 2>/run/kvs-source.err)
+	rc=$?
+	line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
+	echo "# kvs single (source): $line"
+	sed "s/^/# kvs single (source) stderr: /" /run/kvs-source.err | tail -n 5
+	src_gets=$(json_num "$line" gets)
+	[ $rc -eq 0 ] && [ "$(json_num "$line" torn)" = 0 ] &&
+		[ "$(json_num "$line" ordering)" = source ] &&
+		[ "${src_gets:-0}" -gt 0 ] 2>/dev/null
+	tap $? "kvs_get --client --proto single over rxe, acquire at the source (OMS_AGENT=0): $src_gets gets, torn 0"
+	echo "# kvs single read in 1 s: agent $agent_gets gets, source $src_gets, farm $farm_gets, validation $val_gets"
 
 	# Remote writers over verbs: the client's updates race the server's
 	# writer (both lock through the NIC) and the client's own gets.

@@ -11,13 +11,17 @@
 # prints the three and the two ratios.  TAP says whether each cell produced numbers; speed is not
 # a pass criterion.  Each cell's figures also go out as one JSON line
 # ("# perf-json {...}") for make perftest-compare to collect.
+# Then acquire gets (rdma_ops --op acquire, streaming) at the same sizes,
+# ordered at the source (OMS_AGENT=0: one fenced READ per 64-byte line)
+# and by the server's destination agent (the rdma_ops server runs with
+# OMS_AGENT=1), and their ratio; JSON lines "# acq-json {...}".
 perf_sizes=${OMS_PERF_SIZES:-64 128 256 512 1024 2048 4096}
 perf_dur=${OMS_PERF_DURATION:-2}
 perf_depth=128
 perf_port=18516		# rdma_ops; perftest keeps its own 18515
 
 perf_server() {
-	"$bdir/bench/rdma_ops" --server --bind "$me" -p $perf_port \
+	OMS_AGENT=1 "$bdir/bench/rdma_ops" --server --bind "$me" -p $perf_port \
 		>/run/rdma_ops.log 2>&1 &
 	spid=$!
 	# the client starts its cells once this side has come this far: the
@@ -85,7 +89,28 @@ perf_client() {
 			tap $rc "perftest ib_${op}_bw and liboms rdma_ops --op $op, $s B: both measured (liboms/perftest rounds $ratio, streaming $sratio)"
 		done
 	done
+	acquire_cells
 	touch "$shared/perf-done"
+}
+
+# Acquire gets: at the source against the server's agent, per size.
+acquire_cells() {
+	echo "# acquire gets, streaming, depth $perf_depth: source (OMS_AGENT=0) vs the destination agent"
+	echo "# bytes  source Mops  agent Mops  agent/source"
+	for s in $perf_sizes; do
+		: >/run/lo.err
+		src=$(OMS_AGENT=0 liboms_cell acquire "$s" --stream)
+		agt=$(liboms_cell acquire "$s" --stream)
+		sm=$(json_field "$src" mops)
+		am=$(json_field "$agt" mops)
+		ratio=$(rate_ratio "$am" "$sm")
+		printf '# %6s %12s %11s %13s\n' "$s" "${sm:-?}" "${am:-?}" "$ratio"
+		echo "# acq-json {\"size\":$s,\"source_mops\":${sm:-null},\"agent_mops\":${am:-null},\"ratio\":$(json_num "$ratio")}"
+		[ -n "$sm" ] && [ -n "$am" ]
+		rc=$?
+		[ $rc -eq 0 ] || tail -n 3 /run/lo.err | sed "s/^/# acquire $s: /"
+		tap $rc "rdma_ops --op acquire, $s B: at the source and through the agent both measured (agent/source $ratio)"
+	done
 }
 
 # liboms's figure for one cell, a JSON line: liboms_cell OP SIZE [--stream]
