@@ -98,6 +98,18 @@ int oms_ad_decode(const void *in, struct oms_ad_desc *d);
  */
 #define OMS_AD_ANSWER_LEN	16u
 
+/*
+ * How answers reach a requester over verbs (lib/verbs/agent_srv.c): each
+ * WRITE_WITH_IMM into its QP carries an immediate that is either
+ *   - below OMS_AD_IMM_TAG_MIN: a count of answer records just written,
+ *     in order, into its completion ring; or
+ *   - a request's tag (tags are at least OMS_AD_IMM_TAG_MIN: their entry
+ *     generation is never 0): the WRITE itself landed that get's bytes
+ *     (or that atomic's old value), and it succeeded - the answer
+ *     { tag, 0, 0 } without a record.
+ */
+#define OMS_AD_IMM_TAG_MIN	4096u
+
 struct oms_ad_answer {
 	uint32_t tag;
 	int32_t status;

@@ -320,16 +320,13 @@ static void finish(struct vb_ctx *vc, struct vb_op *op, int status)
 }
 
 /* One answer record: the request it answers, finished if its WRs are. */
-static void one_answer(struct vb_ctx *vc, struct vb_conn *c)
+static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 {
 	struct vb_areq *a = c->ag;
-	const uint8_t *rec = a->cq + (size_t)(a->cq_pos % a->cq_slots) *
-				     OMS_AD_ANSWER_LEN;
 	uint64_t cookie, old;
 	struct vb_op *op;
 	int status, err;
 
-	a->cq_pos++;
 	err = oms_agent_client_answer(&a->cl, rec, &cookie, &status, &old);
 	if (err == -EBADMSG) {
 		vb_conn_fail(vc, c, -EPROTO);
@@ -370,7 +367,7 @@ void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
 	}
 	vc->progress++;
 	n = ntohl(w->imm_data);
-	if (n > c->ag->cq_slots) {
+	if (n < OMS_AD_IMM_TAG_MIN && n > c->ag->cq_slots) {
 		vb_conn_fail(vc, c, -EPROTO);
 		return;
 	}
@@ -378,8 +375,21 @@ void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
 		vb_conn_fail(vc, c, -EIO);
 		return;
 	}
-	for (uint32_t i = 0; i < n && !c->err; i++)
-		one_answer(vc, c);
+	if (n >= OMS_AD_IMM_TAG_MIN) {
+		/* the bytes of the request tagged n landed with it: OK */
+		struct oms_ad_answer ok = { .tag = n };
+		uint8_t rec[OMS_AD_ANSWER_LEN];
+
+		oms_ad_answer_encode(rec, &ok);
+		one_answer(vc, c, rec);
+		return;
+	}
+	for (uint32_t i = 0; i < n && !c->err; i++) {
+		struct vb_areq *a = c->ag;
+
+		one_answer(vc, c, a->cq + (size_t)(a->cq_pos++ % a->cq_slots) *
+				  OMS_AD_ANSWER_LEN);
+	}
 }
 
 /* The connection failed: requests whose WRs were done wait no more. */

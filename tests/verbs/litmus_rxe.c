@@ -46,7 +46,9 @@
  * bounded time, and after a resume every op fails with -ENOTCONN).
  *
  * Environment: OMS_RXE_SERVER (address), OMS_RXE_PORT, OMS_RXE_AGENT_PORT
- * (the listener with the agent); without the first two every
+ * (the listener with the agent), OMS_RXE_SHARED (the directory through
+ * which a test asks the host to stop the server guest); without the first
+ * two every
  * test skips (this program is meant for the guest).
  */
 #include <errno.h>
@@ -1186,6 +1188,78 @@ TEST_F_TIMEOUT(rxe, agent_acquire_gets_every_size, 600)
 		for (int j = 0; j < 8; j++)
 			EXPECT_EQ(0, memcmp(src, back[j], n));
 	}
+	/* a burst: more answers in one round than one chain of the agent
+	 * holds, so some come back as records and some with their bytes */
+	for (int rep = 0; rep < 4; rep++) {
+		static uint64_t want[512], got[512];
+
+		for (int i = 0; i < 512; i++)
+			want[i] = (uint64_t)rep << 32 | (uint64_t)i * 2654435761u;
+		ASSERT_EQ(0, oms_put(self->ctx, &self->r[0], RX_SCRATCH, want,
+				     sizeof(want), OMS_STORE_WEAK));
+		ASSERT_EQ(0, oms_quiet(self->ctx));
+		memset(got, 0, sizeof(got));
+		for (int i = 0; i < 512; i++)
+			ASSERT_EQ(0, oms_get(self->cctx, &got[i],
+					     &self->cr[i % NCONN],
+					     RX_SCRATCH + 8 * (uint64_t)i, 8,
+					     OMS_READ_ACQUIRE));
+		ASSERT_EQ(0, oms_quiet(self->cctx));
+		EXPECT_EQ(0, memcmp(want, got, sizeof(want)));
+	}
+}
+
+/*
+ * Ask the host to stop the server guest's CPUs for @secs (the shared
+ * directory's stop-a, run-rxe-tests.sh) and wait until it says so.
+ */
+static int pause_server(int secs)
+{
+	const char *dir = getenv("OMS_RXE_SHARED");
+	char path[256], said[256];
+	uint64_t end = now_ms() + 30000;
+	FILE *f;
+
+	if (!dir)
+		return -ENOENT;
+	snprintf(said, sizeof(said), "%s/a-stopped", dir);
+	unlink(said);
+	snprintf(path, sizeof(path), "%s/stop-a", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", secs);
+	fclose(f);
+	while (access(said, F_OK) && now_ms() < end)
+		usleep(20000);
+	if (access(said, F_OK))
+		return -ETIMEDOUT;
+	usleep(500000);	/* said before the monitor's stop: let it act */
+	return 0;
+}
+
+/* Requests piled up while the server stood still: the agent takes many
+ * doorbells in one round, more answers than one chain holds, so some go
+ * back as records and some with their bytes; every one lands right. */
+TEST_F_TIMEOUT(rxe, agent_burst_while_server_paused, 600)
+{
+	static uint64_t want[1024], got[1024];
+
+	AGENT_SETUP(self);
+	if (!getenv("OMS_RXE_SHARED"))
+		SKIP(return, "OMS_RXE_SHARED not set");
+	for (int i = 0; i < 1024; i++)
+		want[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+	ASSERT_EQ(0, oms_put(self->ctx, &self->r[0], RX_SCRATCH, want,
+			     sizeof(want), OMS_STORE_WEAK));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	ASSERT_EQ(0, pause_server(2));
+	for (int i = 0; i < 768; i++)
+		ASSERT_EQ(0, oms_get(self->cctx, &got[i], &self->cr[i % NCONN],
+				     RX_SCRATCH + 8 * (uint64_t)i, 8,
+				     OMS_READ_ACQUIRE));
+	ASSERT_EQ(0, oms_quiet(self->cctx));
+	EXPECT_EQ(0, memcmp(want, got, 768 * sizeof(want[0])));
 }
 
 /* A wrong key: the agent refuses the get (nothing read), quiet says

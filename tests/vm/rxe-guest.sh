@@ -142,7 +142,8 @@ if [ "$role" = a ]; then
 	touch $shared/a-done
 else
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
-		OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 2320 \
+		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SHARED=$shared \
+		timeout -k 5 2320 \
 		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
 	[ "$suite" = litmus ] && exit 0

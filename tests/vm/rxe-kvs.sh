@@ -22,7 +22,7 @@ kvs_server() {
 	# server with it) mid-suite
 	OMS_AGENT=1 OMS_AGENT_STATS=1 "$bdir/bench/kvs_get" --server --bind "$me" \
 		--port $kvs_port --proto all \
-		--size 64 --items 256 --writers ${OMS_KVS_WRITERS:-1} --remote-write \
+		--size 64,1024 --items 256 --writers ${OMS_KVS_WRITERS:-1} --remote-write \
 		--timeout-ms 20000 >/run/kvs-server.log 2>&1 &
 	kpid=$!
 	wait_file "$shared/kvs-done" 900
@@ -40,6 +40,27 @@ kvs_server() {
 # One JSON field of a one-line object: json_num LINE KEY
 json_num() {
 	printf '%s\n' "$1" | sed -n "s/.*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^,\"}]*\).*/\1/p"
+}
+
+# One 1 s cell, its JSON line: kvs_cell PROTO SIZE [0] (0: OMS_AGENT=0,
+# the client asks for no agent)
+kvs_cell() {
+	no_agent=${3:-}
+	env ${no_agent:+OMS_AGENT=0} "$bdir/bench/kvs_get" --client "$peer" --port $kvs_port --proto "$1" \
+		--size "$2" --items 256 --threads 1 --qps 2 --batch 8 --duration 1 \
+		--timeout-ms 20000 --json 2>/run/kvs-cell.err | grep '^{' | head -n 1
+	sed "s/^/# kvs $1 $2 stderr: /" /run/kvs-cell.err | tail -n 5 >&2
+}
+
+# Single Read with the acquires at the source: kvs_single_source SIZE;
+# its gets in $src_gets, and a TAP line
+kvs_single_source() {
+	line=$(kvs_cell single "$1" 0)
+	echo "# kvs single $1 B (source): $line"
+	src_gets=$(json_num "$line" gets)
+	[ "$(json_num "$line" torn)" = 0 ] && [ "$(json_num "$line" ordering)" = source ] &&
+		[ "${src_gets:-0}" -gt 0 ] 2>/dev/null
+	tap $? "kvs_get --client --proto single --size $1 over rxe, acquire at the source (OMS_AGENT=0): $src_gets gets, torn 0"
 }
 
 kvs_client() {
@@ -90,21 +111,25 @@ kvs_client() {
 		fi
 	done
 
-	# The same Single Read with its acquires ordered at the source: one
-	# fenced READ per line instead of one request to the agent.
-	out=$(OMS_AGENT=0 "$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
-		--threads 1 --qps 2 --batch 8 --duration 1 --timeout-ms 20000 \
-		--json 2>/run/kvs-source.err)
-	rc=$?
-	line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
-	echo "# kvs single (source): $line"
-	sed "s/^/# kvs single (source) stderr: /" /run/kvs-source.err | tail -n 5
-	src_gets=$(json_num "$line" gets)
-	[ $rc -eq 0 ] && [ "$(json_num "$line" torn)" = 0 ] &&
-		[ "$(json_num "$line" ordering)" = source ] &&
-		[ "${src_gets:-0}" -gt 0 ] 2>/dev/null
-	tap $? "kvs_get --client --proto single over rxe, acquire at the source (OMS_AGENT=0): $src_gets gets, torn 0"
-	echo "# kvs single read in 1 s: agent $agent_gets gets, source $src_gets, farm $farm_gets, validation $val_gets"
+	# The same Single Read with its acquires ordered at the source (one
+	# fenced READ per line instead of one request to the agent), and at
+	# 1 KiB (17 lines) beside FaRM.
+	kvs_single_source 64
+	echo "# kvs single read of 64 B in 1 s: agent $agent_gets gets, source $src_gets, farm $farm_gets, validation $val_gets"
+	line=$(kvs_cell single 1024)
+	echo "# kvs single 1024 B (agent): $line"
+	agent1k=$(json_num "$line" gets)
+	[ "$(json_num "$line" torn)" = 0 ] && [ "$(json_num "$line" ordering)" = agent ] &&
+		[ "${agent1k:-0}" -gt 0 ] 2>/dev/null
+	tap $? "kvs_get --client --proto single --size 1024 over rxe, acquire ordered by the agent: $agent1k gets, torn 0"
+	kvs_single_source 1024
+	src1k=$src_gets
+	line=$(kvs_cell farm 1024)
+	echo "# kvs farm 1024 B: $line"
+	farm1k=$(json_num "$line" gets)
+	[ "$(json_num "$line" torn)" = 0 ] && [ "${farm1k:-0}" -gt 0 ] 2>/dev/null
+	tap $? "kvs_get --client --proto farm --size 1024 over rxe: $farm1k gets, torn 0"
+	echo "# kvs single read of 1 KiB in 1 s: agent $agent1k gets, source $src1k, farm $farm1k"
 
 	# Remote writers over verbs: the client's updates race the server's
 	# writer (both lock through the NIC) and the client's own gets.
