@@ -148,6 +148,17 @@ static void conn_broken(struct va_conn *ac, int err)
 		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
 }
 
+/* The requester broke the protocol: fail its QP and say goodbye, so it
+ * learns at once (its CM sees the disconnect) rather than at its next
+ * request's retries. */
+static void conn_refuse(struct va_conn *ac, const char *why)
+{
+	fprintf(stderr, "liboms: agent: %s: connection closed\n", why);
+	conn_broken(ac, -EPROTO);
+	if (ac->id)
+		rdma_disconnect(ac->id);
+}
+
 static void send_done(struct va_srv *s, const struct ibv_wc *w)
 {
 	uint32_t i = VA_WRID_IDX(w->wr_id);
@@ -396,9 +407,8 @@ static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
 
 	s->doorbells++;
 	if (n > ac->ring_slots) {
-		fprintf(stderr, "liboms: agent: a doorbell of %u descriptors on "
-			"a ring of %u: connection closed\n", n, ac->ring_slots);
-		conn_broken(ac, -EPROTO);
+		conn_refuse(ac, "a doorbell counting more descriptors than "
+			    "the ring holds");
 		return;
 	}
 	for (uint32_t i = 0; i < n && !ac->err; i++) {
@@ -433,7 +443,7 @@ static void recv_done(struct va_srv *s, const struct ibv_wc *w)
 	}
 	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 	    !(w->wc_flags & IBV_WC_WITH_IMM)) {
-		conn_broken(ac, -EPROTO);	/* a SEND: not ours */
+		conn_refuse(ac, "a SEND where doorbells are WRITE_WITH_IMM");
 		return;
 	}
 	doorbell(s, ac, ntohl(w->imm_data));

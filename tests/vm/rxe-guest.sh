@@ -6,7 +6,8 @@
 #   a  the server host: rxe_server until the client makes it die, then the
 #      kvs_get servers (if built), one per protocol, then oms_probe --listen,
 #      msg_pass --server, then perftest's and rdma_ops's servers
-#   b  the client host: the verbs litmus tests against a, then kvs_get,
+#   b  the client host: the agent's forged-request tests and the verbs
+#      litmus tests against a, then kvs_get,
 #      then oms_probe's verbs target (rxe-probe.sh), msg_pass's producer
 #      (rxe-msgpass.sh), then perftest beside liboms at 64 B and 4 KiB
 #      (rxe-perftest.sh)
@@ -141,6 +142,11 @@ if [ "$role" = a ]; then
 	. "$here/rxe-perftest.sh" && perf_server
 	touch $shared/a-done
 else
+	# the agent against a forging requester first: litmus_rxe's last
+	# test makes the server die
+	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 300 \
+		"$bdir/verbs-tests/agent_forge" 2>&1 |
+		grep --line-buffered -v '^TAP version\|^1\.\.'
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SHARED=$shared \
 		timeout -k 5 2320 \
