@@ -25,8 +25,9 @@
  * says fewer are outstanding, and quiets once at the end of the cell.
  * --local runs both in one process on the emulated device, in wall time:
  * the device's latency model (--scale) times reads only, so a write's
- * figure in model time would be bounded by nothing.  On the emulated device the figures
- * are the emulator's own rate; they mean a NIC's on verbs.
+ * figure in model time would be bounded by nothing.  On the emulated
+ * device the figures are the emulator's own rate; they mean a NIC's on
+ * verbs.
  *
  * A row per cell: bytes, op, threads, QPs, M ops/s, Gb/s, us per round.
  * Exit: 0; 1 when the server cannot be reached or stops answering; 2 for
