@@ -57,6 +57,13 @@ struct vb_areq {
 	uint64_t cq_pos;		/* the next record to read */
 	uint8_t *desc;			/* descriptors to WRITE from */
 	struct ibv_mr *desc_mr;
+	uint8_t *land;			/* [ring_slots][VB_BOUNCE]: where the
+					 * agent writes gets back, this
+					 * connection's alone (remote write) */
+	struct ibv_mr *land_mr;
+	int failed;			/* an error answer came: feed nothing
+					 * more; the connection stops when
+					 * the failed request's WRs are done */
 	struct oms_vw_agent blk;
 	uint32_t out;			/* requests taken, not answered */
 	uint32_t unrung;		/* descriptors in the chain being built */
@@ -80,9 +87,9 @@ uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
 	struct vb_areq *a;
 	uint32_t slots = 16;
 
-	if (agent_refused() || qd > 4096)
+	if (agent_refused())
 		return 1;
-	while (slots < qd)
+	while (slots < qd && slots < VB_AGENT_CQ_MAX)
 		slots <<= 1;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -163,14 +170,14 @@ int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 	a->desc_mr = ibv_reg_mr(vc->pd, a->desc, dlen, IBV_ACCESS_LOCAL_WRITE);
 	if (!a->desc_mr)
 		return vb_errno(-ENOMEM);
-	if (!vc->land_mr) {
-		vc->land_mr = ibv_reg_mr(vc->pd, vc->bounce,
-					 (size_t)qd * VB_BOUNCE,
-					 IBV_ACCESS_LOCAL_WRITE |
-					 IBV_ACCESS_REMOTE_WRITE);
-		if (!vc->land_mr)
-			return vb_errno(-ENOMEM);
-	}
+	dlen = (size_t)a->blk.ring_slots * VB_BOUNCE;
+	if (posix_memalign((void **)&a->land, 4096, dlen))
+		return -ENOMEM;
+	a->land_mr = ibv_reg_mr(vc->pd, a->land, dlen, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE);
+	if (!a->land_mr)
+		return vb_errno(-ENOMEM);
+	(void)qd;
 	return 0;
 }
 
@@ -184,6 +191,9 @@ void vb_areq_free(struct vb_conn *c)
 		oms_agent_client_destroy(&a->cl);
 	if (a->desc_mr)
 		ibv_dereg_mr(a->desc_mr);
+	if (a->land_mr)
+		ibv_dereg_mr(a->land_mr);
+	free(a->land);
 	if (a->cq_mr)
 		ibv_dereg_mr(a->cq_mr);
 	free(a->desc);
@@ -199,8 +209,9 @@ int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr)
 	       (wr->flags & OMS_WR_F_ACQUIRE);
 }
 
-/* Where the agent lands a get: the slot's bounce buffer, or the get's own
- * buffer registered for remote write. */
+/* Where the agent lands a get: the connection's landing slot of its ring
+ * position (given at take: vb_areq_take()), or the get's own buffer
+ * registered for remote write when it is larger. */
 int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
 {
 	void *p = (void *)(uintptr_t)op->wr.local;
@@ -208,9 +219,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
 	op->agent = 1;
 	op->nwr = 1;
 	if (op->wr.len <= VB_BOUNCE) {
-		op->loc = VB_LOC_BOUNCE;
-		op->lbuf = vc->bounce + (size_t)op->wr.slot * VB_BOUNCE;
-		op->lkey = vc->land_mr->rkey;	/* for the agent: an rkey */
+		op->loc = VB_LOC_LAND;
 		return 0;
 	}
 	op->tmp = ibv_reg_mr(vc->pd, p, op->wr.len, IBV_ACCESS_LOCAL_WRITE |
@@ -219,7 +228,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
 		return vb_errno(-ENOMEM);
 	op->loc = VB_LOC_TMP;
 	op->lbuf = p;
-	op->lkey = op->tmp->rkey;
+	op->lkey = op->tmp->rkey;	/* for the agent: an rkey */
 	return 0;
 }
 
@@ -234,6 +243,8 @@ int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
 
 	if (!a || !a->live)
 		return 0;
+	if (a->failed)
+		return 1;	/* stopping: the failed request's WRs first */
 	if (!op->agent)
 		return a->out != 0;
 	return 0;
@@ -267,6 +278,12 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
 
 	if (err)
 		return err;
+	if (op->loc == VB_LOC_LAND) {
+		/* its slot is free: the request that had it was answered,
+		 * and its bytes copied out then */
+		op->lbuf = a->land + (size_t)r.ring_slot * VB_BOUNCE;
+		op->lkey = a->land_mr->rkey;
+	}
 	d = (struct oms_ad_desc){
 		.op = OMS_AD_GET,
 		.flags = OMS_AD_F_ACQUIRE,
@@ -279,7 +296,9 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
 	};
 	slot = a->desc + (size_t)r.ring_slot * OMS_AD_LEN;
 	if (oms_ad_encode(slot, &d))
-		return -EINVAL;
+		return -EPROTO;	/* cannot happen (checked at post): the
+				 * ring slot is spent, the caller fails the
+				 * connection */
 	memset(w, 0, sizeof(*w));
 	sge->addr = (uintptr_t)slot;
 	sge->length = OMS_AD_LEN;
@@ -338,17 +357,43 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 	op = &vc->op[cookie];
 	if (!op->agent || op->answered)
 		return;
+	if (a->failed && !status)
+		status = -ECANCELED;	/* after the refusal: not reported */
 	op->answered = 1;
 	op->ans_status = status;
+	if (!status && op->loc == VB_LOC_LAND)	/* its slot is reused next */
+		memcpy((void *)(uintptr_t)op->wr.local, op->lbuf, op->wr.len);
 	if (status && !op->status)
 		op->status = status;
-	if (op->waiting)
-		finish(vc, op, op->status);
-	if (status) {
-		/* an in-order channel stops at its first failure */
-		c->told = 1;
+	if (!status) {
+		if (op->waiting)
+			finish(vc, op, 0);
+		return;
+	}
+	/*
+	 * An in-order channel stops at its first failure, but what was
+	 * posted before this request completes by its own completions (an
+	 * unsignaled put before it was performed): once its WRs are done,
+	 * the rest of the connection is cancelled (here, or when
+	 * complete_upto() reaches it: vb_areq_stop_at()).
+	 */
+	c->told = 1;
+	if (a->failed)
+		return;		/* a later one: cancelled with the rest */
+	a->failed = 1;
+	if (op->waiting) {
+		finish(vc, op, status);
 		vb_conn_cancel(vc, c, status);
 	}
+}
+
+/*
+ * complete_upto() reached @op, whose WRs are done: 1 when its answer was
+ * an error, so the connection stops here (the caller cancels the rest).
+ */
+int vb_areq_stop_at(const struct vb_op *op)
+{
+	return op->agent && op->answered && op->ans_status;
 }
 
 void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)

@@ -52,6 +52,7 @@
 #include "verbs/verbs.h"
 #include "agent/agent.h"
 #include "verbs/wire.h"
+#include "util/barrier.h"
 
 #define VA_MAX_CONNS	16		/* agent connections per listener */
 #define VA_MAX_SLOTS	256u		/* request ring slots per connection */
@@ -144,8 +145,12 @@ static void conn_broken(struct va_conn *ac, int err)
 	ac->err = err;
 	ac->npend = 0;
 	ac->chain_lands = ac->lands;
-	if (ac->id && ac->id->qp)
+	if (ac->id && ac->id->qp) {
 		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
+		/* say goodbye: the requester's CM fails what it has
+		 * outstanding at once, not at its next request's retries */
+		rdma_disconnect(ac->id);
+	}
 }
 
 /* The requester broke the protocol: fail its QP and say goodbye, so it
@@ -155,8 +160,23 @@ static void conn_refuse(struct va_conn *ac, const char *why)
 {
 	fprintf(stderr, "liboms: agent: %s: connection closed\n", why);
 	conn_broken(ac, -EPROTO);
-	if (ac->id)
-		rdma_disconnect(ac->id);
+}
+
+/* Waiting for room on @ac since @t0: past the context's timeout the
+ * requester is taken for dead (it does not acknowledge, or it keeps no
+ * receives posted), and the connection is closed; the thread serves the
+ * others again.  1 when it was. */
+static int stuck(struct va_conn *ac, uint64_t t0)
+{
+	uint64_t limit = (uint64_t)oms_be_view(ac->s->vc->ctx)->attr->timeout_ms *
+			 1000000ull;
+
+	if (oms_now_ns() - t0 < limit)
+		return 0;
+	fprintf(stderr, "liboms: agent: a requester took no answers for %llu "
+		"ms: connection closed\n", (unsigned long long)(limit / 1000000));
+	conn_broken(ac, -ETIMEDOUT);
+	return 1;
 }
 
 static void send_done(struct va_srv *s, const struct ibv_wc *w)
@@ -172,6 +192,8 @@ static void send_done(struct va_srv *s, const struct ibv_wc *w)
 		conn_broken(ac, vb_wc_status(w->status));
 		return;
 	}
+	if (!n)
+		return;		/* not a chain's last WR */
 	ac->sq_used -= n <= ac->sq_used ? n : ac->sq_used;
 	end = ac->out_tail + ((VA_WRID_POS(w->wr_id) - ac->out_tail) &
 			      VA_POS_MASK);
@@ -203,6 +225,9 @@ static struct ibv_send_wr *append(struct va_conn *ac, const void *lbuf,
 	struct ibv_sge *sge = &ac->psge[ac->npend++];
 
 	memset(w, 0, sizeof(*w));
+	/* unsignaled, but a failed or flushed WR completes all the same:
+	 * it must name its connection (a count of 0 frees nothing) */
+	w->wr_id = VA_WRID(ac->idx, ac->gen, 0, ac->out_head);
 	sge->addr = (uintptr_t)lbuf;
 	sge->length = len;
 	sge->lkey = ac->lmr->lkey;
@@ -247,10 +272,11 @@ static int flush(struct va_conn *ac)
 	}
 	if (!ac->npend)
 		return 0;
-	while (ac->sq_used + ac->npend > ac->sq_depth) {
+	for (uint64_t t0 = oms_now_ns();
+	     ac->sq_used + ac->npend > ac->sq_depth;) {
 		if (reap_sends(ac->s))
-			return -EIO;
-		if (ac->err)
+			conn_broken(ac, -EIO);
+		if (ac->err || stuck(ac, t0))
 			return ac->err;
 		sched_yield();
 	}
@@ -278,6 +304,8 @@ static int flush(struct va_conn *ac)
  * they go in out; 0, or the connection's error. */
 static int room(struct va_conn *ac, uint32_t len, uint64_t *at)
 {
+	uint64_t t0 = oms_now_ns();
+
 	for (;;) {
 		uint64_t h = ac->out_head;
 
@@ -296,7 +324,9 @@ static int room(struct va_conn *ac, uint32_t len, uint64_t *at)
 			continue;
 		}
 		if (reap_sends(ac->s))
-			return -EIO;
+			conn_broken(ac, -EIO);
+		if (ac->err || stuck(ac, t0))
+			return ac->err;
 		sched_yield();	/* the NIC may need this CPU (Soft-RoCE) */
 	}
 }
@@ -308,7 +338,7 @@ static int va_land(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 	struct va_srv *s = arg;
 	struct va_conn *ac = conn < OMS_AGENT_MAX_CONNS ? s->by_aid[conn] :
 			     NULL;
-	uint64_t at;
+	uint64_t at = 0;
 	int err;
 
 	if (!ac)
@@ -346,7 +376,11 @@ static void answer(struct va_conn *ac, const struct oms_agent_cpl *c)
 			   c->op == OMS_AD_CAS)) {
 		uint64_t k = ac->lands_answered++;
 
+		/* ... and no record waits in the chain: the requester takes
+		 * answers in the order they arrive, a record at the chain's
+		 * end after the WRITEs before it */
 		if (k >= ac->chain_lands && k < ac->lands &&
+		    ac->ans_pos == ac->ans_sent &&
 		    c->tag >= OMS_AD_IMM_TAG_MIN) {
 			struct ibv_send_wr *w =
 				&ac->pend[ac->land_at[k - ac->chain_lands]];
@@ -411,12 +445,17 @@ static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
 			    "the ring holds");
 		return;
 	}
+	/* its receive first: answering below may take a while */
+	if (post_recv(ac)) {
+		conn_broken(ac, -EIO);
+		return;
+	}
+	oms_barrier_from_device();	/* the ring's bytes after the doorbell */
 	for (uint32_t i = 0; i < n && !ac->err; i++) {
 		const uint8_t *slot = ac->mem +
 			(size_t)(ac->ring_pos % ac->ring_slots) * OMS_AD_LEN;
 
 		memcpy(d, slot, sizeof(d));	/* decoded from our copy */
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		ac->ring_pos++;
 		s->descs++;
 		while (oms_agent_submit(s->ag, ac->aid, d) == -EAGAIN)
@@ -426,8 +465,6 @@ static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
 		if (ac->npend + 3 >= VA_CHAIN)
 			answer_all(s);
 	}
-	if (!ac->err && post_recv(ac))
-		conn_broken(ac, -EIO);
 }
 
 static void recv_done(struct va_srv *s, const struct ibv_wc *w)

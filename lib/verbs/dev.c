@@ -117,7 +117,9 @@ static int pick_device(struct vb_ctx *vc)
 
 static uint32_t cq_entries(const struct vb_ctx *vc)
 {
-	uint32_t want = VB_MAX_CONN * VB_SQ_DEPTH + 64;
+	/* every send WR, and every receive an agent connection posts, may
+	 * complete at once when QPs fail (flushed) */
+	uint32_t want = VB_MAX_CONN * (VB_SQ_DEPTH + VB_AGENT_CQ_MAX) + 64;
 	uint32_t max = vc->dattr.max_cqe > 0 ? (uint32_t)vc->dattr.max_cqe : want;
 
 	return want < max ? want : max;
@@ -209,8 +211,6 @@ void vb_dev_close(struct oms_ctx *ctx)
 		if (vc->op[i].tmp)
 			ibv_dereg_mr(vc->op[i].tmp);
 	ibv_destroy_cq(vc->cq);
-	if (vc->land_mr)
-		ibv_dereg_mr(vc->land_mr);
 	ibv_dereg_mr(vc->buf_mr);
 	ibv_dealloc_pd(vc->pd);
 	buf_free(vc);

@@ -136,7 +136,9 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 		p.responder_resources = ev->param.conn.initiator_depth;
 	p.initiator_depth = 1;
 	p.retry_count = VB_RETRY_CNT;
-	p.rnr_retry_count = 7;
+	/* 7 is for ever: the agent's thread must not wait for ever on a
+	 * requester that keeps no receives posted for its answers */
+	p.rnr_retry_count = pc->ac ? 6 : 7;
 	if (!p.private_data_len || rdma_accept(id, &p)) {
 		err = p.private_data_len ? vb_errno(-ECONNABORTED) : -EINVAL;
 		unmake_qp(id, pc);

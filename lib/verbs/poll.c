@@ -68,6 +68,9 @@ void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
 	wc_push(vc, &wc);
 }
 
+static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err,
+		      int rest);
+
 /*
  * Every WR of @c up to @seq is complete; the one at @seq with @status.
  * Returns whether an operation took @status (not so when the WR at @seq
@@ -77,7 +80,7 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 			 int status)
 {
 	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
-	int took = 0;
+	int took = 0, stop = 0;
 
 	while (c->head != c->tail) {
 		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
@@ -92,15 +95,24 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		if (!all || op->last_seq > seq)
 			break;
 		c->head++;
-		if (op->agent && !op->answered)
+		if (op->agent && !op->answered) {
 			op->waiting = 1;	/* done when answered */
-		else
+		} else if (vb_areq_stop_at(op)) {
+			/* the agent refused it: everything before it is
+			 * done, everything after it is cancelled */
 			vb_op_finish(vc, op, op->status);
+			stop = op->status;
+			break;
+		} else {
+			vb_op_finish(vc, op, op->status);
+		}
 	}
 	if (seq + 1 > c->done_seq) {
 		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
 		c->done_seq = seq + 1;
 	}
+	if (stop)
+		conn_stop(vc, c, stop, -ECANCELED);
 	return took;
 }
 
@@ -235,7 +247,7 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 		c->sig_inflight--;
 	c->still_since = 0;
 	complete_upto(vc, c, seq, 0);
-	if (!c->sig_inflight && c->next_seq > c->done_seq)
+	if (!c->err && !c->sig_inflight && c->next_seq > c->done_seq)
 		post_cover(vc, c);
 }
 

@@ -364,8 +364,14 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 		if (vb_areq_blocked(c, op))
 			break;	/* one-sided, behind the agent's answers */
 		if (op->agent) {
-			if (vb_areq_take(c, op, &w[n], &sge[n]))
+			int err = vb_areq_take(c, op, &w[n], &sge[n]);
+
+			if (err == -EAGAIN)
 				break;	/* no credit: answers bring it */
+			if (err) {
+				vb_conn_fail(vc, c, err);
+				return;
+			}
 			last_ag = n;
 		} else {
 			sig = build(vc, c, op, op->posted, &w[n], &sge[n]);

@@ -51,6 +51,9 @@
 					 * timeout_ms asks (vb_ack_timeout) */
 #define VB_RETRY_CNT	7		/* tries after the first */
 #define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
+#define VB_AGENT_CQ_MAX	256		/* an agent's answers owed at most
+					 * per connection (its request ring
+					 * is no larger: agent_srv.c) */
 #define VB_KICK_NS	(200ull * 1000000)	/* a QP that stood still this
 						 * long with WRs on it gets a
 						 * doorbell (poll.c) */
@@ -63,6 +66,8 @@ enum vb_local {
 	VB_LOC_MR,		/* inside a registered oms_mr: zero copy */
 	VB_LOC_TMP,		/* registered for this operation only */
 	VB_LOC_RESULT,		/* atomics, flush: the slot's 8-byte word */
+	VB_LOC_LAND,		/* an agent's get: its connection's landing
+				 * slot, copied out when answered */
 };
 
 /* One operation of the context (indexed by its slot). */
@@ -141,10 +146,6 @@ struct vb_ctx {
 	size_t buf_len;
 	int buf_numa;			/* allocated with libnuma */
 	struct ibv_mr *buf_mr;
-	struct ibv_mr *land_mr;		/* the bounce buffers again, remote
-					 * write: an agent's answers land
-					 * there (the first agent connection
-					 * registers it) */
 	uint8_t *bounce;		/* [qdepth][VB_BOUNCE] */
 	uint64_t *result;		/* [qdepth] */
 	struct vb_op *op;		/* [qdepth] */
@@ -219,6 +220,7 @@ uint32_t vb_areq_outstanding(const struct vb_conn *c);
 void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
 		  const struct ibv_wc *w);
 void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err);
+int vb_areq_stop_at(const struct vb_op *op);
 
 /* post.c */
 int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);

@@ -1290,6 +1290,38 @@ TEST_F(rxe, agent_wrong_key_refused)
 	EXPECT_EQ(mark, v);
 }
 
+/* A put, then a refused get, then a good one, on one connection: the put
+ * was performed before the refusal and completes OK; the connection stops
+ * at the refused get, and the get after it is cancelled. */
+TEST_F(rxe, agent_refusal_after_a_put)
+{
+	struct oms_stats st0 = { .size = sizeof(st0) };
+	struct oms_stats st = { .size = sizeof(st) };
+	uint64_t mark2 = 0x6262, w = 0, v = 0;
+	struct oms_rmr bad;
+
+	AGENT_SETUP(self);
+	bad = self->cr[1];
+	bad.key ^= 0x80;
+	ASSERT_EQ(0, oms_ctx_stats(self->cctx, &st0));
+	ASSERT_EQ(0, oms_put_weak(self->cctx, &self->cr[1],
+				  RX_SCRATCH + 8, &mark2, 8));
+	ASSERT_EQ(0, oms_get(self->cctx, &v, &bad, RX_SCRATCH, 8,
+			     OMS_READ_ACQUIRE));
+	ASSERT_EQ(0, oms_get(self->cctx, &w, &self->cr[1], RX_SCRATCH,
+			     8, OMS_READ_ACQUIRE));
+	EXPECT_EQ(-EACCES, oms_quiet(self->cctx));
+	ASSERT_EQ(0, oms_ctx_stats(self->cctx, &st));
+	TH_LOG("put, refused get, get: %llu completed, %llu failed",
+	       (unsigned long long)(st.completed - st0.completed),
+	       (unsigned long long)(st.failed - st0.failed));
+	EXPECT_GE(st.completed - st0.completed, 1);	/* the put */
+	EXPECT_GE(st.failed - st0.failed, 2);
+	EXPECT_EQ(0, w);	/* the get after it: cancelled */
+	ASSERT_EQ(0, get64(self->ctx, &self->r[0], RX_SCRATCH + 8, &v));
+	EXPECT_EQ(mark2, v);
+}
+
 /* A requester that dies with gets in flight: its QP goes to error, the
  * agent drops what it owed, and the next requester is served. */
 TEST_F_TIMEOUT(rxe, agent_requester_dies_mid_stream, 600)
