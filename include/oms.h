@@ -114,7 +114,9 @@ enum oms_read_order {
 					   * and strong stores to one
 					   * destination never wait for acks;
 					   * queue_depth <= 256 (default 256) */
-#define OMS_CTX_F_HOLD_GLOBAL	(1u << 4) /* emu: the seed-002 hold has global
+#define OMS_CTX_F_HOLD_GLOBAL	(1u << 4) /* emu, and the agent of a verbs
+					   * listener made on this context:
+					   * the seed-002 hold has global
 					   * scope (a class-2 response waits
 					   * for posted writes to any node)
 					   * instead of per destination */
@@ -195,7 +197,10 @@ struct oms_rmr {
 #define OMS_CAP_DEST_ORDER_EMULATED	(1u << 1) /* done by the emulation */
 #define OMS_CAP_ACQUIRE_READ		(1u << 2)
 #define OMS_CAP_STRONG_STORE		(1u << 3)
-#define OMS_CAP_RESP_HOLD		(1u << 4) /* seed 002 ordered class */
+#define OMS_CAP_RESP_HOLD		(1u << 4) /* seed 002 ordered class
+						   * (verbs: to connections
+						   * whose listener runs the
+						   * agent) */
 #define OMS_CAP_CHAOS			(1u << 5) /* reordering mode is on */
 #define OMS_CAP_LATENCY_MODEL		(1u << 6)
 #define OMS_CAP_ACQUIRE_AT_SOURCE	(1u << 7) /* acquire reads are ordered

@@ -164,6 +164,11 @@ struct oms_backend_ops {
 	int (*mr_read)(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 		       uint64_t off, void *dst, size_t len);
 	void (*caps)(struct oms_ctx *ctx, struct oms_caps *caps);
+	/* Optional: the OMS_CAP_* flags that hold for operations to @dest
+	 * (a valid destination), where they differ by destination (verbs:
+	 * whether that listener runs an agent); NULL: caps() speaks for
+	 * every destination. */
+	uint32_t (*dest_caps)(struct oms_ctx *ctx, uint32_t dest);
 	uint64_t (*key_drops)(struct oms_ctx *ctx);
 	/* Serve @reg at @addr:@port (oms_listen; arguments checked);
 	 * *@lpriv is handed back to listener_close. */

@@ -274,6 +274,16 @@ static int perform_get(struct oms_agent *ag, uint32_t conn, uint8_t *src,
 		copy_lines(buf, src, d->len, 0);
 	else
 		get_lines_relaxed(ag, buf, src, d->len);
+	if (buf != ag->scratch && ag->ops.sync) {
+		/* the writes issued before what was read are reported: a
+		 * host store seen above was preceded by them */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (ag->ops.sync(ag->ops.arg)) {
+			held_put(ag, slot);
+			complete(ag, conn, d, -ENOBUFS, 0);
+			return -ENOBUFS;
+		}
+	}
 	if (buf != ag->scratch) {
 		r = oms_hold_send(&ag->hold, ag->conn[conn].peer,
 				  OMS_HOLD_CLASS2, slot);
@@ -593,6 +603,13 @@ int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 	memset(&c->st[stream], 0, sizeof(c->st[stream]));
 	c->st[stream].next = next;
 	return 0;
+}
+
+uint32_t oms_agent_held(const struct oms_agent *ag)
+{
+	long h = ag ? oms_hold_held(&ag->hold) : 0;
+
+	return ag ? (uint32_t)(h > 0 ? h : 0) + ag->ready_count : 0;
 }
 
 int oms_agent_next_seq(const struct oms_agent *ag, uint32_t conn,

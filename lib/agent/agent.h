@@ -95,6 +95,17 @@ struct oms_agent_ops {
 	 */
 	int (*land)(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 		    const void *src, uint32_t len);
+	/*
+	 * Optional.  Called after a class-2 get has read its bytes and
+	 * before the hold decides whether its answer waits: report now,
+	 * with oms_agent_posted() and oms_agent_posted_ack(), every posted
+	 * write the owner has issued and every ack it has had (the core
+	 * fences, so a write issued before the host store that the get
+	 * read is seen).  Nonzero: they could not all be reported (the
+	 * hold's window is full) and the get completes with -ENOBUFS
+	 * rather than answer early.
+	 */
+	int (*sync)(void *arg);
 	void *arg;
 };
 
@@ -202,6 +213,9 @@ int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
  */
 int oms_agent_posted(struct oms_agent *ag, uint32_t peer, uint32_t *id);
 int oms_agent_posted_ack(struct oms_agent *ag, uint32_t peer, uint32_t id);
+
+/* Class-2 answers held or let go and not yet landed (0 for NULL). */
+uint32_t oms_agent_held(const struct oms_agent *ag);
 
 /* Next number @stream of @conn will perform; -EINVAL. */
 int oms_agent_next_seq(const struct oms_agent *ag, uint32_t conn,

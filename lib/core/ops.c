@@ -147,11 +147,13 @@ OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
 	return submit(ctx, op, cls);
 }
 
-/* The backend holds class-2 responses (seed 002). */
-static int resp_hold(struct oms_ctx *ctx)
+/* Class-2 responses from @dest are held there (seed 002). */
+static int resp_hold(struct oms_ctx *ctx, uint32_t dest)
 {
 	struct oms_caps c = { .size = sizeof(c) };
 
+	if (ctx->be->dest_caps)
+		return !!(ctx->be->dest_caps(ctx, dest) & OMS_CAP_RESP_HOLD);
 	ctx->be->caps(ctx, &c);
 	return !!(c.flags & OMS_CAP_RESP_HOLD);
 }
@@ -166,7 +168,8 @@ OMS_EXPORT int oms_get(struct oms_ctx *ctx, void *buf,
 	if (!err && (!buf || (flags & ~(OMS_READ_ACQUIRE |
 					OMS_READ_RESP_ORDERED))))
 		err = -EINVAL;
-	if (!err && (flags & OMS_READ_RESP_ORDERED) && !resp_hold(ctx))
+	if (!err && (flags & OMS_READ_RESP_ORDERED) &&
+	    !resp_hold(ctx, src->dest))
 		err = -EOPNOTSUPP;	/* no seed-002 hold on this backend */
 	if (!err)
 		err = op_alloc(ctx, &op);

@@ -206,7 +206,7 @@ void vb_areq_free(struct vb_conn *c)
 int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr)
 {
 	return c->ag && c->ag->live && wr->op == OMS_WR_GET &&
-	       (wr->flags & OMS_WR_F_ACQUIRE);
+	       (wr->flags & (OMS_WR_F_ACQUIRE | OMS_WR_F_RESP_ORDERED));
 }
 
 /* Where the agent lands a get: the connection's landing slot of its ring
@@ -286,7 +286,10 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
 	}
 	d = (struct oms_ad_desc){
 		.op = OMS_AD_GET,
-		.flags = OMS_AD_F_ACQUIRE,
+		.flags = (uint8_t)(
+			 (op->wr.flags & OMS_WR_F_ACQUIRE ? OMS_AD_F_ACQUIRE : 0) |
+			 (op->wr.flags & OMS_WR_F_RESP_ORDERED ?
+			  OMS_AD_F_RESP_ORDERED : 0)),
 		.key = op->wr.key,
 		.len = (uint32_t)op->wr.len,
 		.off = op->wr.off,

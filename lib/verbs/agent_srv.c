@@ -110,6 +110,7 @@ struct va_conn {
 struct va_srv {
 	struct vb_ctx *vc;
 	struct oms_agent *ag;
+	struct va_hold *hold;	/* this process's puts, for the core's hold */
 	struct ibv_comp_channel *cch;
 	struct ibv_cq *rcq;	/* doorbells: receive completions */
 	struct ibv_cq *scq;	/* the agent's writes */
@@ -407,6 +408,8 @@ static void answer_all(struct va_srv *s)
 	struct oms_agent_cpl c[32];
 	int n;
 
+	if (oms_agent_held(s->ag))
+		va_hold_sync(s->hold);	/* acks that let held answers go */
 	while ((n = oms_agent_poll(s->ag, c, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
 			struct va_conn *ac = c[i].conn < OMS_AGENT_MAX_CONNS ?
@@ -529,11 +532,38 @@ int vb_agent_fd(const struct va_srv *s)
 	return s->cch->fd;
 }
 
+/*
+ * How long the listener's thread may sleep: for ever, unless class-2
+ * answers are held.  Their acks come from this process's contexts
+ * reaping their puts' completions, which wakes nobody here: the thread
+ * looks every millisecond while it holds answers.
+ */
+int vb_agent_poll_ms(const struct va_srv *s)
+{
+	return oms_agent_held(s->ag) ? 1 : -1;
+}
+
+/* A round with no doorbell: what the hold let go, out.  0 or -EIO. */
+int vb_agent_tick(struct va_srv *s)
+{
+	answer_all(s);
+	return reap_sends(s);
+}
+
+/* The core's sync(): the puts on the wire, up to now, into its hold. */
+static int va_sync(void *arg)
+{
+	struct va_srv *s = arg;
+
+	return va_hold_sync(s->hold);
+}
+
 int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		    struct va_srv **out)
 {
-	struct oms_agent_ops ops = { .land = va_land };
+	struct oms_agent_ops ops = { .land = va_land, .sync = va_sync };
 	struct oms_agent_attr attr = { 0 };
+	const struct oms_ctx_attr *ca = oms_be_view(vc->ctx)->attr;
 	int max_cqe = vc->dattr.max_cqe > 0 ? vc->dattr.max_cqe : 4096;
 	int rq = VA_MAX_CONNS * (int)VA_MAX_SLOTS;
 	int sq = VA_MAX_CONNS * (int)(VA_MAX_SLOTS + 2 * VA_CHAIN);
@@ -544,9 +574,15 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		return -ENOMEM;
 	s->vc = vc;
 	ops.arg = s;
+	/* the hold's scope is the listening context's (seed 002, L24) */
+	if (ca->flags & OMS_CTX_F_HOLD_GLOBAL)
+		attr.flags |= OMS_AGENT_F_HOLD_GLOBAL;
 	err = oms_agent_create(&attr, &ops, &s->ag);
 	if (err)
 		goto err_free;
+	err = va_hold_create(s->ag, &s->hold);
+	if (err)
+		goto err_agent;
 	err = oms_agent_region_add(s->ag, served->addr, served->len,
 				   served->rmr.key, served->rmr.access);
 	if (err)
@@ -582,6 +618,7 @@ err_rcq:
 err_cch:
 	ibv_destroy_comp_channel(s->cch);
 err_agent:
+	va_hold_destroy(s->hold);
 	oms_agent_destroy(s->ag);
 err_free:
 	free(s);
@@ -655,7 +692,10 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 			     IBV_ACCESS_LOCAL_WRITE);
 	if (!ac->rmr || !ac->lmr)
 		goto err;
-	ca.peer = i;
+	/* the requester's node, as this process's contexts name it when
+	 * they send it puts (peers.c) */
+	ca.peer = (uint32_t)vb_peer_id((struct sockaddr *)
+				       &id->route.addr.dst_addr);
 	ca.stage_slots = VA_STAGE_SLOTS;
 	ca.stage_len = VA_STAGE_LEN;
 	ca.stage = ac->mem + ring_len;
@@ -744,5 +784,6 @@ void vb_agent_destroy(struct va_srv *s)
 	ibv_destroy_cq(s->rcq);
 	ibv_destroy_comp_channel(s->cch);
 	oms_agent_destroy(s->ag);
+	va_hold_destroy(s->hold);
 	free(s);
 }

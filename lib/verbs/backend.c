@@ -154,7 +154,7 @@ static void vb_caps(struct oms_ctx *ctx, struct oms_caps *c)
 	/* per connection: its listener's agent orders acquire reads, or
 	 * the initiator does, one fenced READ per line */
 	if (agents)
-		c->flags |= OMS_CAP_DEST_ORDER_AGENT;
+		c->flags |= OMS_CAP_DEST_ORDER_AGENT | OMS_CAP_RESP_HOLD;
 	if (!conns || agents < conns)
 		c->flags |= OMS_CAP_ACQUIRE_AT_SOURCE;
 	c->read_order = OMS_ORDER_NIC;	/* one line per round trip */
@@ -164,6 +164,20 @@ static void vb_caps(struct oms_ctx *ctx, struct oms_caps *c)
 		 conns && agents == conns ? "agent" : "source");
 	snprintf(c->backend_name, sizeof(c->backend_name), "verbs");
 	snprintf(c->device, sizeof(c->device), "%s", vc->dev_name);
+}
+
+/* Per destination: its listener's agent holds class-2 answers and orders
+ * acquire reads, or nobody holds and the initiator orders. */
+static uint32_t vb_dest_caps(struct oms_ctx *ctx, uint32_t dest)
+{
+	const struct vb_conn *k = dest < VB_MAX_CONN ? &VC(ctx)->conn[dest] :
+				  NULL;
+	uint32_t f = OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE;
+
+	if (k && k->used && vb_areq_wants(k, &(struct oms_wr){
+			.op = OMS_WR_GET, .flags = OMS_WR_F_RESP_ORDERED }))
+		return f | OMS_CAP_DEST_ORDER_AGENT | OMS_CAP_RESP_HOLD;
+	return f | OMS_CAP_ACQUIRE_AT_SOURCE;
 }
 
 static uint64_t vb_key_drops(struct oms_ctx *ctx)
@@ -187,6 +201,7 @@ const struct oms_backend_ops oms_verbs_backend = {
 	.mr_write = vb_mr_write,
 	.mr_read = vb_mr_read,
 	.caps = vb_caps,
+	.dest_caps = vb_dest_caps,
 	.key_drops = vb_key_drops,
 	.listen = vb_listen,
 	.listener_close = vb_listener_close,

@@ -71,6 +71,7 @@ int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id)
 void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c)
 {
 	(void)vc;
+	vb_pw_del(&c->pw);	/* its puts hold no class-2 answer now */
 	if (c->id) {
 		if (c->qp && !c->disconnected)
 			rdma_disconnect(c->id);
@@ -358,6 +359,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	c->raccess = reg.access;
 	c->flush_addr = reg.flush_addr;
 	c->flush_rkey = reg.flush_rkey;
+	vb_pw_add(&c->pw, (uint32_t)vb_peer_id((struct sockaddr *)
+			 &c->id->route.addr.dst_addr));
 	rmr->dest = (uint32_t)(c - vc->conn);
 	rmr->region = VB_REGION(rmr->dest, c->gen);
 	rmr->key = reg.rkey;

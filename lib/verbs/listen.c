@@ -222,12 +222,16 @@ static void *listener_thread(void *arg)
 		};
 		struct rdma_cm_event *ev;
 
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+		int n = poll(pfd, 3, l->agent ? vb_agent_poll_ms(l->agent) :
+				    -1);
+
+		if (n < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
 		/* the agent first: a disconnect frees what it serves */
-		if (pfd[2].revents && vb_agent_service(l->agent))
+		if ((pfd[2].revents ? vb_agent_service(l->agent) :
+		     n == 0 ? vb_agent_tick(l->agent) : 0))
 			fprintf(stderr, "liboms: agent: its completion queue "
 				"failed\n");
 		while (!rdma_get_cm_event(l->ch, &ev))

@@ -64,6 +64,11 @@ void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
 		op->src_counted = 1;
 		vc->src_done++;
 	}
+	if (op->pw_serial && op->wr.dest < VB_MAX_CONN &&
+	    vc->conn[op->wr.dest].pw.serial == op->pw_serial)
+		__atomic_fetch_add(&vc->conn[op->wr.dest].pw.done, 1,
+				   __ATOMIC_RELEASE);
+	op->pw_serial = 0;
 	vc->progress++;
 	wc_push(vc, &wc);
 }

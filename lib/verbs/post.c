@@ -124,7 +124,10 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 		}
 		return map_local(vc, op, 0);
 	case OMS_WR_GET:
-		if (wr->flags & OMS_WR_F_RESP_ORDERED)
+		/* a class-2 answer is held by the listener's agent (seed
+		 * 002); without one nobody can hold it */
+		if ((wr->flags & OMS_WR_F_RESP_ORDERED) &&
+		    !vb_areq_wants(c, wr))
 			return -EOPNOTSUPP;
 		if (vb_areq_wants(c, wr)) {
 			op->src_counted = 1;	/* no local bytes to read */
@@ -321,8 +324,17 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 	struct ibv_send_wr *bad = NULL;
 	int ret;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		w[i].next = i + 1 < n ? &w[i + 1] : NULL;
+		/* a put on the wire holds this process's agents' class-2
+		 * answers to that node until it completes (peers.c);
+		 * counted before it can complete */
+		if (ops[i]->wr.op == OMS_WR_PUT && !ops[i]->pw_serial &&
+		    c->pw.serial) {
+			ops[i]->pw_serial = c->pw.serial;
+			__atomic_fetch_add(&c->pw.posted, 1, __ATOMIC_RELEASE);
+		}
+	}
 	ret = ibv_post_send(c->qp, w, &bad);
 	if (ret) {
 		vb_conn_fail(vc, c, ret > 0 ? -ret : -EIO);

@@ -58,6 +58,22 @@
 						 * long with WRs on it gets a
 						 * doorbell (poll.c) */
 
+#define VB_MAX_PEERS	64		/* nodes the agents' holds tell apart
+					 * (OMS_AGENT_MAX_PEERS) */
+
+/*
+ * One connection's puts on the wire, for the class-2 hold of this
+ * process's agents (peers.c): counted when handed to the QP and when
+ * completed, acknowledged or failed.
+ */
+struct vb_pw {
+	uint64_t posted;	/* atomic */
+	uint64_t done;		/* atomic, <= posted */
+	uint64_t serial;	/* the registry's name for it; 0: not in it */
+	uint32_t peer;		/* vb_peer_id() of the listener */
+	struct vb_pw *next;
+};
+
 /* How an operation's local bytes reach the device. */
 enum vb_local {
 	VB_LOC_NONE = 0,	/* flush, nop */
@@ -91,6 +107,8 @@ struct vb_op {
 	uint8_t answered;	/* its answer came (status in ans_status) */
 	uint8_t waiting;	/* its WRs are done, its answer is not */
 	int ans_status;
+	uint64_t pw_serial;	/* a put counted in its connection's vb_pw
+				 * (that registration's serial), 0: not */
 };
 
 /* One connection: an RC QP to one remote region (a destination). */
@@ -124,6 +142,7 @@ struct vb_conn {
 	uint64_t flush_addr;
 	uint32_t flush_rkey;
 	struct vb_areq *ag;	/* the listener's agent serves it */
+	struct vb_pw pw;	/* its puts on the wire (peers.c) */
 };
 
 struct vb_lmr {			/* a local region (oms_mr_reg) */
@@ -185,6 +204,14 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	      const struct oms_be_region *served, void **lpriv);
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
 
+/* peers.c: nodes by address, and the puts on the wire to them */
+struct sockaddr;
+int vb_peer_id(const struct sockaddr *sa);
+void vb_pw_add(struct vb_pw *pw, uint32_t peer);
+void vb_pw_del(struct vb_pw *pw);
+void vb_pw_scan(void (*fn)(void *arg, const struct vb_pw *pw,
+			   uint64_t posted, uint64_t done), void *arg);
+
 /* agent_srv.c: the destination agent of a listener (OMS_AGENT=1) */
 struct va_srv;
 struct va_conn;
@@ -195,12 +222,21 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		    struct va_srv **out);
 void vb_agent_destroy(struct va_srv *s);
 int vb_agent_fd(const struct va_srv *s);
+int vb_agent_poll_ms(const struct va_srv *s);
+int vb_agent_tick(struct va_srv *s);
 int vb_agent_service(struct va_srv *s);
 int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 		       const struct oms_vw_hello *h, struct va_conn **out,
 		       struct oms_vw_agent *blk);
 void vb_agent_conn_close(struct va_conn *ac);
 void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns);
+
+/* agent_hold.c: this process's puts, told to an agent's hold */
+struct va_hold;
+struct oms_agent;
+int va_hold_create(struct oms_agent *ag, struct va_hold **out);
+void va_hold_destroy(struct va_hold *h);
+int va_hold_sync(struct va_hold *h);
 
 /* agent_req.c: a connection's requests to its listener's agent */
 struct oms_vw_region;

@@ -61,6 +61,7 @@
 
 #include "harness.h"
 #include "oms.h"
+#include "rxe_client.h"
 #include "rxe_proto.h"
 
 #define NCONN		3
@@ -69,32 +70,6 @@
 
 static uint64_t vals[ITERS + 1];
 static uint8_t bulk[RX_BULK_LEN];
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Connect to @port, retrying while the server comes up (bounded). */
-static int connect_port(struct oms_ctx *ctx, const char *port,
-			struct oms_rmr *r)
-{
-	const char *host = getenv("OMS_RXE_SERVER");
-	uint64_t end = now_ms() + 90000;
-	int err;
-
-	do {
-		err = oms_connect(ctx, host, port, 3000, r);
-		if (err != -ECONNREFUSED && err != -ETIMEDOUT &&
-		    err != -EHOSTUNREACH)
-			break;
-		usleep(200000);
-	} while (now_ms() < end);
-	return err;
-}
 
 static int connect_retry(struct oms_ctx *ctx, struct oms_rmr *r)
 {

@@ -47,6 +47,33 @@
 #define RX_RES_DONE	0x098	/* epoch whose results are final */
 #define RX_RES_READY	0x0a0	/* nonzero once the observer runs */
 
+/*
+ * The poster (seed 002's owner, L23-L25 through the agent): a thread of
+ * the server that connects back to a listener of the client and, per
+ * trial k = 1..TRIALS, puts NPUTS writes of LEN bytes to it (write j at
+ * offset j * LEN, its last word k; over NCONN connections in turn), then
+ * stores k to RX_POST_FLAG with a release and waits for its puts (quiet).
+ * The client reads the flag with class-2 gets through the agent: an
+ * answer k may not arrive before the writes of trial k are in its memory.
+ * The client writes the parameters, then RX_POST_GO (an epoch); the
+ * poster sets the flag to 0 and says so in RX_POST_START (the epoch:
+ * the client reads the flag only after, or it could see the last run's),
+ * then answers in RX_POST_DONE (the epoch) and RX_POST_ERR (0 or an
+ * errno).
+ */
+#define RX_POST_HOST	0x100	/* 32 bytes: the client's address */
+#define RX_POST_PORT	0x120	/* its listener's port */
+#define RX_POST_NPUTS	0x128
+#define RX_POST_LEN	0x130
+#define RX_POST_TRIALS	0x138
+#define RX_POST_NCONN	0x140	/* 1 or 2 */
+#define RX_POST_GO	0x148
+#define RX_POST_DONE	0x150
+#define RX_POST_ERR	0x158
+#define RX_POST_START	0x160	/* the epoch, once the flag is 0 again */
+#define RX_POST_FLAG	0x180	/* its own line */
+#define RX_POST_MAX	(1u << 20)	/* NPUTS * LEN at most */
+
 /* free for the client's experiments */
 #define RX_DATA		0x1000	/* small words, one per 64-byte line */
 #define RX_SCRATCH	0x8000	/* bytes a test may clobber */

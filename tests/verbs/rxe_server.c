@@ -112,6 +112,94 @@ static void *observer(void *arg)
 	return NULL;
 }
 
+/*
+ * The poster (rxe_proto.h): puts to the client's node, then the flag that
+ * its class-2 gets read through the agent.  Its own context, as another
+ * program of this process would have: the agent's hold counts the puts of
+ * every context of the process.  New connections every run: the client's
+ * listener of the last run may be gone.
+ */
+static int post_trials(struct oms_ctx *ctx, const struct oms_rmr *r,
+		       uint8_t *buf)
+{
+	uint64_t nputs = ld(RX_POST_NPUTS), len = ld(RX_POST_LEN);
+	uint64_t trials = ld(RX_POST_TRIALS), nconn = ld(RX_POST_NCONN);
+	int err = 0;
+
+	if (!nputs || !len || len % 8 || nputs * len > RX_POST_MAX ||
+	    nconn < 1 || nconn > 2)
+		return -EINVAL;
+	for (uint64_t k = 1; k <= trials && !err && !stop; k++) {
+		for (uint64_t j = 0; j < nputs; j++)
+			memcpy(buf + j * len + len - 8, &k, 8);
+		for (uint64_t j = 0; j < nputs && !err; j++)
+			err = oms_put(ctx, &r[j % nconn], j * len, buf + j * len,
+				      len, OMS_STORE_WEAK);
+		if (!err)	/* after the puts are on the wire */
+			st(RX_POST_FLAG, k);
+		if (!err)
+			err = oms_quiet(ctx);
+	}
+	return err;
+}
+
+static int post_run(const char *host, const char *port, uint8_t *buf)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_ctx *ctx;
+	struct oms_mr *mr;
+	struct oms_rmr r[2];
+	int err;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT;
+	a.backend = OMS_BACKEND_VERBS;
+	a.timeout_ms = 20000;
+	err = oms_ctx_create(&a, &ctx);
+	if (err)
+		return err;
+	for (int i = 0; i < 2 && !err; i++)
+		err = oms_connect(ctx, host, port, 10000, &r[i]);
+	if (!err)
+		err = oms_mr_reg(ctx, buf, RX_POST_MAX, OMS_ACCESS_ALL, &mr);
+	if (!err)
+		err = post_trials(ctx, r, buf);
+	oms_ctx_destroy(ctx);
+	return err;
+}
+
+static void *poster(void *arg)
+{
+	static uint8_t buf[RX_POST_MAX] __attribute__((aligned(4096)));
+	uint64_t cur = 0;
+
+	(void)arg;
+	while (!stop) {
+		uint64_t go = ld(RX_POST_GO);
+		char host[32], port[24];
+		int err;
+
+		if (go == cur) {
+			usleep(2000);
+			continue;
+		}
+		cur = go;
+		st(RX_POST_FLAG, 0);
+		st(RX_POST_START, go);
+		memcpy(host, mem + RX_POST_HOST, sizeof(host));
+		host[sizeof(host) - 1] = 0;
+		snprintf(port, sizeof(port), "%llu",
+			 (unsigned long long)ld(RX_POST_PORT));
+		err = post_run(host, port, buf);
+		printf("rxe_server: poster: epoch %llu to %s:%s: %s\n",
+		       (unsigned long long)go, host, port,
+		       err ? strerror(-err) : "done");
+		fflush(stdout);
+		st(RX_POST_ERR, (uint64_t)-err);
+		st(RX_POST_DONE, go);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
@@ -120,7 +208,7 @@ int main(int argc, char **argv)
 	char aport[16];
 	struct oms_ctx *ctx;
 	struct oms_mr *mr;
-	pthread_t th;
+	pthread_t th, pth;
 	time_t end;
 	int err, rc = 1;
 
@@ -161,6 +249,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pthread_create(&th, NULL, observer, NULL);
+	pthread_create(&pth, NULL, poster, NULL);
 	printf("rxe_server: listening on port %s, with the agent on %s\n",
 	       argv[1], aport);
 	fflush(stdout);
@@ -182,6 +271,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rxe_server: no quit within the time\n");
 	stop = 1;
 	pthread_join(th, NULL);
+	pthread_join(pth, NULL);
 	oms_ctx_destroy(ctx);
 	free(mem);
 	return rc;

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Seed 002's class-2 hold through the destination agent, between two
+ * hosts (two QEMU guests with Soft-RoCE in `make check`):
+ *
+ *   L23  the server's poster (rxe_proto.h) puts to this host, then sets a
+ *        flag in its own memory; this host reads the flag with class-2
+ *        gets through the server's agent: an answer carrying the flag may
+ *        not arrive before the puts that preceded it are in this host's
+ *        memory.  Control: class-1 gets of the same flag through the same
+ *        agent, answered at once, see the flag before the data.
+ *   L25  the same with four puts per trial over two connections, whose
+ *        acknowledgements come back in any order between them.
+ *   L26  a put, then a class-2 get of the same bytes from the same
+ *        requester, returns the new value.  Control: the put on another
+ *        connection (another QP), which nothing orders against the get.
+ * And a class-2 get to a listener without an agent is refused
+ * (-EOPNOTSUPP) and changes nothing.
+ *
+ * The poster's puts are on its own context: the agent's hold counts the
+ * puts of every context of its process (docs/dest-agent.md).
+ *
+ * Environment: OMS_RXE_SERVER, OMS_RXE_PORT, OMS_RXE_AGENT_PORT (the
+ * server's listeners), OMS_RXE_SELF (this host's address, for the poster)
+ * and OMS_RXE_BACK_PORT (where this program listens for it); without
+ * them every test skips (this program is meant for the guest).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "oms.h"
+#include "rxe_client.h"
+#include "rxe_proto.h"
+
+#define TRIALS		60	/* poster trials per run */
+#define CONTROL_RUNS	10	/* control runs, until one shows it */
+#define CTL_LEN		(RX_REGION - RX_BULK - 0x40000)	/* L26's control */
+
+static uint8_t back[RX_POST_MAX] __attribute__((aligned(4096)));
+static uint8_t bulk[CTL_LEN] __attribute__((aligned(4096)));
+
+FIXTURE(hold)
+{
+	struct oms_ctx *ctx;
+	struct oms_mr *back_mr, *bulk_mr;
+	struct oms_listener *l;
+	struct oms_rmr ag;	/* the server's region, through its agent */
+	struct oms_rmr plain;	/* the same region, one-sided only */
+};
+
+FIXTURE_SETUP(hold)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+
+	if (!getenv("OMS_RXE_SERVER") || !getenv("OMS_RXE_AGENT_PORT") ||
+	    !getenv("OMS_RXE_PORT") || !getenv("OMS_RXE_SELF") ||
+	    !getenv("OMS_RXE_BACK_PORT"))
+		SKIP(return, "OMS_RXE_* not set (guest test)");
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT;
+	a.backend = OMS_BACKEND_VERBS;
+	a.timeout_ms = 20000;
+	ASSERT_EQ(0, oms_ctx_create(&a, &self->ctx));
+	ASSERT_EQ(0, oms_mr_reg(self->ctx, back, sizeof(back),
+				OMS_ACCESS_ALL, &self->back_mr));
+	ASSERT_EQ(0, oms_mr_reg(self->ctx, bulk, sizeof(bulk),
+				OMS_ACCESS_ALL, &self->bulk_mr));
+	ASSERT_EQ(0, oms_listen(self->ctx, NULL, getenv("OMS_RXE_BACK_PORT"),
+				self->back_mr, &self->l));
+	ASSERT_EQ(0, connect_port(self->ctx, getenv("OMS_RXE_AGENT_PORT"),
+				  &self->ag));
+	ASSERT_EQ(0, connect_port(self->ctx, getenv("OMS_RXE_PORT"),
+				  &self->plain));
+}
+
+FIXTURE_TEARDOWN(hold)
+{
+	if (self->ctx)
+		oms_ctx_destroy(self->ctx);
+}
+
+static int put_word(FIXTURE_DATA(hold) *self, uint64_t off, uint64_t v)
+{
+	int err = oms_put(self->ctx, &self->ag, off, &v, 8, OMS_STORE_WEAK);
+
+	return err ? err : oms_quiet(self->ctx);
+}
+
+static int get_word(FIXTURE_DATA(hold) *self, uint64_t off, uint64_t *v)
+{
+	int err = oms_get(self->ctx, v, &self->plain, off, 8, 0);
+
+	return err ? err : oms_quiet(self->ctx);
+}
+
+struct run {
+	uint64_t reads, seen, bad;
+	int err;
+};
+
+/*
+ * One run of the poster: @nputs puts of @len bytes per trial over @nconn
+ * connections back to this host, read meanwhile with gets of @flags.
+ * seen: answers that carried a new flag; bad: of which the data of that
+ * trial was not all here when the answer was.
+ */
+static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
+			   uint64_t len, uint64_t nconn, unsigned int flags)
+{
+	static uint64_t epoch;
+	char host[32] = { 0 };
+	struct run r = { 0 };
+	uint64_t e = ++epoch + (uint64_t)now_ms() * 16, last = 0, v = 0;
+	uint64_t end = now_ms() + 300000;
+
+	memset(back, 0, nputs * len);
+	snprintf(host, sizeof(host), "%s", getenv("OMS_RXE_SELF"));
+	r.err = oms_put(self->ctx, &self->plain, RX_POST_HOST, host,
+			sizeof(host), OMS_STORE_WEAK);
+	if (!r.err)
+		r.err = oms_quiet(self->ctx);
+	r.err = r.err ? r.err :
+		put_word(self, RX_POST_PORT,
+			 strtoull(getenv("OMS_RXE_BACK_PORT"), NULL, 10));
+	r.err = r.err ? r.err : put_word(self, RX_POST_NPUTS, nputs);
+	r.err = r.err ? r.err : put_word(self, RX_POST_LEN, len);
+	r.err = r.err ? r.err : put_word(self, RX_POST_TRIALS, TRIALS);
+	r.err = r.err ? r.err : put_word(self, RX_POST_NCONN, nconn);
+	r.err = r.err ? r.err : put_word(self, RX_POST_GO, e);
+	/* the last run's flag is gone once the poster started this one */
+	while (!r.err && v != e && now_ms() < end)
+		r.err = get_word(self, RX_POST_START, &v);
+	while (!r.err && now_ms() < end) {
+		uint64_t done = 0;
+
+		r.err = oms_get(self->ctx, &v, &self->ag, RX_POST_FLAG, 8,
+				flags);
+		if (!r.err)
+			r.err = oms_quiet(self->ctx);
+		if (r.err)
+			break;
+		r.reads++;
+		if (v > last && v <= TRIALS) {
+			/* the answer is here: so must every put before it */
+			int late = 0;
+
+			for (uint64_t j = 0; j < nputs; j++)
+				late |= __atomic_load_n((uint64_t *)(back + j * len +
+								    len - 8),
+							__ATOMIC_ACQUIRE) < v;
+			r.seen++;
+			r.bad += late;
+			last = v;
+		}
+		r.err = get_word(self, RX_POST_DONE, &done);
+		if (!r.err && done == e) {
+			r.err = get_word(self, RX_POST_ERR, &done);
+			if (!r.err && done)
+				r.err = -(int)done;
+			return r;
+		}
+	}
+	if (!r.err)
+		r.err = -ETIMEDOUT;
+	return r;
+}
+
+static void l23_shape(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(hold) *self, const char *id,
+		      uint64_t nputs, uint64_t len, uint64_t nconn)
+{
+	struct run r = post_run(self, nputs, len, nconn,
+				OMS_READ_ACQUIRE | OMS_READ_RESP_ORDERED);
+	uint64_t hits = 0, seen = 0, reads = 0;
+
+	TH_LOG("%s class 2: %llu reads, %llu saw a new flag, %llu before "
+	       "their data", id, (unsigned long long)r.reads,
+	       (unsigned long long)r.seen, (unsigned long long)r.bad);
+	ASSERT_EQ(0, r.err);
+	EXPECT_EQ(0, r.bad);
+	EXPECT_GT(r.seen, 0);
+	/* control: class 1, the same agent, the same puts */
+	for (int i = 0; i < CONTROL_RUNS && !hits; i++) {
+		r = post_run(self, nputs, len, nconn, OMS_READ_ACQUIRE);
+		ASSERT_EQ(0, r.err);
+		hits += r.bad;
+		seen += r.seen;
+		reads += r.reads;
+	}
+	TH_LOG("%s control (class 1): %llu reads, %llu of %llu new flags "
+	       "arrived before their data", id, (unsigned long long)reads,
+	       (unsigned long long)hits, (unsigned long long)seen);
+	EXPECT_GT(hits, 0);
+}
+
+TEST_F_TIMEOUT(hold, litmus_L23_class2_answer_after_posted_write_agent, 900)
+{
+	l23_shape(_metadata, self, "L23", 1, RX_POST_MAX, 1);
+}
+
+TEST_F_TIMEOUT(hold, litmus_L25_counting_over_two_connections_agent, 900)
+{
+	l23_shape(_metadata, self, "L25", 4, RX_POST_MAX / 4, 2);
+}
+
+/*
+ * L26: a put of X then a class-2 get of X from this requester, on the
+ * agent's connection: the get returns the put's value.  Control: the
+ * put (a bulk write ending in X) on the one-sided connection, another
+ * QP: the get through the agent may read X before it lands.
+ */
+TEST_F_TIMEOUT(hold, litmus_L26_class2_get_after_put_agent, 600)
+{
+	const uint64_t x = RX_SCRATCH + 64;
+	uint64_t v, old = 0;
+
+	for (uint64_t i = 1; i <= 200; i++) {
+		ASSERT_EQ(0, oms_put(self->ctx, &self->ag, x, &i, 8,
+				     OMS_STORE_WEAK));
+		ASSERT_EQ(0, oms_get(self->ctx, &v, &self->ag, x, 8,
+				     OMS_READ_RESP_ORDERED));
+		ASSERT_EQ(0, oms_quiet(self->ctx));
+		EXPECT_EQ(i, v);
+	}
+	for (uint64_t i = 1; i <= 200 && !old; i++) {
+		uint64_t end = RX_BULK + CTL_LEN - 8;
+
+		memcpy(bulk + CTL_LEN - 8, &i, 8);
+		ASSERT_EQ(0, oms_put(self->ctx, &self->plain, RX_BULK, bulk,
+				     CTL_LEN, OMS_STORE_WEAK));
+		ASSERT_EQ(0, oms_get(self->ctx, &v, &self->ag, end, 8,
+				     OMS_READ_RESP_ORDERED));
+		ASSERT_EQ(0, oms_quiet(self->ctx));
+		old += v != i;
+	}
+	TH_LOG("L26 control (the put on another QP): the get read the old "
+	       "value %llu times", (unsigned long long)old);
+	EXPECT_GT(old, 0);
+}
+
+/* A listener without an agent holds nothing: a class-2 get there is
+ * refused at once and changes nothing; the capability query says which
+ * destination holds. */
+TEST_F(hold, class2_get_without_an_agent_is_refused)
+{
+	uint64_t v = 0x5a5a;
+	struct oms_caps c = { .size = sizeof(c) };
+
+	EXPECT_EQ(-EOPNOTSUPP, oms_get(self->ctx, &v, &self->plain, 0, 8,
+				       OMS_READ_RESP_ORDERED));
+	EXPECT_EQ(0x5a5a, v);
+	EXPECT_EQ(0, oms_quiet(self->ctx));
+	EXPECT_EQ(0, oms_get(self->ctx, &v, &self->ag, RX_RES_READY, 8,
+			     OMS_READ_RESP_ORDERED));
+	EXPECT_EQ(0, oms_quiet(self->ctx));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, oms_query_caps(self->ctx, &c));
+	EXPECT_TRUE(c.flags & OMS_CAP_RESP_HOLD);
+	EXPECT_STREQ("source", c.dest_ordering);
+}
+
+TEST_HARNESS_MAIN
