@@ -31,6 +31,7 @@ static uint8_t region[4096] __attribute__((aligned(64)));
 
 struct model {
 	struct va_hold *hold;
+	int global;
 	uint8_t land[4096];
 	uint32_t landings;
 };
@@ -48,9 +49,11 @@ static int model_land(void *arg, uint32_t conn, uint64_t laddr,
 	return 0;
 }
 
-static int model_sync(void *arg)
+static int model_sync(void *arg, uint32_t peer)
 {
-	return va_hold_sync(((struct model *)arg)->hold);
+	struct model *m = arg;
+
+	return va_hold_sync(m->hold, m->global ? -1 : (int)peer);
 }
 
 static uint32_t peer_of(const char *ip)
@@ -78,6 +81,7 @@ static void setup_agent(struct __test_metadata *_metadata,
 	struct oms_agent_conn_attr ca = { .nstreams = 1, .window = 64 };
 
 	memset(&self->m, 0, sizeof(self->m));
+	self->m.global = !!(flags & OMS_AGENT_F_HOLD_GLOBAL);
 	self->b = peer_of("10.9.0.2");
 	self->c = peer_of("10.9.0.3");
 	ASSERT_EQ(0, oms_agent_create(&a, &ops, &self->ag));
@@ -139,7 +143,7 @@ static int answers(struct _test_data_hold *self, int *st)
 	struct oms_agent_cpl c[8];
 	int n, total = 0;
 
-	va_hold_sync(self->m.hold);
+	va_hold_sync(self->m.hold, -1);
 	while ((n = oms_agent_poll(self->ag, c, 8)) > 0) {
 		total += n;
 		*st = c[n - 1].status;
@@ -261,6 +265,29 @@ TEST_F(hold, window_full_fails_the_get_not_the_order)
 	ASSERT_EQ(1, get_flag(self, OMS_AD_F_RESP_ORDERED, 4098));
 	EXPECT_EQ(1, answers(self, &st));
 	EXPECT_EQ(0, st);
+}
+
+/* A busy writer: puts sent and completed between two looks never reach
+ * the hold, however many (a window's worth of them must not fail a get),
+ * and a full window for another node fails nothing per destination. */
+TEST_F(hold, completed_puts_and_other_nodes_take_no_window)
+{
+	int st = 1;
+
+	setup_agent(_metadata, self, 0);
+	put_sent(&self->to_b, 20000);
+	put_done(&self->to_b, 20000);
+	put_sent(&self->to_c, 5000);
+	ASSERT_EQ(1, get_flag(self, OMS_AD_F_RESP_ORDERED, 4097));
+	EXPECT_EQ(1, answers(self, &st));
+	EXPECT_EQ(0, st);
+	put_sent(&self->to_b, 1);
+	ASSERT_EQ(1, get_flag(self, OMS_AD_F_RESP_ORDERED, 4098));
+	EXPECT_EQ(0, answers(self, &st));
+	put_done(&self->to_b, 1);
+	EXPECT_EQ(1, answers(self, &st));
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(2u, self->m.landings);
 }
 
 /* Nodes by address: one id per address, IPv4 and its v4-mapped IPv6

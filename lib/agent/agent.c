@@ -19,6 +19,8 @@
 #define AG_DEF_CPL	4096u
 #define AG_DEF_HELD	1024u
 #define AG_HOLD_WINDOW	4096u	/* unacked posted writes per node */
+#define AG_HOLD_GWINDOW	65536u	/* and in all: one node's full window
+				 * must not stop another's writes */
 #define AG_HELD_BYTES	(64ull << 20)	/* held answers' bytes at most */
 
 /* A buffered stream member: the descriptor and, if it was refused, why. */
@@ -278,7 +280,7 @@ static int perform_get(struct oms_agent *ag, uint32_t conn, uint8_t *src,
 		/* the writes issued before what was read are reported: a
 		 * host store seen above was preceded by them */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (ag->ops.sync(ag->ops.arg)) {
+		if (ag->ops.sync(ag->ops.arg, ag->conn[conn].peer)) {
 			held_put(ag, slot);
 			complete(ag, conn, d, -ENOBUFS, 0);
 			return -ENOBUFS;
@@ -776,6 +778,7 @@ int oms_agent_create(const struct oms_agent_attr *attr,
 	ag->rng = a.chaos_seed;
 	hc.ndest = OMS_AGENT_MAX_PEERS;
 	hc.window = AG_HOLD_WINDOW;
+	hc.gwindow = AG_HOLD_GWINDOW;
 	hc.max_held = a.max_held;
 	hc.scope = (a.flags & OMS_AGENT_F_HOLD_GLOBAL) ? OMS_HOLD_GLOBAL :
 							  OMS_HOLD_PER_DEST;

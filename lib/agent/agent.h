@@ -96,16 +96,20 @@ struct oms_agent_ops {
 	int (*land)(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 		    const void *src, uint32_t len);
 	/*
-	 * Optional.  Called after a class-2 get has read its bytes and
-	 * before the hold decides whether its answer waits: report now,
-	 * with oms_agent_posted() and oms_agent_posted_ack(), every posted
-	 * write the owner has issued and every ack it has had (the core
-	 * fences, so a write issued before the host store that the get
-	 * read is seen).  Nonzero: they could not all be reported (the
-	 * hold's window is full) and the get completes with -ENOBUFS
-	 * rather than answer early.
+	 * Optional.  Called after a class-2 get of reader node @peer has
+	 * read its bytes and before the hold decides whether its answer
+	 * waits: report now, with oms_agent_posted() and
+	 * oms_agent_posted_ack(), every posted write the owner has issued
+	 * and every ack it has had.  The core fences between its read and
+	 * this call; the owner's side must count a write before any store
+	 * that follows it in its program can be seen (a full fence after
+	 * the count), so that a write issued before the host store that the
+	 * get read is reported.  Nonzero: the writes that can hold this
+	 * answer (to @peer, or to any node in global scope) could not all
+	 * be reported (the hold's window is full), and the get completes
+	 * with -ENOBUFS rather than answer early.
 	 */
-	int (*sync)(void *arg);
+	int (*sync)(void *arg, uint32_t peer);
 	void *arg;
 };
 

@@ -14,7 +14,9 @@
  *
  * Called from the agent's thread only, when a class-2 answer is at stake:
  * after a class-2 get has read (the core's sync()), and while answers are
- * held (each round of the listener's thread).
+ * held (each round of the listener's thread).  Puts that were sent and
+ * completed between two looks are never told to the hold: they hold
+ * nothing, and a busy writer would otherwise fill its window with them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,7 +39,7 @@ struct va_hold {
 	struct oms_agent *ag;
 	struct va_pw *pw;
 	uint32_t npw;
-	int short_of;		/* the hold's window refused a write */
+	uint64_t short_of;	/* peers whose writes the window refused */
 	int nomem;
 };
 
@@ -130,6 +132,10 @@ static void scan_one(void *arg, const struct vb_pw *pw, uint64_t posted,
 	/* acks first: they make room in the hold's window */
 	while (m->done < done && m->done < m->posted)
 		ack_oldest(h, m);
+	/* puts that were sent and completed since the last look hold
+	 * nothing: the hold never hears of them */
+	if (m->done == m->posted && done > m->posted)
+		m->posted = m->done = done;
 	while (m->posted < posted) {
 		uint32_t id;
 
@@ -138,7 +144,8 @@ static void scan_one(void *arg, const struct vb_pw *pw, uint64_t posted,
 			break;
 		}
 		if (oms_agent_posted(h->ag, m->peer, &id)) {
-			h->short_of = 1;	/* its window is full */
+			/* its window is full */
+			h->short_of |= 1ull << (m->peer % 64);
 			break;
 		}
 		m->ids[(m->head + (uint32_t)(m->posted - m->done)) &
@@ -150,9 +157,10 @@ static void scan_one(void *arg, const struct vb_pw *pw, uint64_t posted,
 		ack_oldest(h, m);
 }
 
-int va_hold_sync(struct va_hold *h)
+int va_hold_sync(struct va_hold *h, int peer)
 {
-	h->short_of = h->nomem = 0;
+	h->short_of = 0;
+	h->nomem = 0;
 	for (uint32_t i = 0; i < h->npw; i++)
 		h->pw[i].seen = 0;
 	vb_pw_scan(scan_one, h);
@@ -167,5 +175,8 @@ int va_hold_sync(struct va_hold *h)
 		free(m->ids);
 		memset(m, 0, sizeof(*m));
 	}
-	return h->short_of || h->nomem ? -ENOBUFS : 0;
+	if (h->nomem || (peer < 0 ? h->short_of != 0 :
+			 (h->short_of >> (peer % 64)) & 1))
+		return -ENOBUFS;
+	return 0;
 }

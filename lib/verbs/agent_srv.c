@@ -111,6 +111,7 @@ struct va_srv {
 	struct vb_ctx *vc;
 	struct oms_agent *ag;
 	struct va_hold *hold;	/* this process's puts, for the core's hold */
+	int hold_global;	/* OMS_AGENT_F_HOLD_GLOBAL */
 	struct ibv_comp_channel *cch;
 	struct ibv_cq *rcq;	/* doorbells: receive completions */
 	struct ibv_cq *scq;	/* the agent's writes */
@@ -409,7 +410,7 @@ static void answer_all(struct va_srv *s)
 	int n;
 
 	if (oms_agent_held(s->ag))
-		va_hold_sync(s->hold);	/* acks that let held answers go */
+		va_hold_sync(s->hold, -1);	/* acks that let answers go */
 	while ((n = oms_agent_poll(s->ag, c, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
 			struct va_conn *ac = c[i].conn < OMS_AGENT_MAX_CONNS ?
@@ -550,12 +551,13 @@ int vb_agent_tick(struct va_srv *s)
 	return reap_sends(s);
 }
 
-/* The core's sync(): the puts on the wire, up to now, into its hold. */
-static int va_sync(void *arg)
+/* The core's sync(): the puts on the wire, up to now, into its hold;
+ * -ENOBUFS when those that can hold @peer's answer did not all fit. */
+static int va_sync(void *arg, uint32_t peer)
 {
 	struct va_srv *s = arg;
 
-	return va_hold_sync(s->hold);
+	return va_hold_sync(s->hold, s->hold_global ? -1 : (int)peer);
 }
 
 int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
@@ -577,6 +579,7 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	/* the hold's scope is the listening context's (seed 002, L24) */
 	if (ca->flags & OMS_CTX_F_HOLD_GLOBAL)
 		attr.flags |= OMS_AGENT_F_HOLD_GLOBAL;
+	s->hold_global = !!(attr.flags & OMS_AGENT_F_HOLD_GLOBAL);
 	err = oms_agent_create(&attr, &ops, &s->ag);
 	if (err)
 		goto err_free;

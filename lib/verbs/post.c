@@ -322,7 +322,7 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 		       struct ibv_send_wr *w, struct vb_op **ops, int n)
 {
 	struct ibv_send_wr *bad = NULL;
-	int ret;
+	int ret, counted = 0;
 
 	for (int i = 0; i < n; i++) {
 		w[i].next = i + 1 < n ? &w[i + 1] : NULL;
@@ -332,9 +332,14 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 		if (ops[i]->wr.op == OMS_WR_PUT && !ops[i]->pw_serial &&
 		    c->pw.serial) {
 			ops[i]->pw_serial = c->pw.serial;
-			__atomic_fetch_add(&c->pw.posted, 1, __ATOMIC_RELEASE);
+			__atomic_fetch_add(&c->pw.posted, 1, __ATOMIC_RELAXED);
+			counted = 1;
 		}
 	}
+	/* no store the caller makes after this call is seen before the
+	 * count (a release would order only what came before it) */
+	if (counted)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ret = ibv_post_send(c->qp, w, &bad);
 	if (ret) {
 		vb_conn_fail(vc, c, ret > 0 ? -ret : -EIO);

@@ -106,6 +106,7 @@ struct vb_op {
 				 * when answered (agent_req.c) */
 	uint8_t answered;	/* its answer came (status in ans_status) */
 	uint8_t waiting;	/* its WRs are done, its answer is not */
+	uint8_t agent_acq;	/* an acquire to the agent, not answered */
 	int ans_status;
 	uint64_t pw_serial;	/* a put counted in its connection's vb_pw
 				 * (that registration's serial), 0: not */
@@ -236,7 +237,7 @@ struct va_hold;
 struct oms_agent;
 int va_hold_create(struct oms_agent *ag, struct va_hold **out);
 void va_hold_destroy(struct va_hold *h);
-int va_hold_sync(struct va_hold *h);
+int va_hold_sync(struct va_hold *h, int peer);
 
 /* agent_req.c: a connection's requests to its listener's agent */
 struct oms_vw_region;

@@ -9,8 +9,12 @@
  *        not arrive before the puts that preceded it are in this host's
  *        memory.  Control: class-1 gets of the same flag through the same
  *        agent, answered at once, see the flag before the data.
- *   L25  the same with four puts per trial over two connections, whose
- *        acknowledgements come back in any order between them.
+ *   L24  the poster puts to another node (a second address of this
+ *        host): an agent of global scope holds the answer until they are
+ *        in place; the control, the default agent (per destination),
+ *        lets it go first.
+ *   L25  the same as L23 with four puts per trial over two connections,
+ *        whose acknowledgements come back in any order between them.
  *   L26  a put, then a class-2 get of the same bytes from the same
  *        requester, returns the new value.  Control: the put on another
  *        connection (another QP), which nothing orders against the get.
@@ -20,10 +24,11 @@
  * The poster's puts are on its own context: the agent's hold counts the
  * puts of every context of its process (docs/dest-agent.md).
  *
- * Environment: OMS_RXE_SERVER, OMS_RXE_PORT, OMS_RXE_AGENT_PORT (the
- * server's listeners), OMS_RXE_SELF (this host's address, for the poster)
- * and OMS_RXE_BACK_PORT (where this program listens for it); without
- * them every test skips (this program is meant for the guest).
+ * Environment: OMS_RXE_SERVER, OMS_RXE_PORT, OMS_RXE_AGENT_PORT,
+ * OMS_RXE_GLOBAL_PORT (the server's listeners), OMS_RXE_SELF and
+ * OMS_RXE_SELF2 (this host's addresses, for the poster) and
+ * OMS_RXE_BACK_PORT (where this program listens for it); without them
+ * every test skips (this program is meant for the guest).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +56,7 @@ FIXTURE(hold)
 	struct oms_listener *l;
 	struct oms_rmr ag;	/* the server's region, through its agent */
 	struct oms_rmr plain;	/* the same region, one-sided only */
+	struct oms_rmr global;	/* through an agent of global scope */
 };
 
 FIXTURE_SETUP(hold)
@@ -59,7 +65,8 @@ FIXTURE_SETUP(hold)
 
 	if (!getenv("OMS_RXE_SERVER") || !getenv("OMS_RXE_AGENT_PORT") ||
 	    !getenv("OMS_RXE_PORT") || !getenv("OMS_RXE_SELF") ||
-	    !getenv("OMS_RXE_BACK_PORT"))
+	    !getenv("OMS_RXE_BACK_PORT") || !getenv("OMS_RXE_GLOBAL_PORT") ||
+	    !getenv("OMS_RXE_SELF2"))
 		SKIP(return, "OMS_RXE_* not set (guest test)");
 	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT;
 	a.backend = OMS_BACKEND_VERBS;
@@ -75,6 +82,8 @@ FIXTURE_SETUP(hold)
 				  &self->ag));
 	ASSERT_EQ(0, connect_port(self->ctx, getenv("OMS_RXE_PORT"),
 				  &self->plain));
+	ASSERT_EQ(0, connect_port(self->ctx, getenv("OMS_RXE_GLOBAL_PORT"),
+				  &self->global));
 }
 
 FIXTURE_TEARDOWN(hold)
@@ -103,13 +112,27 @@ struct run {
 };
 
 /*
- * One run of the poster: @nputs puts of @len bytes per trial over @nconn
- * connections back to this host, read meanwhile with gets of @flags.
- * seen: answers that carried a new flag; bad: of which the data of that
- * trial was not all here when the answer was.
+ * What the poster puts back to this host, and through which of the
+ * server's agents the flag is read.  The poster names this host by
+ * OMS_RXE_SELF (the address this host's connections come from: the
+ * reader's node) or, for L24, by OMS_RXE_SELF2, a second address of this
+ * host, which is another node to the agent (nodes are addresses,
+ * docs/dest-agent.md): the bytes land in the same memory, so they are
+ * checked the same way.
  */
-static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
-			   uint64_t len, uint64_t nconn, unsigned int flags)
+struct post {
+	uint64_t nputs, len, nconn;
+	int other_node;			/* to OMS_RXE_SELF2 */
+	const struct oms_rmr *via;	/* the agent that answers */
+	unsigned int flags;		/* of the flag's gets */
+};
+
+/*
+ * One run of the poster, read meanwhile with gets of the flag.  seen:
+ * answers that carried a new flag; bad: of which the data of that trial
+ * was not all in place when the answer was.
+ */
+static struct run post_run(FIXTURE_DATA(hold) *self, const struct post *p)
 {
 	static uint64_t epoch;
 	char host[32] = { 0 };
@@ -117,19 +140,20 @@ static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
 	uint64_t e = ++epoch + (uint64_t)now_ms() * 16, last = 0, v = 0;
 	uint64_t end = now_ms() + 300000;
 
-	memset(back, 0, nputs * len);
-	snprintf(host, sizeof(host), "%s", getenv("OMS_RXE_SELF"));
+	snprintf(host, sizeof(host), "%s",
+		 getenv(p->other_node ? "OMS_RXE_SELF2" : "OMS_RXE_SELF"));
+	memset(back, 0, p->nputs * p->len);
 	r.err = oms_put(self->ctx, &self->plain, RX_POST_HOST, host,
 			sizeof(host), OMS_STORE_WEAK);
-	if (!r.err)
-		r.err = oms_quiet(self->ctx);
+	r.err = r.err ? r.err : oms_quiet(self->ctx);
 	r.err = r.err ? r.err :
 		put_word(self, RX_POST_PORT,
 			 strtoull(getenv("OMS_RXE_BACK_PORT"), NULL, 10));
-	r.err = r.err ? r.err : put_word(self, RX_POST_NPUTS, nputs);
-	r.err = r.err ? r.err : put_word(self, RX_POST_LEN, len);
+	r.err = r.err ? r.err : put_word(self, RX_POST_OFF, 0);
+	r.err = r.err ? r.err : put_word(self, RX_POST_NPUTS, p->nputs);
+	r.err = r.err ? r.err : put_word(self, RX_POST_LEN, p->len);
 	r.err = r.err ? r.err : put_word(self, RX_POST_TRIALS, TRIALS);
-	r.err = r.err ? r.err : put_word(self, RX_POST_NCONN, nconn);
+	r.err = r.err ? r.err : put_word(self, RX_POST_NCONN, p->nconn);
 	r.err = r.err ? r.err : put_word(self, RX_POST_GO, e);
 	/* the last run's flag is gone once the poster started this one */
 	while (!r.err && v != e && now_ms() < end)
@@ -137,8 +161,8 @@ static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
 	while (!r.err && now_ms() < end) {
 		uint64_t done = 0;
 
-		r.err = oms_get(self->ctx, &v, &self->ag, RX_POST_FLAG, 8,
-				flags);
+		r.err = oms_get(self->ctx, &v, p->via, RX_POST_FLAG, 8,
+				p->flags);
 		if (!r.err)
 			r.err = oms_quiet(self->ctx);
 		if (r.err)
@@ -148,10 +172,10 @@ static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
 			/* the answer is here: so must every put before it */
 			int late = 0;
 
-			for (uint64_t j = 0; j < nputs; j++)
-				late |= __atomic_load_n((uint64_t *)(back + j * len +
-								    len - 8),
-							__ATOMIC_ACQUIRE) < v;
+			for (uint64_t j = 0; j < p->nputs; j++)
+				late |= __atomic_load_n((uint64_t *)(back +
+					j * p->len + p->len - 8),
+					__ATOMIC_ACQUIRE) < v;
 			r.seen++;
 			r.bad += late;
 			last = v;
@@ -169,12 +193,14 @@ static struct run post_run(FIXTURE_DATA(hold) *self, uint64_t nputs,
 	return r;
 }
 
-static void l23_shape(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(hold) *self, const char *id,
-		      uint64_t nputs, uint64_t len, uint64_t nconn)
+/* @p's class-2 run: nothing late; then its control, until one shows it:
+ * @ctl, or @p with class-1 gets. */
+static void hold_shape(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(hold) *self, const char *id,
+		       const struct post *p, const struct post *ctl)
 {
-	struct run r = post_run(self, nputs, len, nconn,
-				OMS_READ_ACQUIRE | OMS_READ_RESP_ORDERED);
+	struct post c1 = *p;
+	struct run r = post_run(self, p);
 	uint64_t hits = 0, seen = 0, reads = 0;
 
 	TH_LOG("%s class 2: %llu reads, %llu saw a new flag, %llu before "
@@ -183,28 +209,57 @@ static void l23_shape(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, r.err);
 	EXPECT_EQ(0, r.bad);
 	EXPECT_GT(r.seen, 0);
-	/* control: class 1, the same agent, the same puts */
+	c1.flags = OMS_READ_ACQUIRE;
 	for (int i = 0; i < CONTROL_RUNS && !hits; i++) {
-		r = post_run(self, nputs, len, nconn, OMS_READ_ACQUIRE);
+		r = post_run(self, ctl ? ctl : &c1);
 		ASSERT_EQ(0, r.err);
 		hits += r.bad;
 		seen += r.seen;
 		reads += r.reads;
 	}
-	TH_LOG("%s control (class 1): %llu reads, %llu of %llu new flags "
-	       "arrived before their data", id, (unsigned long long)reads,
-	       (unsigned long long)hits, (unsigned long long)seen);
+	TH_LOG("%s control (%s): %llu reads, %llu of %llu new flags "
+	       "arrived before their data", id,
+	       ctl ? "class 2, per-destination scope" : "class 1",
+	       (unsigned long long)reads, (unsigned long long)hits,
+	       (unsigned long long)seen);
 	EXPECT_GT(hits, 0);
 }
 
 TEST_F_TIMEOUT(hold, litmus_L23_class2_answer_after_posted_write_agent, 900)
 {
-	l23_shape(_metadata, self, "L23", 1, RX_POST_MAX, 1);
+	struct post p = { .nputs = 1, .len = RX_POST_MAX, .nconn = 1,
+			  .via = &self->ag,
+			  .flags = OMS_READ_ACQUIRE | OMS_READ_RESP_ORDERED };
+
+	hold_shape(_metadata, self, "L23", &p, NULL);
 }
 
 TEST_F_TIMEOUT(hold, litmus_L25_counting_over_two_connections_agent, 900)
 {
-	l23_shape(_metadata, self, "L25", 4, RX_POST_MAX / 4, 2);
+	struct post p = { .nputs = 4, .len = RX_POST_MAX / 4, .nconn = 2,
+			  .via = &self->ag,
+			  .flags = OMS_READ_ACQUIRE | OMS_READ_RESP_ORDERED };
+
+	hold_shape(_metadata, self, "L25", &p, NULL);
+}
+
+/*
+ * L24: the poster puts to another node than the reader's (this host's
+ * second address), the reader reads the flag through the agent of a
+ * listener made on a context with OMS_CTX_F_HOLD_GLOBAL: held.  Control:
+ * the default agent, per destination, which a put to another node does
+ * not hold (allowed).
+ */
+TEST_F_TIMEOUT(hold, litmus_L24_global_scope_holds_behind_a_third_node_agent,
+	       900)
+{
+	struct post p = { .nputs = 1, .len = RX_POST_MAX, .nconn = 1,
+			  .other_node = 1, .via = &self->global,
+			  .flags = OMS_READ_ACQUIRE | OMS_READ_RESP_ORDERED };
+	struct post ctl = p;
+
+	ctl.via = &self->ag;
+	hold_shape(_metadata, self, "L24", &p, &ctl);
 }
 
 /*

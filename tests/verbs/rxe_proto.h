@@ -51,7 +51,8 @@
  * The poster (seed 002's owner, L23-L25 through the agent): a thread of
  * the server that connects back to a listener of the client and, per
  * trial k = 1..TRIALS, puts NPUTS writes of LEN bytes to it (write j at
- * offset j * LEN, its last word k; over NCONN connections in turn), then
+ * offset OFF + j * LEN, its last word k; over NCONN connections in turn),
+ * then
  * stores k to RX_POST_FLAG with a release and waits for its puts (quiet).
  * The client reads the flag with class-2 gets through the agent: an
  * answer k may not arrive before the writes of trial k are in its memory.
@@ -71,6 +72,7 @@
 #define RX_POST_DONE	0x150
 #define RX_POST_ERR	0x158
 #define RX_POST_START	0x160	/* the epoch, once the flag is 0 again */
+#define RX_POST_OFF	0x168	/* where in the target region write 0 goes */
 #define RX_POST_FLAG	0x180	/* its own line */
 #define RX_POST_MAX	(1u << 20)	/* NPUTS * LEN at most */
 

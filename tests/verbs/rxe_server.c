@@ -5,10 +5,13 @@
  * the client's writes land (rxe_proto.h).  Passive otherwise: the
  * client's puts, gets and atomics never involve this program.
  *
- * The same region is served twice: on PORT one-sided, as a listener
- * always does, and on PORT + 1 by a listener that runs the destination
- * agent (OMS_AGENT=1 while it is created, docs/dest-agent.md), which the
- * agent's tests (agent_rxe.c, and litmus_rxe run against PORT + 1) use.
+ * The same region is served three times: on PORT one-sided, as a
+ * listener always does; on PORT + 1 by a listener that runs the
+ * destination agent (OMS_AGENT=1 while it is created, docs/dest-agent.md),
+ * which the agent's tests (litmus_rxe, agent_forge, hold_rxe) use; and on
+ * PORT + 3 by another agent, made on a context with OMS_CTX_F_HOLD_GLOBAL
+ * (hold_rxe's L24).  A poster thread puts where a client asks
+ * (rxe_proto.h), for the agents' class-2 hold.
  *
  * usage: rxe_server PORT [SECONDS]   exits 0 on RX_CMD_QUIT, dies on
  * RX_CMD_DIE, 1 when SECONDS (default 300) pass without a quit.
@@ -124,17 +127,19 @@ static int post_trials(struct oms_ctx *ctx, const struct oms_rmr *r,
 {
 	uint64_t nputs = ld(RX_POST_NPUTS), len = ld(RX_POST_LEN);
 	uint64_t trials = ld(RX_POST_TRIALS), nconn = ld(RX_POST_NCONN);
+	uint64_t off = ld(RX_POST_OFF);
 	int err = 0;
 
 	if (!nputs || !len || len % 8 || nputs * len > RX_POST_MAX ||
-	    nconn < 1 || nconn > 2)
+	    nconn < 1 || nconn > 2 || off > r[0].len ||
+	    nputs * len > r[0].len - off)
 		return -EINVAL;
 	for (uint64_t k = 1; k <= trials && !err && !stop; k++) {
 		for (uint64_t j = 0; j < nputs; j++)
 			memcpy(buf + j * len + len - 8, &k, 8);
 		for (uint64_t j = 0; j < nputs && !err; j++)
-			err = oms_put(ctx, &r[j % nconn], j * len, buf + j * len,
-				      len, OMS_STORE_WEAK);
+			err = oms_put(ctx, &r[j % nconn], off + j * len,
+				      buf + j * len, len, OMS_STORE_WEAK);
 		if (!err)	/* after the puts are on the wire */
 			st(RX_POST_FLAG, k);
 		if (!err)
@@ -204,10 +209,10 @@ int main(int argc, char **argv)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_caps caps = { .size = sizeof(caps) };
-	struct oms_listener *l, *la;
-	char aport[16];
-	struct oms_ctx *ctx;
-	struct oms_mr *mr;
+	struct oms_listener *l, *la, *lg;
+	char aport[16], gport[16];
+	struct oms_ctx *ctx, *gctx;
+	struct oms_mr *mr, *gmr;
 	pthread_t th, pth;
 	time_t end;
 	int err, rc = 1;
@@ -240,18 +245,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(aport, sizeof(aport), "%d", atoi(argv[1]) + 1);
+	snprintf(gport, sizeof(gport), "%d", atoi(argv[1]) + 3);
+	a.comp_mask |= OMS_CTX_ATTR_FLAGS;
+	a.flags = OMS_CTX_F_HOLD_GLOBAL;
 	setenv("OMS_AGENT", "1", 1);
 	err = oms_listen(ctx, NULL, aport, mr, &la);
+	if (!err)
+		err = oms_ctx_create(&a, &gctx);
+	if (!err)
+		err = oms_mr_reg(gctx, mem, RX_REGION, OMS_ACCESS_ALL, &gmr);
+	if (!err)
+		err = oms_listen(gctx, NULL, gport, gmr, &lg);
 	unsetenv("OMS_AGENT");
 	if (err) {
-		fprintf(stderr, "rxe_server: listen with the agent on %s: %s\n",
-			aport, strerror(-err));
+		fprintf(stderr, "rxe_server: listen with the agents on %s and "
+			"%s: %s\n", aport, gport, strerror(-err));
 		return 1;
 	}
 	pthread_create(&th, NULL, observer, NULL);
 	pthread_create(&pth, NULL, poster, NULL);
-	printf("rxe_server: listening on port %s, with the agent on %s\n",
-	       argv[1], aport);
+	printf("rxe_server: listening on port %s, with the agent on %s (of "
+	       "global hold scope on %s)\n", argv[1], aport, gport);
 	fflush(stdout);
 	while (time(NULL) < end) {
 		uint64_t cmd = ld(RX_CMD);
@@ -272,6 +286,7 @@ int main(int argc, char **argv)
 	stop = 1;
 	pthread_join(th, NULL);
 	pthread_join(pth, NULL);
+	oms_ctx_destroy(gctx);
 	oms_ctx_destroy(ctx);
 	free(mem);
 	return rc;

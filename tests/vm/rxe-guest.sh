@@ -31,7 +31,7 @@ tap_prefix="$role: "
 
 case $role in
 a) me=10.77.0.1 peer=10.77.0.2 ;;
-b) me=10.77.0.2 peer=10.77.0.1 ;;
+b) me=10.77.0.2 peer=10.77.0.1 me2=10.77.0.3 ;;
 *) echo "not ok 1 - unknown role $role"; exit 1 ;;
 esac
 
@@ -45,7 +45,9 @@ done
 [ -n "$ifc" ] || { tap 1 "no network interface"; exit 1; }
 ip link set lo up
 ip addr add "$me/24" dev "$ifc" && ip link set "$ifc" up &&
-	rdma link add rxe0 type rxe netdev "$ifc"
+	rdma link add rxe0 type rxe netdev "$ifc" &&
+	# b's second address: another node to the server's agent (hold_rxe)
+	{ [ -z "${me2:-}" ] || ip addr add "$me2/24" dev "$ifc"; }
 rc=$?
 i=0
 while [ $rc -eq 0 ] && ! rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE'; do
@@ -150,7 +152,9 @@ else
 	# seed 002's hold through the agent: the server puts back to us
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SELF=$me \
-		OMS_RXE_BACK_PORT=$((port + 2)) timeout -k 5 900 \
+		OMS_RXE_SELF2=$me2 \
+		OMS_RXE_BACK_PORT=$((port + 2)) \
+		OMS_RXE_GLOBAL_PORT=$((port + 3)) timeout -k 5 900 \
 		"$bdir/verbs-tests/hold_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
