@@ -66,7 +66,6 @@ struct vb_areq {
 					 * the failed request's WRs are done */
 	struct oms_vw_agent blk;
 	uint32_t out;			/* requests taken, not answered */
-	uint32_t acq_out;		/* of which acquire gets */
 	uint32_t unrung;		/* descriptors in the chain being built */
 };
 
@@ -236,7 +235,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
 /*
  * May @op be fed now?  A request to the agent needs its credit (taken
  * here, once); a one-sided operation waits until the agent has answered
- * every acquire before it (A1), and a fenced one every request before it.
+ * every request before it.
  */
 int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
 {
@@ -246,10 +245,13 @@ int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
 		return 0;
 	if (a->failed)
 		return 1;	/* stopping: the failed request's WRs first */
-	/* an acquire orders every later operation; anything else, only a
-	 * fenced one (a class-2 get alone orders nothing after it) */
+	/*
+	 * An acquire orders every later operation; and whatever a request
+	 * is, an error answer stops the connection, so nothing after it may
+	 * have been performed (a flush, too, must not complete before it).
+	 */
 	if (!op->agent)
-		return a->acq_out != 0 || (op->fence_first && a->out != 0);
+		return a->out != 0;
 	return 0;
 }
 
@@ -267,10 +269,6 @@ static int take(struct vb_conn *c, struct vb_op *op, struct oms_agent_req *r)
 		return err;
 	}
 	a->out++;
-	if (op->wr.flags & OMS_WR_F_ACQUIRE) {
-		op->agent_acq = 1;
-		a->acq_out++;
-	}
 	return 0;
 }
 
@@ -365,10 +363,6 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 		return;		/* counted by the book; nothing changes */
 	a->out--;
 	op = &vc->op[cookie];
-	if (op->agent_acq) {
-		op->agent_acq = 0;
-		a->acq_out--;
-	}
 	if (!op->agent || op->answered)
 		return;
 	if (a->failed && !status)
@@ -464,5 +458,5 @@ void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err)
 			finish(vc, op, op->status ? op->status : err);
 	}
 	if (c->ag)
-		c->ag->out = c->ag->acq_out = 0;
+		c->ag->out = 0;
 }

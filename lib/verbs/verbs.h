@@ -106,7 +106,6 @@ struct vb_op {
 				 * when answered (agent_req.c) */
 	uint8_t answered;	/* its answer came (status in ans_status) */
 	uint8_t waiting;	/* its WRs are done, its answer is not */
-	uint8_t agent_acq;	/* an acquire to the agent, not answered */
 	int ans_status;
 	uint64_t pw_serial;	/* a put counted in its connection's vb_pw
 				 * (that registration's serial), 0: not */
