@@ -236,6 +236,10 @@ int main(int argc, char **argv)
 	if (!mem)
 		return 1;
 	memset(mem, 0, RX_REGION);
+	/* before any listener: a client that connects at once finds the
+	 * observer running (RX_RES_READY) */
+	pthread_create(&th, NULL, observer, NULL);
+	pthread_create(&pth, NULL, poster, NULL);
 	err = oms_mr_reg(ctx, mem, RX_REGION, OMS_ACCESS_ALL, &mr);
 	if (!err)
 		err = oms_listen(ctx, NULL, argv[1], mr, &l);
@@ -262,8 +266,6 @@ int main(int argc, char **argv)
 			"%s: %s\n", aport, gport, strerror(-err));
 		return 1;
 	}
-	pthread_create(&th, NULL, observer, NULL);
-	pthread_create(&pth, NULL, poster, NULL);
 	printf("rxe_server: listening on port %s, with the agent on %s (of "
 	       "global hold scope on %s)\n", argv[1], aport, gport);
 	fflush(stdout);
