@@ -68,6 +68,10 @@ struct oms_be_view {
 	const struct oms_ctx_attr *attr; /* the context's, defaults filled */
 	uint32_t qdepth;		/* operation slots: every oms_wr.slot
 					 * is below it */
+	/* The number the context gives its next sequence-numbered op to
+	 * @dest (OMS_WR_F_SEQ): a stream a backend opens to a destination
+	 * (a new connection) starts there. */
+	uint64_t (*seq_next)(struct oms_ctx *ctx, uint32_t dest);
 };
 
 static inline struct oms_be_view *oms_be_view(struct oms_ctx *ctx)
@@ -169,6 +173,10 @@ struct oms_backend_ops {
 	 * whether that listener runs an agent); NULL: caps() speaks for
 	 * every destination. */
 	uint32_t (*dest_caps)(struct oms_ctx *ctx, uint32_t dest);
+	/* Optional: the longest put to @dest (a valid destination); NULL:
+	 * OMS_MAX_OP_LEN everywhere.  oms_put() refuses a longer one with
+	 * -EMSGSIZE before it is issued. */
+	uint64_t (*dest_max_put)(struct oms_ctx *ctx, uint32_t dest);
 	uint64_t (*key_drops)(struct oms_ctx *ctx);
 	/* Serve @reg at @addr:@port (oms_listen; arguments checked);
 	 * *@lpriv is handed back to listener_close. */

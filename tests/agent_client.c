@@ -322,6 +322,39 @@ TEST(L36_number_posted_late_performed_in_order)
 	link_close(&l);
 }
 
+/*
+ * A number reserved ahead of its operation (the verbs backend takes every
+ * number up to the one posted) gets its cookie when it is posted; the
+ * stream's lowest unanswered number moves only when every number below
+ * it is answered (what a flush of the connection waits for).
+ */
+TEST(reserved_number_gets_its_cookie_low_moves_in_order)
+{
+	static struct link l;
+	struct op f, g;
+
+	ASSERT_EQ(0, link_open(&l, 16, 16, 4, 16));
+	ASSERT_EQ(0, take(&l, &f, 1, 0, 0, 7, 0, RKEY, UINT64_MAX));
+	ASSERT_EQ(0, take(&l, &g, 1, 0, 8, 8, 0, RKEY, 2));
+	ASSERT_EQ(0, oms_agent_client_low(&l.cl, 0));
+	post(&l, &g);
+	doorbell(&l);
+	ASSERT_EQ(0, l.nanswers);		/* g waits for f's number */
+	ASSERT_EQ(0, oms_agent_client_low(&l.cl, 0));
+	ASSERT_EQ(0, oms_agent_client_cookie(&l.cl, &f.q, 1));
+	post(&l, &f);
+	/* posted: its cookie is fixed */
+	ASSERT_EQ(-EINVAL, oms_agent_client_cookie(&l.cl, &f.q, 5));
+	doorbell(&l);
+	ASSERT_EQ(0, l.broken);
+	ASSERT_EQ(2, l.nanswers);
+	ASSERT_EQ(1, l.answered[1]);		/* the cookie given late */
+	ASSERT_EQ(2, oms_agent_client_low(&l.cl, 0));
+	ASSERT_EQ(0, oms_agent_client_low(&l.cl, 9));	/* no such stream */
+	ASSERT_EQ(7, word(region, 0));
+	link_close(&l);
+}
+
 /* L37: a refused member stops the stream; the resume goes in the ring,
  * behind requests of the old run still in flight, and the new run flows. */
 TEST(L37_refused_member_then_resume_in_the_ring)

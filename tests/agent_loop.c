@@ -424,6 +424,61 @@ TEST(L37_control_no_order_applies_after_failure)
 	on_agent(_metadata, OMS_AGENT_F_NO_ORDER, l37_program, NULL);
 }
 
+/*
+ * L37 on an in-order connection (OMS_AD_F_CHAIN, a verbs DEST_SEQ
+ * requester): an unnumbered put refused, then numbered and unnumbered
+ * puts and a get after it in the ring: none is performed, each completes
+ * with -ECANCELED.  Without the flag (the control) they are performed:
+ * the agent stops only a stream at its own members.
+ */
+static void chain_program(struct __test_metadata *_metadata, int chain)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	uint8_t f = chain ? OMS_AD_F_CHAIN : 0;
+	struct oms_ad_desc bad = put8(&m, 0, 0, 10, 0, 0);
+	struct oms_ad_desc p1 = put8(&m, 1, 8, 11, 1, 0);
+	struct oms_ad_desc p2 = put8(&m, 2, 16, 12, 0, 0);
+	struct oms_ad_desc g = get_of(8, 8, OMS_AD_F_ACQUIRE | f, 0, 77);
+	struct oms_agent_cpl cpl[8];
+	uint32_t c;
+
+	ASSERT_NE(NULL, ag);
+	ASSERT_EQ(0, conn_new(ag, &m, 1, 16, &c));
+	bad.key = 0xdead;
+	bad.flags |= f;
+	p1.flags |= f;
+	p2.flags |= f;
+	ASSERT_EQ(0, submit(ag, c, &bad));
+	ASSERT_EQ(0, submit(ag, c, &p1));
+	ASSERT_EQ(0, submit(ag, c, &p2));
+	ASSERT_EQ(0, submit(ag, c, &g));
+	ASSERT_EQ(4, oms_agent_poll(ag, cpl, 8));
+	ASSERT_EQ(-EACCES, cpl[0].status);
+	for (int i = 1; i < 4; i++)
+		ASSERT_EQ(chain ? -ECANCELED : 0, cpl[i].status);
+	ASSERT_EQ(chain ? 0 : 11, word(region, 8));
+	ASSERT_EQ(chain ? 0 : 12, word(region, 16));
+	ASSERT_EQ(chain ? 0 : 1, m.landings);
+	/* a descriptor without the flag is still served: a raw requester
+	 * that does not ask for the rule does not get it */
+	p2.flags &= (uint8_t)~OMS_AD_F_CHAIN;
+	ASSERT_EQ(0, submit(ag, c, &p2));
+	ASSERT_EQ(1, oms_agent_poll(ag, cpl, 8));
+	ASSERT_EQ(0, cpl[0].status);
+	oms_agent_destroy(ag);
+}
+
+TEST(L37_chain_cancels_everything_after_a_failure)
+{
+	chain_program(_metadata, 1);
+}
+
+TEST(L37_control_without_chain_performs_after_a_failure)
+{
+	chain_program(_metadata, 0);
+}
+
 TEST(L37_cancel_nop_stops_stream_other_streams_flow)
 {
 	static struct model m;

@@ -47,6 +47,8 @@ struct ag_conn {
 	struct oms_rob rob;
 	struct oms_ad_conn adc;
 	const uint8_t *stage;
+	uint8_t failed;		/* a descriptor completed with an error:
+				 * later OMS_AD_F_CHAIN ones are cancelled */
 };
 
 /* A class-2 get whose answer the hold keeps, or that waits its turn. */
@@ -109,6 +111,8 @@ static void complete(struct oms_agent *ag, uint32_t conn,
 	memset(c, 0, sizeof(*c));
 	c->conn = conn;
 	c->status = status;
+	if (status)
+		ag->conn[conn].failed = 1;
 	c->old = old;
 	if (d) {
 		c->tag = d->tag;
@@ -540,6 +544,9 @@ int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
 		if (status == -EACCES)
 			ag->s.key_drops++;
 	}
+	/* an in-order channel: nothing after a failure is performed */
+	if (!status && (d.flags & OMS_AD_F_CHAIN) && c->failed)
+		status = -ECANCELED;
 	if (!status && (d.flags & OMS_AD_F_RESUME)) {
 		/* the requester resumed: in ring order, after the old run
 		 * (room for what it drops was reserved above) */

@@ -29,14 +29,16 @@ static uint8_t ad_flags_of(uint8_t op)
 {
 	switch (op) {
 	case OMS_AD_PUT:
-		return OMS_AD_F_SEQ | OMS_AD_F_RELEASE;
+		return OMS_AD_F_SEQ | OMS_AD_F_RELEASE | OMS_AD_F_CHAIN;
 	case OMS_AD_GET:
-		return OMS_AD_F_SEQ | OMS_AD_F_ACQUIRE | OMS_AD_F_RESP_ORDERED;
+		return OMS_AD_F_SEQ | OMS_AD_F_ACQUIRE | OMS_AD_F_RESP_ORDERED |
+		       OMS_AD_F_CHAIN;
 	case OMS_AD_FADD:
 	case OMS_AD_CAS:
-		return OMS_AD_F_SEQ;
+		return OMS_AD_F_SEQ | OMS_AD_F_CHAIN;
 	case OMS_AD_NOP:
-		return OMS_AD_F_SEQ | OMS_AD_F_CANCEL | OMS_AD_F_RESUME;
+		return OMS_AD_F_SEQ | OMS_AD_F_CANCEL | OMS_AD_F_RESUME |
+		       OMS_AD_F_CHAIN;
 	default:
 		return 0;
 	}

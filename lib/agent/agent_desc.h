@@ -35,6 +35,12 @@
  * NOP instead (the requester resumed: the stream starts again at @seq,
  * what it buffered is cancelled - in the ring, so it is ordered after
  * every descriptor of the old run and before every one of the new).
+ * OMS_AD_F_CHAIN on any op: the connection is an in-order channel
+ * (backend.h), so this descriptor is not performed, and completes with
+ * -ECANCELED, once any descriptor before it in the ring has completed
+ * with an error (a verbs requester stops its connection at the first
+ * error answer, and what it had already written behind the failure must
+ * not reach memory either: L37).
  */
 #ifndef OMS_AGENT_AGENT_DESC_H
 #define OMS_AGENT_AGENT_DESC_H
@@ -60,6 +66,7 @@ enum oms_ad_op {
 #define OMS_AD_F_RELEASE	(1u << 3)
 #define OMS_AD_F_CANCEL		(1u << 4)
 #define OMS_AD_F_RESUME		(1u << 5)
+#define OMS_AD_F_CHAIN		(1u << 6)	/* any op: see below */
 
 struct oms_ad_desc {
 	uint8_t op, flags;

@@ -334,6 +334,25 @@ int oms_agent_client_untake(struct oms_agent_client *cl,
 	return 0;
 }
 
+int oms_agent_client_cookie(struct oms_agent_client *cl,
+			    const struct oms_agent_req *req, uint64_t cookie)
+{
+	struct ac_entry *e = unposted_entry(cl, req);
+
+	if (!e)
+		return -EINVAL;
+	e->cookie = cookie;
+	return 0;
+}
+
+uint16_t oms_agent_client_low(const struct oms_agent_client *cl,
+			      uint16_t stream)
+{
+	if (!cl || !cl->st || stream >= cl->cfg.nstreams)
+		return 0;
+	return cl->st[stream].low;
+}
+
 uint32_t oms_agent_client_outstanding(const struct oms_agent_client *cl)
 {
 	return cl ? cl->outstanding : 0;

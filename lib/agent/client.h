@@ -165,6 +165,20 @@ int oms_agent_client_resume(struct oms_agent_client *cl, uint16_t stream,
 int oms_agent_client_untake(struct oms_agent_client *cl,
 			    const struct oms_agent_req *req);
 
+/*
+ * Give a request taken and not yet posted the caller's @cookie (one
+ * taken ahead of its operation: a number reserved for an operation the
+ * source orderer still holds).  0, -EINVAL.
+ */
+int oms_agent_client_cookie(struct oms_agent_client *cl,
+			    const struct oms_agent_req *req, uint64_t cookie);
+
+/* The lowest number of @stream not yet answered (its next number when
+ * every one is): every member below it has been answered.  0 for a bad
+ * stream. */
+uint16_t oms_agent_client_low(const struct oms_agent_client *cl,
+			      uint16_t stream);
+
 /* Requests taken and not answered. */
 uint32_t oms_agent_client_outstanding(const struct oms_agent_client *cl);
 

@@ -177,6 +177,13 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 	return 0;
 }
 
+/* backend.h: the engine's next number for @dest. */
+static uint64_t ctx_seq_next(struct oms_ctx *ctx, uint32_t dest)
+{
+	return dest < OMS_MAX_NODES ?
+	       oms_so_chan_issued(&ctx->so, (uint16_t)dest) : 0;
+}
+
 /* The first RDMA device /sys/class/infiniband lists, into @name; 0 if
  * there is none. */
 static int rdma_device_present(char *name, size_t len)
@@ -234,8 +241,8 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 		snprintf(why, whylen, "RDMA device %.63s present", dev);
 	}
 	if (a->backend == OMS_BACKEND_VERBS) {
-		if (a->dest_seq_mask)
-			return -EOPNOTSUPP;
+		/* DEST_SEQ: oms_connect() asks each listener for its agent,
+		 * which runs the reorder buffer (docs/dest-agent.md) */
 		if (oms_verbs_load(NULL, 0))
 			return -ELIBACC;
 		*be = &oms_verbs_backend;
@@ -280,6 +287,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 	ctx->qdepth = a.queue_depth;
 	ctx->view.attr = &ctx->attr;
 	ctx->view.qdepth = ctx->qdepth;
+	ctx->view.seq_next = ctx_seq_next;
 	ctx->op = calloc(ctx->qdepth, sizeof(*ctx->op));
 	ctx->free = calloc(ctx->qdepth, sizeof(*ctx->free));
 	ctx->ackbits = calloc((size_t)OMS_MAX_NODES * ACK_WORDS, 8);

@@ -134,6 +134,11 @@ OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
 
 	if (!err && (!buf || (unsigned)cls > OMS_STORE_RELEASE))
 		err = -EINVAL;
+	/* a destination that carries puts in smaller pieces (verbs: a
+	 * DEST_SEQ connection's staging slots at its agent) */
+	if (!err && ctx->be->dest_max_put &&
+	    len > ctx->be->dest_max_put(ctx, dst->dest))
+		err = -EMSGSIZE;
 	if (!err)
 		err = op_alloc(ctx, &op);
 	if (err)

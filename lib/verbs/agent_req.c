@@ -67,6 +67,21 @@ struct vb_areq {
 	struct oms_vw_agent blk;
 	uint32_t out;			/* requests taken, not answered */
 	uint32_t unrung;		/* descriptors in the chain being built */
+	/*
+	 * DEST_SEQ through the agent (docs/dest-agent.md): every operation
+	 * of the connection is a request.  The engine numbers an operation
+	 * when it is submitted and may post a later number first (it holds
+	 * the earlier one: L36); the book numbers in take order, so a post
+	 * takes every number up to its own, the ones of operations not yet
+	 * posted kept in resv[] with their credits (and a staging slot each)
+	 * until they come.
+	 */
+	int seq;
+	uint16_t seq_base;		/* the engine's number of the agent's 0 */
+	uint16_t seq_next;		/* the next number the book gives */
+	struct oms_agent_req resv[OMS_AD_MAX_WINDOW];
+	uint64_t resv_ok[OMS_AD_MAX_WINDOW / 64];
+	uint32_t flushes;		/* flushes waiting for their members */
 };
 
 static int agent_refused(void)
@@ -202,22 +217,95 @@ void vb_areq_free(struct vb_conn *c)
 	c->ag = NULL;
 }
 
+/*
+ * The context numbers its operations to this destination (DEST_SEQ): the
+ * listener's agent must run its reorder buffer, as nothing else here can
+ * (0), or the connection is refused (-EOPNOTSUPP).  @base: the engine's
+ * next number for the destination, which is the agent's 0.
+ */
+int vb_areq_seq_start(struct vb_conn *c, uint64_t base)
+{
+	struct vb_areq *a = c->ag;
+
+	if (!a || !a->live || !a->blk.stage_slots ||
+	    a->blk.window < OMS_AD_MAX_WINDOW)
+		return -EOPNOTSUPP;
+	a->seq = 1;
+	a->seq_base = (uint16_t)base;
+	return 0;
+}
+
+int vb_areq_is_seq(const struct vb_conn *c)
+{
+	return c->ag && c->ag->live && c->ag->seq;
+}
+
 /* Does @wr go to the agent? */
 int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr)
 {
-	return c->ag && c->ag->live && wr->op == OMS_WR_GET &&
+	if (!c->ag || !c->ag->live)
+		return 0;
+	if (c->ag->seq)
+		return wr->op != OMS_WR_RESET;
+	return wr->op == OMS_WR_GET &&
 	       (wr->flags & (OMS_WR_F_ACQUIRE | OMS_WR_F_RESP_ORDERED));
+}
+
+/* A put's bytes go through a staging slot of the agent: its length. */
+uint32_t vb_areq_max_put(const struct vb_conn *c)
+{
+	return vb_areq_is_seq(c) ? c->ag->blk.stage_len : UINT32_MAX;
+}
+
+/* Has every member numbered below flush @op's count been answered? */
+static int flush_covered(const struct vb_areq *a, const struct vb_op *op)
+{
+	uint16_t upto = (uint16_t)(op->wr.seq - a->seq_base);
+
+	return (uint16_t)(oms_agent_client_low(&a->cl, 0) - upto) < 0x8000u;
 }
 
 /* Where the agent lands a get: the connection's landing slot of its ring
  * position (given at take: vb_areq_take()), or the get's own buffer
  * registered for remote write when it is larger. */
-int vb_areq_prepare(struct vb_ctx *vc, struct vb_op *op)
+int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 {
 	void *p = (void *)(uintptr_t)op->wr.local;
 
 	op->agent = 1;
 	op->nwr = 1;
+	switch (op->wr.op) {
+	case OMS_WR_PUT:
+		/* its bytes to the staging slot, then the descriptor */
+		if (op->wr.len > c->ag->blk.stage_len)
+			return -EMSGSIZE;
+		op->nwr = 2;
+		return 0;	/* the caller maps the source */
+	case OMS_WR_NOP:
+		return 0;
+	case OMS_WR_FLUSH:
+		/*
+		 * Every member below its count answered: known here, from
+		 * the answers.  Its READ of the flush word stays (the
+		 * caller builds it), so that it has a place on the QP like
+		 * any operation; it asks nothing of the agent and waits for
+		 * nothing there (a member it does not cover may wait at the
+		 * agent for an operation posted after it).
+		 */
+		op->aflush = 1;
+		c->ag->flushes++;
+		if (!c->ag->failed && flush_covered(c->ag, op)) {
+			op->answered = 1;
+			c->ag->flushes--;
+		}
+		return 0;
+	case OMS_WR_FADD:
+	case OMS_WR_CAS:
+		op->loc = VB_LOC_LAND;	/* the old value lands there */
+		return 0;
+	default:
+		break;
+	}
 	if (op->wr.len <= VB_BOUNCE) {
 		op->loc = VB_LOC_LAND;
 		return 0;
@@ -255,59 +343,174 @@ int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
 	return 0;
 }
 
+/* The number @op has in the agent's stream, its credits taken in order
+ * (vb_areq's comment). */
+static int take_seq(struct vb_areq *a, struct vb_op *op,
+		    struct oms_agent_req *r)
+{
+	uint16_t n = (uint16_t)(op->wr.seq - a->seq_base);
+
+	while ((uint16_t)(n - a->seq_next) < 0x8000u) {
+		uint16_t k = a->seq_next % OMS_AD_MAX_WINDOW;
+		int err = oms_agent_client_take(&a->cl, 1, 0, UINT64_MAX,
+						&a->resv[k]);
+
+		if (err)
+			return err;	/* -EAGAIN: answers bring credit */
+		a->resv_ok[k / 64] |= 1ull << (k % 64);
+		a->seq_next++;
+	}
+	if ((uint16_t)(a->seq_next - n) > OMS_AD_MAX_WINDOW ||
+	    !(a->resv_ok[n % OMS_AD_MAX_WINDOW / 64] &
+	      (1ull << (n % 64))))
+		return -EPROTO;	/* a number posted twice: a bug upstream */
+	*r = a->resv[n % OMS_AD_MAX_WINDOW];
+	return oms_agent_client_cookie(&a->cl, r, op->wr.slot);
+}
+
 /* Fill @w with @op's descriptor WRITE; 0, or -EAGAIN (no credit). */
 static int take(struct vb_conn *c, struct vb_op *op, struct oms_agent_req *r)
 {
 	struct vb_areq *a = c->ag;
-	int err = oms_agent_client_take(&a->cl, 0, UINT16_MAX, op->wr.slot, r);
+	int numbered = a->seq && (op->wr.flags & OMS_WR_F_SEQ);
+	int err;
 
+	if (numbered)
+		err = take_seq(a, op, r);
+	else
+		err = oms_agent_client_take(&a->cl, op->wr.op == OMS_WR_PUT,
+					    UINT16_MAX, op->wr.slot, r);
 	if (err)
 		return err;
 	err = oms_agent_client_post(&a->cl, r);
 	if (err) {
-		oms_agent_client_untake(&a->cl, r);
+		if (!numbered)
+			oms_agent_client_untake(&a->cl, r);
 		return err;
 	}
+	if (numbered) {
+		uint16_t k = (uint16_t)(op->wr.seq - a->seq_base) %
+			     OMS_AD_MAX_WINDOW;
+
+		a->resv_ok[k / 64] &= ~(1ull << (k % 64));
+	}
 	a->out++;
+	op->a_tag = r->tag;
+	op->a_ring = r->ring_slot;
+	op->a_stage = r->stage_slot;
 	return 0;
 }
 
-int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
-		 struct ibv_sge *sge)
+static uint8_t desc_op(uint8_t op)
+{
+	switch (op) {
+	case OMS_WR_PUT:
+		return OMS_AD_PUT;
+	case OMS_WR_GET:
+		return OMS_AD_GET;
+	case OMS_WR_FADD:
+		return OMS_AD_FADD;
+	case OMS_WR_CAS:
+		return OMS_AD_CAS;
+	default:
+		return OMS_AD_NOP;
+	}
+}
+
+/* @op's descriptor, its request taken. */
+static struct oms_ad_desc desc_of(const struct vb_areq *a,
+				  const struct vb_op *op)
+{
+	const struct oms_wr *wr = &op->wr;
+	struct oms_ad_desc d = {
+		.op = desc_op(wr->op),
+		.tag = op->a_tag,
+	};
+
+	if (a->seq) {
+		/* an in-order channel: nothing after a failure (L37) */
+		d.flags |= OMS_AD_F_CHAIN;
+		if (wr->flags & OMS_WR_F_SEQ) {
+			d.flags |= OMS_AD_F_SEQ;
+			d.seq = (uint16_t)(wr->seq - a->seq_base);
+		}
+	}
+	if (d.op == OMS_AD_NOP) {
+		if (wr->flags & OMS_WR_F_CANCEL)
+			d.flags |= OMS_AD_F_CANCEL;
+		return d;
+	}
+	d.key = wr->key;
+	d.len = d.op == OMS_AD_PUT || d.op == OMS_AD_GET ? (uint32_t)wr->len :
+								  8u;
+	d.off = wr->off;
+	if (d.op == OMS_AD_PUT) {
+		d.stage = op->a_stage;
+		return d;
+	}
+	if (d.op == OMS_AD_GET) {
+		if (wr->flags & OMS_WR_F_ACQUIRE)
+			d.flags |= OMS_AD_F_ACQUIRE;
+		if (wr->flags & OMS_WR_F_RESP_ORDERED)
+			d.flags |= OMS_AD_F_RESP_ORDERED;
+	} else {
+		d.a1 = wr->a1;
+		d.a2 = wr->a2;
+	}
+	d.lrkey = op->lkey;
+	d.laddr = (uintptr_t)op->lbuf;
+	return d;
+}
+
+/*
+ * WR @k of @op into @w/@sge: a put's bytes to its staging slot (k = 0)
+ * and then, for every request, its descriptor.  The request is taken at
+ * its first WR; 0, -EAGAIN (no credit: nothing taken), or another error
+ * (the caller fails the connection).  Sets *@desc for the descriptor.
+ */
+int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
+		 struct ibv_send_wr *w, struct ibv_sge *sge, int *desc)
 {
 	struct vb_areq *a = c->ag;
 	struct oms_agent_req r;
 	struct oms_ad_desc d;
 	uint8_t *slot;
-	int err = take(c, op, &r);
 
-	if (err)
-		return err;
-	if (op->loc == VB_LOC_LAND) {
-		/* its slot is free: the request that had it was answered,
-		 * and its bytes copied out then */
-		op->lbuf = a->land + (size_t)r.ring_slot * VB_BOUNCE;
-		op->lkey = a->land_mr->rkey;
+	memset(w, 0, sizeof(*w));
+	*desc = 0;
+	if (!k) {
+		int err = take(c, op, &r);
+
+		if (err)
+			return err;
+		if (op->loc == VB_LOC_LAND) {
+			/* its slot is free: the request that had it was
+			 * answered, and its bytes copied out then */
+			op->lbuf = a->land + (size_t)r.ring_slot * VB_BOUNCE;
+			op->lkey = a->land_mr->rkey;
+		}
 	}
-	d = (struct oms_ad_desc){
-		.op = OMS_AD_GET,
-		.flags = (uint8_t)(
-			 (op->wr.flags & OMS_WR_F_ACQUIRE ? OMS_AD_F_ACQUIRE : 0) |
-			 (op->wr.flags & OMS_WR_F_RESP_ORDERED ?
-			  OMS_AD_F_RESP_ORDERED : 0)),
-		.key = op->wr.key,
-		.len = (uint32_t)op->wr.len,
-		.off = op->wr.off,
-		.lrkey = op->lkey,
-		.laddr = (uintptr_t)op->lbuf,
-		.tag = r.tag,
-	};
-	slot = a->desc + (size_t)r.ring_slot * OMS_AD_LEN;
+	if (!k && op->wr.op == OMS_WR_PUT) {
+		/* RC places this WRITE before the descriptor's */
+		sge->addr = (uintptr_t)op->lbuf;
+		sge->length = (uint32_t)op->wr.len;
+		sge->lkey = op->lkey;
+		w->sg_list = sge;
+		w->num_sge = 1;
+		w->opcode = IBV_WR_RDMA_WRITE;
+		w->wr.rdma.remote_addr = a->blk.stage_addr +
+			(uint64_t)op->a_stage * a->blk.stage_len;
+		w->wr.rdma.rkey = a->blk.stage_rkey;
+		if (op->fence_first)
+			w->send_flags |= IBV_SEND_FENCE;
+		return 0;
+	}
+	d = desc_of(a, op);
+	slot = a->desc + (size_t)op->a_ring * OMS_AD_LEN;
 	if (oms_ad_encode(slot, &d))
 		return -EPROTO;	/* cannot happen (checked at post): the
 				 * ring slot is spent, the caller fails the
 				 * connection */
-	memset(w, 0, sizeof(*w));
 	sge->addr = (uintptr_t)slot;
 	sge->length = OMS_AD_LEN;
 	sge->lkey = a->desc_mr->lkey;
@@ -315,11 +518,12 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, struct ibv_send_wr *w,
 	w->num_sge = 1;
 	w->opcode = IBV_WR_RDMA_WRITE;
 	w->wr.rdma.remote_addr = a->blk.ring_addr +
-				 (uint64_t)r.ring_slot * OMS_AD_LEN;
+				 (uint64_t)op->a_ring * OMS_AD_LEN;
 	w->wr.rdma.rkey = a->blk.ring_rkey;
-	if (op->fence_first)
+	if (op->fence_first && !k)
 		w->send_flags |= IBV_SEND_FENCE;
 	a->unrung++;
+	*desc = 1;
 	return 0;
 }
 
@@ -346,6 +550,29 @@ static void finish(struct vb_ctx *vc, struct vb_op *op, int status)
 	vb_op_finish(vc, op, status);
 }
 
+/* Flushes whose members have all been answered are done (with an error
+ * answer the connection stops instead, and they are cancelled). */
+static void flushes_check(struct vb_ctx *vc, struct vb_conn *c)
+{
+	struct vb_areq *a = c->ag;
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
+	uint32_t ci = (uint32_t)(c - vc->conn);
+
+	if (c->err || !a || !a->flushes || a->failed)
+		return;
+	for (uint32_t s = 0; s < qd && a->flushes; s++) {
+		struct vb_op *op = &vc->op[s];
+
+		if (!op->aflush || op->answered || op->wr.dest != ci ||
+		    !flush_covered(a, op))
+			continue;
+		op->answered = 1;
+		a->flushes--;
+		if (op->waiting)
+			finish(vc, op, op->status);
+	}
+}
+
 /* One answer record: the request it answers, finished if its WRs are. */
 static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 {
@@ -367,10 +594,19 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 		return;
 	if (a->failed && !status)
 		status = -ECANCELED;	/* after the refusal: not reported */
+	/* an op that failed here went as a cancelling NOP: its own error */
+	if (status && op->status)
+		status = op->status;
 	op->answered = 1;
 	op->ans_status = status;
-	if (!status && op->loc == VB_LOC_LAND)	/* its slot is reused next */
-		memcpy((void *)(uintptr_t)op->wr.local, op->lbuf, op->wr.len);
+	if (!status && op->loc == VB_LOC_LAND) {
+		/* its slot is reused next */
+		if (op->wr.op == OMS_WR_GET)
+			memcpy((void *)(uintptr_t)op->wr.local, op->lbuf,
+			       op->wr.len);
+		else	/* an atomic's old value */
+			memcpy(&vc->result[op->wr.slot], op->lbuf, 8);
+	}
 	if (status && !op->status)
 		op->status = status;
 	if (!status) {
@@ -435,6 +671,7 @@ void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
 
 		oms_ad_answer_encode(rec, &ok);
 		one_answer(vc, c, rec);
+		flushes_check(vc, c);
 		return;
 	}
 	for (uint32_t i = 0; i < n && !c->err; i++) {
@@ -443,6 +680,7 @@ void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
 		one_answer(vc, c, a->cq + (size_t)(a->cq_pos++ % a->cq_slots) *
 				  OMS_AD_ANSWER_LEN);
 	}
+	flushes_check(vc, c);
 }
 
 /* The connection failed: requests whose WRs were done wait no more. */
@@ -457,6 +695,8 @@ void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err)
 		if (op->waiting && op->wr.dest == ci)
 			finish(vc, op, op->status ? op->status : err);
 	}
-	if (c->ag)
+	if (c->ag) {
 		c->ag->out = 0;
+		c->ag->flushes = 0;
+	}
 }

@@ -56,7 +56,8 @@
 
 #define VA_MAX_CONNS	16		/* agent connections per listener */
 #define VA_MAX_SLOTS	256u		/* request ring slots per connection */
-#define VA_STAGE_SLOTS	16u		/* puts are not routed here yet */
+#define VA_STAGE_SLOTS	256u		/* a DEST_SEQ requester's numbers
+					 * in flight, each with its slot */
 #define VA_STAGE_LEN	4096u
 #define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
 #define VA_CHAIN	64		/* WRs per ibv_post_send */
@@ -580,6 +581,11 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	if (ca->flags & OMS_CTX_F_HOLD_GLOBAL)
 		attr.flags |= OMS_AGENT_F_HOLD_GLOBAL;
 	s->hold_global = !!(attr.flags & OMS_AGENT_F_HOLD_GLOBAL);
+	/* the control of the litmus tests: numbers ignored, acquire read
+	 * as relaxed, nothing held (a listener made on a context that
+	 * orders nothing) */
+	if (ca->flags & OMS_CTX_F_NO_ORDERING)
+		attr.flags |= OMS_AGENT_F_NO_ORDER;
 	err = oms_agent_create(&attr, &ops, &s->ag);
 	if (err)
 		goto err_free;

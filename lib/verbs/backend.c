@@ -180,6 +180,17 @@ static uint32_t vb_dest_caps(struct oms_ctx *ctx, uint32_t dest)
 	return f | OMS_CAP_ACQUIRE_AT_SOURCE;
 }
 
+/* A DEST_SEQ connection's puts go through a staging slot of the agent. */
+static uint64_t vb_dest_max_put(struct oms_ctx *ctx, uint32_t dest)
+{
+	const struct vb_conn *k = dest < VB_MAX_CONN ? &VC(ctx)->conn[dest] :
+				  NULL;
+
+	if (k && k->used && vb_areq_is_seq(k))
+		return vb_areq_max_put(k);
+	return OMS_MAX_OP_LEN;
+}
+
 static uint64_t vb_key_drops(struct oms_ctx *ctx)
 {
 	(void)ctx;
@@ -202,6 +213,7 @@ const struct oms_backend_ops oms_verbs_backend = {
 	.mr_read = vb_mr_read,
 	.caps = vb_caps,
 	.dest_caps = vb_dest_caps,
+	.dest_max_put = vb_dest_max_put,
 	.key_drops = vb_key_drops,
 	.listen = vb_listen,
 	.listener_close = vb_listener_close,

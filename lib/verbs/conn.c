@@ -311,6 +311,7 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	       uint32_t timeout_ms, struct oms_rmr *rmr)
 {
 	struct vb_ctx *vc = VC(ctx);
+	struct oms_be_view *v = oms_be_view(ctx);
 	uint64_t deadline = oms_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct rdma_addrinfo hints, *res = NULL;
 	struct oms_vw_region reg;
@@ -352,6 +353,17 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		c->disconnected = 1;	/* nothing to say goodbye to */
 		vb_conn_destroy(vc, c);
 		goto out;
+	}
+	if (v->attr->dest_seq_mask & (1u << (c - vc->conn))) {
+		/* numbered operations need the listener's reorder buffer:
+		 * its agent's; a plain listener has none (connected, so
+		 * say goodbye) */
+		err = vb_areq_seq_start(c, v->seq_next(vc->ctx,
+					(uint32_t)(c - vc->conn)));
+		if (err) {
+			vb_conn_destroy(vc, c);
+			goto out;
+		}
 	}
 	c->raddr = reg.addr;
 	c->rlen = reg.len;

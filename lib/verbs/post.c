@@ -85,6 +85,32 @@ static int map_local(struct vb_ctx *vc, struct vb_op *op, int dev_writes)
 	return 0;
 }
 
+/* A request to the listener's agent (agent_req.c). */
+static int prepare_agent(struct vb_ctx *vc, struct vb_conn *c,
+			 struct vb_op *op)
+{
+	int err;
+
+	if ((op->wr.op == OMS_WR_FADD || op->wr.op == OMS_WR_CAS) &&
+	    op->raddr % 8)
+		return -EINVAL;
+	err = vb_areq_prepare(vc, c, op);
+	if (err)
+		return err;
+	if (op->wr.op == OMS_WR_PUT)	/* its bytes go to a staging slot */
+		return map_local(vc, op, 0);
+	if (op->wr.op == OMS_WR_FLUSH) {
+		op->loc = VB_LOC_RESULT;
+		op->lbuf = &vc->result[op->wr.slot];
+		op->lkey = vc->buf_mr->lkey;
+	}
+	if (!op->src_counted) {	/* no local bytes to read */
+		op->src_counted = 1;
+		vc->src_done++;
+	}
+	return 0;
+}
+
 static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 {
 	const struct oms_wr *wr = &op->wr;
@@ -115,6 +141,8 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	default:
 		return -EINVAL;
 	}
+	if (vb_areq_wants(c, wr))
+		return prepare_agent(vc, c, op);
 	switch (wr->op) {
 	case OMS_WR_PUT:
 		if (wr->len <= c->max_inline) {
@@ -126,14 +154,8 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	case OMS_WR_GET:
 		/* a class-2 answer is held by the listener's agent (seed
 		 * 002); without one nobody can hold it */
-		if ((wr->flags & OMS_WR_F_RESP_ORDERED) &&
-		    !vb_areq_wants(c, wr))
+		if (wr->flags & OMS_WR_F_RESP_ORDERED)
 			return -EOPNOTSUPP;
-		if (vb_areq_wants(c, wr)) {
-			op->src_counted = 1;	/* no local bytes to read */
-			vc->src_done++;
-			return vb_areq_prepare(vc, op);
-		}
 		if (wr->flags & OMS_WR_F_ACQUIRE)
 			op->nwr = lines_of(op->raddr, wr->len);
 		break;
@@ -230,6 +252,19 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 		c = &vc->conn[wr->dest];
 	if (!err)
 		err = prepare(vc, c, op);
+	if (err && c && vb_areq_is_seq(c) && (wr->flags & OMS_WR_F_SEQ) &&
+	    wr->op != OMS_WR_FLUSH) {
+		/*
+		 * Its number is the agent's stream's: a cancelling NOP fills
+		 * it, and stops the stream there as the failure must (the
+		 * op reports its own error when the NOP is answered).
+		 */
+		op->status = err;
+		op->wr.op = OMS_WR_NOP;
+		op->wr.flags = OMS_WR_F_SEQ | OMS_WR_F_CANCEL;
+		op->wr.len = 0;
+		err = prepare(vc, c, op);
+	}
 	if (err) {
 		vb_op_finish(vc, op, err);
 		return 0;
@@ -380,8 +415,9 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 
 		if (vb_areq_blocked(c, op))
 			break;	/* one-sided, behind the agent's answers */
-		if (op->agent) {
-			int err = vb_areq_take(c, op, &w[n], &sge[n]);
+		if (op->agent && !op->aflush) {
+			int desc, err = vb_areq_take(c, op, op->posted, &w[n],
+						     &sge[n], &desc);
 
 			if (err == -EAGAIN)
 				break;	/* no credit: answers bring it */
@@ -389,7 +425,8 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 				vb_conn_fail(vc, c, err);
 				return;
 			}
-			last_ag = n;
+			if (desc)
+				last_ag = n;
 		} else {
 			sig = build(vc, c, op, op->posted, &w[n], &sge[n]);
 		}
