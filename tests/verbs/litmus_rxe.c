@@ -20,7 +20,7 @@
  *        F: the acquire never returns its own later put;
  *   L35  acq(F@1) then get(Y) at 1 or 2 while the server writes Y then F:
  *        Y is never older than F;
- *   L36  verbs refuses DEST_SEQ (-EOPNOTSUPP): emu runs it;
+ *   (L36, DEST_SEQ through the agent: seq_rxe.c;)
  *   L37  a weak put with a wrong key, then a strong put on the same QP or
  *        another: never visible, -EACCES from quiet, resume, reconnect;
  *   L38  FAA(C@1) then SO(F@2): never F before the add; CAS then an
@@ -731,20 +731,6 @@ TEST_F_TIMEOUT(rxe, control_L35_no_ordering_other_dest, 600)
 	TH_LOG("control (no ordering): %llu of %d", (unsigned long long)bad,
 	       ITERS);
 	EXPECT_GT(bad, 0);
-}
-
-/* L36 needs sequence numbers at the destination: verbs has none and
- * refuses rather than fake it (emu runs L36). */
-TEST_F(rxe, litmus_L36_dest_seq_refused_on_verbs)
-{
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_ctx *ctx = NULL;
-
-	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_FLAGS;
-	a.backend = OMS_BACKEND_VERBS;
-	a.flags = OMS_CTX_F_DEST_SEQ;
-	EXPECT_EQ(-EOPNOTSUPP, oms_ctx_create(&a, &ctx));
-	EXPECT_EQ(NULL, ctx);
 }
 
 /*

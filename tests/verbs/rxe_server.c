@@ -10,7 +10,9 @@
  * destination agent (OMS_AGENT=1 while it is created, docs/dest-agent.md),
  * which the agent's tests (litmus_rxe, agent_forge, hold_rxe) use; and on
  * PORT + 3 by another agent, made on a context with OMS_CTX_F_HOLD_GLOBAL
- * (hold_rxe's L24).  A poster thread puts where a client asks
+ * (hold_rxe's L24); and on PORT + 4 by an agent made on a context with
+ * OMS_CTX_F_NO_ORDERING, which ignores sequence numbers and performs
+ * what it reads on arrival (seq_rxe's controls).  A poster thread puts where a client asks
  * (rxe_proto.h), for the agents' class-2 hold.
  *
  * usage: rxe_server PORT [SECONDS]   exits 0 on RX_CMD_QUIT, dies on
@@ -209,10 +211,10 @@ int main(int argc, char **argv)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_caps caps = { .size = sizeof(caps) };
-	struct oms_listener *l, *la, *lg;
-	char aport[16], gport[16];
-	struct oms_ctx *ctx, *gctx;
-	struct oms_mr *mr, *gmr;
+	struct oms_listener *l, *la, *lg, *ln;
+	char aport[16], gport[16], nport[16];
+	struct oms_ctx *ctx, *gctx, *nctx;
+	struct oms_mr *mr, *gmr, *nmr;
 	pthread_t th, pth;
 	time_t end;
 	int err, rc = 1;
@@ -250,6 +252,7 @@ int main(int argc, char **argv)
 	}
 	snprintf(aport, sizeof(aport), "%d", atoi(argv[1]) + 1);
 	snprintf(gport, sizeof(gport), "%d", atoi(argv[1]) + 3);
+	snprintf(nport, sizeof(nport), "%d", atoi(argv[1]) + 4);
 	a.comp_mask |= OMS_CTX_ATTR_FLAGS;
 	a.flags = OMS_CTX_F_HOLD_GLOBAL;
 	setenv("OMS_AGENT", "1", 1);
@@ -260,14 +263,22 @@ int main(int argc, char **argv)
 		err = oms_mr_reg(gctx, mem, RX_REGION, OMS_ACCESS_ALL, &gmr);
 	if (!err)
 		err = oms_listen(gctx, NULL, gport, gmr, &lg);
+	a.flags = OMS_CTX_F_NO_ORDERING;
+	if (!err)
+		err = oms_ctx_create(&a, &nctx);
+	if (!err)
+		err = oms_mr_reg(nctx, mem, RX_REGION, OMS_ACCESS_ALL, &nmr);
+	if (!err)
+		err = oms_listen(nctx, NULL, nport, nmr, &ln);
 	unsetenv("OMS_AGENT");
 	if (err) {
-		fprintf(stderr, "rxe_server: listen with the agents on %s and "
-			"%s: %s\n", aport, gport, strerror(-err));
+		fprintf(stderr, "rxe_server: listen with the agents on %s, %s "
+			"and %s: %s\n", aport, gport, nport, strerror(-err));
 		return 1;
 	}
 	printf("rxe_server: listening on port %s, with the agent on %s (of "
-	       "global hold scope on %s)\n", argv[1], aport, gport);
+	       "global hold scope on %s, ordering nothing on %s)\n", argv[1],
+	       aport, gport, nport);
 	fflush(stdout);
 	while (time(NULL) < end) {
 		uint64_t cmd = ld(RX_CMD);
@@ -288,6 +299,7 @@ int main(int argc, char **argv)
 	stop = 1;
 	pthread_join(th, NULL);
 	pthread_join(pth, NULL);
+	oms_ctx_destroy(nctx);
 	oms_ctx_destroy(gctx);
 	oms_ctx_destroy(ctx);
 	free(mem);

@@ -157,6 +157,12 @@ else
 		OMS_RXE_GLOBAL_PORT=$((port + 3)) timeout -k 5 900 \
 		"$bdir/verbs-tests/hold_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	# sequence numbers through the agent's reorder buffer (DEST_SEQ)
+	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
+		OMS_RXE_AGENT_PORT=$((port + 1)) \
+		OMS_RXE_NOORDER_PORT=$((port + 4)) timeout -k 5 900 \
+		"$bdir/verbs-tests/seq_rxe" 2>&1 |
+		grep --line-buffered -v '^TAP version\|^1\.\.'
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SHARED=$shared \
 		timeout -k 5 2320 \
