@@ -82,6 +82,8 @@ struct vb_areq {
 	struct oms_agent_req resv[OMS_AD_MAX_WINDOW];
 	uint64_t resv_ok[OMS_AD_MAX_WINDOW / 64];
 	uint32_t flushes;		/* flushes waiting for their members */
+	uint64_t unnum_queued;		/* unnumbered puts queued (post()) */
+	uint64_t unnum_answered;	/* and answered: in ring order */
 };
 
 static int agent_refused(void)
@@ -223,11 +225,19 @@ void vb_areq_free(struct vb_conn *c)
  * (0), or the connection is refused (-EOPNOTSUPP).  @base: the engine's
  * next number for the destination, which is the agent's 0.
  */
-int vb_areq_seq_start(struct vb_conn *c, uint64_t base)
+int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth)
 {
 	struct vb_areq *a = c->ag;
 
-	if (!a || !a->live || !a->blk.stage_slots ||
+	/*
+	 * Every operation in flight may hold a number, a staging slot and a
+	 * request of the book while one held at the source waits for its
+	 * turn: the agent must give room for all of them (an older
+	 * listener gives 16 staging slots), or a held number could find no
+	 * credit behind the ones posted before it.
+	 */
+	if (!a || !a->live || a->blk.stage_slots < qdepth ||
+	    a->blk.ring_slots < qdepth || a->cl.max_out < qdepth ||
 	    a->blk.window < OMS_AD_MAX_WINDOW)
 		return -EOPNOTSUPP;
 	a->seq = 1;
@@ -257,12 +267,34 @@ uint32_t vb_areq_max_put(const struct vb_conn *c)
 	return vb_areq_is_seq(c) ? c->ag->blk.stage_len : UINT32_MAX;
 }
 
-/* Has every member numbered below flush @op's count been answered? */
+/*
+ * Has every member numbered below flush @op's count been answered, and
+ * every unnumbered put posted before it (answered in ring order: the
+ * agent performs them on arrival)?
+ */
 static int flush_covered(const struct vb_areq *a, const struct vb_op *op)
 {
 	uint16_t upto = (uint16_t)(op->wr.seq - a->seq_base);
 
-	return (uint16_t)(oms_agent_client_low(&a->cl, 0) - upto) < 0x8000u;
+	return (uint16_t)(oms_agent_client_low(&a->cl, 0) - upto) < 0x8000u &&
+	       a->unnum_answered >= op->a_unnum;
+}
+
+/*
+ * Is numbered @wr this connection's?  One of an earlier connection at the
+ * same index (its generation, or a number from before this stream's
+ * first) must not touch this stream: it fails alone, -ENOTCONN.
+ */
+int vb_areq_seq_ours(const struct vb_conn *c, const struct oms_wr *wr,
+		     uint32_t region)
+{
+	const struct vb_areq *a = c->ag;
+
+	if (!vb_areq_is_seq(c) || !(wr->flags & OMS_WR_F_SEQ) ||
+	    wr->op == OMS_WR_FLUSH)
+		return 1;
+	return wr->region == region &&
+	       (uint16_t)(wr->seq - a->seq_base) < 0x8000u;
 }
 
 /* Where the agent lands a get: the connection's landing slot of its ring
@@ -284,20 +316,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	case OMS_WR_NOP:
 		return 0;
 	case OMS_WR_FLUSH:
-		/*
-		 * Every member below its count answered: known here, from
-		 * the answers.  Its READ of the flush word stays (the
-		 * caller builds it), so that it has a place on the QP like
-		 * any operation; it asks nothing of the agent and waits for
-		 * nothing there (a member it does not cover may wait at the
-		 * agent for an operation posted after it).
-		 */
-		op->aflush = 1;
-		c->ag->flushes++;
-		if (!c->ag->failed && flush_covered(c->ag, op)) {
-			op->answered = 1;
-			c->ag->flushes--;
-		}
+		op->aflush = 1;		/* vb_areq_flush() takes it */
 		return 0;
 	case OMS_WR_FADD:
 	case OMS_WR_CAS:
@@ -368,26 +387,22 @@ static int take_seq(struct vb_areq *a, struct vb_op *op,
 	return oms_agent_client_cookie(&a->cl, r, op->wr.slot);
 }
 
-/* Fill @w with @op's descriptor WRITE; 0, or -EAGAIN (no credit). */
-static int take(struct vb_conn *c, struct vb_op *op, struct oms_agent_req *r)
+/* What @op's request needs (its tag, number, staging slot, credits);
+ * 0, or -EAGAIN (no credit). */
+static int take(struct vb_conn *c, struct vb_op *op)
 {
 	struct vb_areq *a = c->ag;
 	int numbered = a->seq && (op->wr.flags & OMS_WR_F_SEQ);
+	struct oms_agent_req r;
 	int err;
 
 	if (numbered)
-		err = take_seq(a, op, r);
+		err = take_seq(a, op, &r);
 	else
 		err = oms_agent_client_take(&a->cl, op->wr.op == OMS_WR_PUT,
-					    UINT16_MAX, op->wr.slot, r);
+					    UINT16_MAX, op->wr.slot, &r);
 	if (err)
 		return err;
-	err = oms_agent_client_post(&a->cl, r);
-	if (err) {
-		if (!numbered)
-			oms_agent_client_untake(&a->cl, r);
-		return err;
-	}
 	if (numbered) {
 		uint16_t k = (uint16_t)(op->wr.seq - a->seq_base) %
 			     OMS_AD_MAX_WINDOW;
@@ -395,9 +410,23 @@ static int take(struct vb_conn *c, struct vb_op *op, struct oms_agent_req *r)
 		a->resv_ok[k / 64] &= ~(1ull << (k % 64));
 	}
 	a->out++;
-	op->a_tag = r->tag;
-	op->a_ring = r->ring_slot;
-	op->a_stage = r->stage_slot;
+	op->a_tag = r.tag;
+	op->a_stage = r.stage_slot;
+	return 0;
+}
+
+/*
+ * Its ring position, when its descriptor is written: the doorbell counts
+ * what was posted in the book, so a put is posted there only with its
+ * descriptor, not with its bytes (a chain may end between the two).
+ */
+static int post_req(struct vb_areq *a, struct vb_op *op)
+{
+	struct oms_agent_req r = { .tag = op->a_tag };
+
+	if (oms_agent_client_post(&a->cl, &r))
+		return -EPROTO;	/* taken and not posted: cannot happen */
+	op->a_ring = r.ring_slot;
 	return 0;
 }
 
@@ -472,23 +501,16 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 		 struct ibv_send_wr *w, struct ibv_sge *sge, int *desc)
 {
 	struct vb_areq *a = c->ag;
-	struct oms_agent_req r;
 	struct oms_ad_desc d;
 	uint8_t *slot;
 
 	memset(w, 0, sizeof(*w));
 	*desc = 0;
 	if (!k) {
-		int err = take(c, op, &r);
+		int err = take(c, op);
 
 		if (err)
 			return err;
-		if (op->loc == VB_LOC_LAND) {
-			/* its slot is free: the request that had it was
-			 * answered, and its bytes copied out then */
-			op->lbuf = a->land + (size_t)r.ring_slot * VB_BOUNCE;
-			op->lkey = a->land_mr->rkey;
-		}
 	}
 	if (!k && op->wr.op == OMS_WR_PUT) {
 		/* RC places this WRITE before the descriptor's */
@@ -504,6 +526,14 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 		if (op->fence_first)
 			w->send_flags |= IBV_SEND_FENCE;
 		return 0;
+	}
+	if (post_req(a, op))
+		return -EPROTO;
+	if (op->loc == VB_LOC_LAND) {
+		/* its slot is free: the request that had it was answered,
+		 * and its bytes copied out then */
+		op->lbuf = a->land + (size_t)op->a_ring * VB_BOUNCE;
+		op->lkey = a->land_mr->rkey;
 	}
 	d = desc_of(a, op);
 	slot = a->desc + (size_t)op->a_ring * OMS_AD_LEN;
@@ -550,6 +580,38 @@ static void finish(struct vb_ctx *vc, struct vb_op *op, int status)
 	vb_op_finish(vc, op, status);
 }
 
+/*
+ * A flush of a numbered connection: done once every member below its
+ * count has been answered, which is known here, from the answers.  It
+ * asks nothing of the agent and puts nothing on the QP (where it would
+ * wait behind requests it does not cover, which may wait at the agent
+ * for an operation posted after it, and cost a round trip even when
+ * its members are answered already): done now, or waiting, off the
+ * connection's ring, until an answer covers it (flushes_check()) or the
+ * connection stops (vb_areq_fail_waiting()).
+ */
+/* An unnumbered put of a numbered connection is queued: later flushes
+ * wait for its answer too. */
+void vb_areq_unnum_queued(struct vb_conn *c, const struct oms_wr *wr)
+{
+	if (vb_areq_is_seq(c) && wr->op == OMS_WR_PUT &&
+	    !(wr->flags & OMS_WR_F_SEQ))
+		c->ag->unnum_queued++;
+}
+
+void vb_areq_flush(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
+{
+	struct vb_areq *a = c->ag;
+
+	op->a_unnum = a->unnum_queued;
+	if (!a->failed && flush_covered(a, op)) {
+		finish(vc, op, 0);
+		return;
+	}
+	op->waiting = 1;
+	a->flushes++;
+}
+
 /* Flushes whose members have all been answered are done (with an error
  * answer the connection stops instead, and they are cancelled). */
 static void flushes_check(struct vb_ctx *vc, struct vb_conn *c)
@@ -563,13 +625,11 @@ static void flushes_check(struct vb_ctx *vc, struct vb_conn *c)
 	for (uint32_t s = 0; s < qd && a->flushes; s++) {
 		struct vb_op *op = &vc->op[s];
 
-		if (!op->aflush || op->answered || op->wr.dest != ci ||
+		if (!op->aflush || !op->waiting || op->wr.dest != ci ||
 		    !flush_covered(a, op))
 			continue;
-		op->answered = 1;
 		a->flushes--;
-		if (op->waiting)
-			finish(vc, op, op->status);
+		finish(vc, op, 0);
 	}
 }
 
@@ -594,8 +654,13 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 		return;
 	if (a->failed && !status)
 		status = -ECANCELED;	/* after the refusal: not reported */
-	/* an op that failed here went as a cancelling NOP: its own error */
-	if (status && op->status)
+	if (a->seq && !(op->wr.flags & OMS_WR_F_SEQ) &&
+	    op->wr.op == OMS_WR_PUT)
+		a->unnum_answered++;
+	/* an op that failed here went as a cancelling NOP: its own error,
+	 * whatever the agent said of the NOP (one that ignores numbers
+	 * performs it), and the connection stops there */
+	if (op->status)
 		status = op->status;
 	op->answered = 1;
 	op->ans_status = status;
@@ -679,8 +744,10 @@ void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
 
 		one_answer(vc, c, a->cq + (size_t)(a->cq_pos++ % a->cq_slots) *
 				  OMS_AD_ANSWER_LEN);
+		/* a flush its members' answers cover is done before an
+		 * error later in the batch stops the connection */
+		flushes_check(vc, c);
 	}
-	flushes_check(vc, c);
 }
 
 /* The connection failed: requests whose WRs were done wait no more. */

@@ -359,7 +359,7 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		 * its agent's; a plain listener has none (connected, so
 		 * say goodbye) */
 		err = vb_areq_seq_start(c, v->seq_next(vc->ctx,
-					(uint32_t)(c - vc->conn)));
+					(uint32_t)(c - vc->conn)), v->qdepth);
 		if (err) {
 			vb_conn_destroy(vc, c);
 			goto out;

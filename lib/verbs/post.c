@@ -99,11 +99,6 @@ static int prepare_agent(struct vb_ctx *vc, struct vb_conn *c,
 		return err;
 	if (op->wr.op == OMS_WR_PUT)	/* its bytes go to a staging slot */
 		return map_local(vc, op, 0);
-	if (op->wr.op == OMS_WR_FLUSH) {
-		op->loc = VB_LOC_RESULT;
-		op->lbuf = &vc->result[op->wr.slot];
-		op->lkey = vc->buf_mr->lkey;
-	}
 	if (!op->src_counted) {	/* no local bytes to read */
 		op->src_counted = 1;
 		vc->src_done++;
@@ -250,6 +245,11 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 		err = conn_err(&vc->conn[wr->dest]);
 	else
 		c = &vc->conn[wr->dest];
+	if (c && !vb_areq_seq_ours(c, wr, VB_REGION(wr->dest, c->gen))) {
+		/* a number of an earlier connection at this index */
+		vb_op_finish(vc, op, -ENOTCONN);
+		return 0;
+	}
 	if (!err)
 		err = prepare(vc, c, op);
 	if (err && c && vb_areq_is_seq(c) && (wr->flags & OMS_WR_F_SEQ) &&
@@ -269,6 +269,11 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 		vb_op_finish(vc, op, err);
 		return 0;
 	}
+	if (op->aflush) {	/* answered here, off the QP */
+		vb_areq_flush(vc, c, op);
+		return 0;
+	}
+	vb_areq_unnum_queued(c, wr);
 	c->fifo[c->tail++ % oms_be_view(ctx)->qdepth] = wr->slot;
 	return 0;
 }
@@ -415,7 +420,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 
 		if (vb_areq_blocked(c, op))
 			break;	/* one-sided, behind the agent's answers */
-		if (op->agent && !op->aflush) {
+		if (op->agent) {
 			int desc, err = vb_areq_take(c, op, op->posted, &w[n],
 						     &sge[n], &desc);
 

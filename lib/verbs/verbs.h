@@ -112,8 +112,10 @@ struct vb_op {
 	uint32_t a_tag;		/* a request to the agent: its tag, */
 	uint32_t a_ring;	/* ring slot */
 	uint32_t a_stage;	/* and a put's staging slot */
+	uint64_t a_unnum;	/* a flush: unnumbered puts queued before it */
 	uint8_t aflush;		/* a flush of a DEST_SEQ connection: done
-				 * when its members are answered */
+				 * when its members are answered, never on
+				 * the QP (vb_areq_flush()) */
 };
 
 /* One connection: an RC QP to one remote region (a destination). */
@@ -251,12 +253,16 @@ int vb_areq_recvs(struct vb_ctx *vc, struct vb_conn *c);
 int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 		  const struct oms_vw_region *reg);
 void vb_areq_free(struct vb_conn *c);
-int vb_areq_seq_start(struct vb_conn *c, uint64_t base);
+int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth);
+int vb_areq_seq_ours(const struct vb_conn *c, const struct oms_wr *wr,
+		     uint32_t region);
+void vb_areq_unnum_queued(struct vb_conn *c, const struct oms_wr *wr);
 int vb_areq_is_seq(const struct vb_conn *c);
 uint32_t vb_areq_max_put(const struct vb_conn *c);
 int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr);
 int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
 int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op);
+void vb_areq_flush(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
 int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 		 struct ibv_send_wr *w, struct ibv_sge *sge, int *desc);
 void vb_areq_doorbell(struct vb_conn *c, struct ibv_send_wr *w);
