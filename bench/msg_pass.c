@@ -42,9 +42,11 @@
  * its own, and its CPU is the consumer: it polls the flag word in its
  * memory and reads the data where it landed, and keeps its counts in D2's
  * region, where the client reads them (a get) before and after each cell.
- * --client HOST produces, in wall time.  strong-seq needs a destination
- * that applies sequence numbers, which verbs has not (the context flag is
- * refused there): it runs with --local only.
+ * --client HOST produces, in wall time.  strong-seq needs destinations
+ * that apply sequence numbers: over verbs, the listeners' destination
+ * agents (docs/dest-agent.md), which --server runs (OMS_AGENT=1 unless
+ * the environment says otherwise); against a server without them the
+ * mode is left out (an error if --modes names it).
  *
  * --threads runs each cell with 1..16 producer threads, each with its own
  * contexts (so its own QPs on verbs), its own data at D1 (thread t's at
@@ -159,7 +161,7 @@ static struct ba ba = {
 
 /* A producer thread's contexts and connections. */
 struct producer {
-	struct oms_ctx *ctx, *ctx_seq;	/* the DEST_SEQ one: emu only */
+	struct oms_ctx *ctx, *ctx_seq;	/* the DEST_SEQ one */
 	struct oms_rmr data, flag, data_seq, flag_seq;
 };
 
@@ -172,6 +174,7 @@ struct rig {
 	uint8_t *data_mem;
 	uint64_t *flag_mem;
 	char port1[8], port2[8];
+	int seq_refused;	/* verbs: the listeners run no agent */
 };
 
 static int ctx_make(const struct opts *o, uint32_t node, int first,
@@ -236,8 +239,9 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 	return err;
 }
 
-/* The producers' contexts, connected to the destinations at @host (the
- * DEST_SEQ ones on the emulated device only). */
+/* The producers' contexts, connected to the destinations at @host: the
+ * DEST_SEQ ones where the destinations apply numbers (verbs: their
+ * agents; else r->seq_refused). */
 static int rig_produce(struct rig *r, const struct opts *o, const char *host)
 {
 	uint32_t tmo = o->timeout_ms, t, n = 1;
@@ -250,7 +254,8 @@ static int rig_produce(struct rig *r, const struct opts *o, const char *host)
 
 		r->nprod = t + 1;
 		err = ctx_make(o, 0, 0, 0, &p->ctx);
-		if (!err && o->local)
+		if (!err && (o->modes & 1u << MD_STRONG_SEQ) &&
+		    !r->seq_refused)
 			err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ,
 				       &p->ctx_seq);
 		if (!err)
@@ -265,6 +270,21 @@ static int rig_produce(struct rig *r, const struct opts *o, const char *host)
 		if (!err && p->ctx_seq)
 			err = oms_connect(p->ctx_seq, host, r->port2, tmo,
 					  &p->flag_seq);
+		if (err == -EOPNOTSUPP && !o->local) {
+			/* a listener without the agent: no reorder buffer */
+			r->seq_refused = 1;
+			err = 0;
+		}
+		if (r->seq_refused && p->ctx_seq) {
+			oms_ctx_destroy(p->ctx_seq);
+			p->ctx_seq = NULL;
+		}
+	}
+	/* every producer has one, or none has */
+	for (t = 0; r->seq_refused && t < r->nprod; t++) {
+		if (r->prod[t].ctx_seq)
+			oms_ctx_destroy(r->prod[t].ctx_seq);
+		r->prod[t].ctx_seq = NULL;
 	}
 	return err;
 }
@@ -588,6 +608,8 @@ static int run_server(const struct opts *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* the destination agents: strong-seq's reorder buffers */
+	setenv("OMS_AGENT", "1", 0);
 	err = rig_open(&r, o);
 	if (err) {
 		fprintf(stderr, "msg_pass: cannot serve on %s:%u: %s\n",
@@ -720,14 +742,6 @@ int main(int argc, char **argv)
 		ba_close(&ba);
 		return run_server(o);
 	}
-	if (o->host && (o->modes & 1u << MD_STRONG_SEQ)) {
-		/* a destination that applies sequence numbers: not verbs */
-		if (ba_seen(&ba, "modes"))
-			return ba_fail(&ba, "--modes strong-seq needs "
-				       "OMS_CTX_F_DEST_SEQ, which verbs "
-				       "refuses: --local only");
-		args.modes &= ~(1u << MD_STRONG_SEQ);
-	}
 	err = rig_open(&r, o);
 	if (err) {
 		fprintf(stderr, "msg_pass: cannot set up the %s: %s\n",
@@ -735,6 +749,19 @@ int main(int argc, char **argv)
 			strerror(-err));
 		rig_close(&r);
 		return 1;
+	}
+	if (r.seq_refused) {
+		/* no reorder buffer at the destinations (verbs: no agent) */
+		if (ba_seen(&ba, "modes")) {
+			rig_close(&r);
+			return ba_fail(&ba, "--modes strong-seq needs "
+				       "destinations that apply sequence "
+				       "numbers: the server's listeners run "
+				       "no agent (OMS_AGENT=0?)");
+		}
+		fprintf(stderr, "msg_pass: strong-seq left out: the server's "
+			"listeners run no agent\n");
+		args.modes &= ~(1u << MD_STRONG_SEQ);
 	}
 	ba_set_backend(&ba, bu_backend_of(r.prod[0].ctx, &model));
 	if (!ba.json) {
