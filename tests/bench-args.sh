@@ -291,7 +291,7 @@ check_bad msg_pass --local
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3
 check_bad msg_pass --bind --local --bind 127.0.0.1
-check_bad msg_pass --modes --client localhost --modes strong-seq
+check_bad msg_pass --modes --client localhost --modes strong,bogus
 check_bad msg_pass --timeout-ms --client localhost --timeout-ms 5
 check_bad msg_pass --threads --local --threads 17
 check_bad msg_pass --threads --local --threads 1,0
