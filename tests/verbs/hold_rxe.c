@@ -109,6 +109,9 @@ static int get_word(FIXTURE_DATA(hold) *self, uint64_t off, uint64_t *v)
 struct run {
 	uint64_t reads, seen, bad;
 	int err;
+	const char *who;	/* of err: "the poster", "the reader" */
+	uint64_t where, ms;	/* the poster's: its trial (0: connecting),
+				 * how long it ran */
 };
 
 /*
@@ -183,14 +186,33 @@ static struct run post_run(FIXTURE_DATA(hold) *self, const struct post *p)
 		r.err = get_word(self, RX_POST_DONE, &done);
 		if (!r.err && done == e) {
 			r.err = get_word(self, RX_POST_ERR, &done);
-			if (!r.err && done)
+			if (!r.err && done) {
 				r.err = -(int)done;
+				r.who = "the poster";
+				get_word(self, RX_POST_WHERE, &r.where);
+				get_word(self, RX_POST_MS, &r.ms);
+			}
 			return r;
 		}
 	}
-	if (!r.err)
+	if (!r.err) {
 		r.err = -ETIMEDOUT;
+		r.who = "the reader: the poster never said it was done";
+	}
 	return r;
+}
+
+static void log_err(struct __test_metadata *_metadata, const char *id,
+		    const struct run *r)
+{
+	if (r->err && r->who && !strcmp(r->who, "the poster"))
+		TH_LOG("%s: %s from the poster, %s %llu, after %llu ms", id,
+		       strerror(-r->err), r->where ? "at trial" :
+		       "connecting, trial", (unsigned long long)r->where,
+		       (unsigned long long)r->ms);
+	else if (r->err)
+		TH_LOG("%s: %s from %s", id, strerror(-r->err),
+		       r->who ? r->who : "the reader's gets");
 }
 
 /* @p's class-2 run: nothing late; then its control, until one shows it:
@@ -206,12 +228,14 @@ static void hold_shape(struct __test_metadata *_metadata,
 	TH_LOG("%s class 2: %llu reads, %llu saw a new flag, %llu before "
 	       "their data", id, (unsigned long long)r.reads,
 	       (unsigned long long)r.seen, (unsigned long long)r.bad);
+	log_err(_metadata, id, &r);
 	ASSERT_EQ(0, r.err);
 	EXPECT_EQ(0, r.bad);
 	EXPECT_GT(r.seen, 0);
 	c1.flags = OMS_READ_ACQUIRE;
 	for (int i = 0; i < CONTROL_RUNS && !hits; i++) {
 		r = post_run(self, ctl ? ctl : &c1);
+		log_err(_metadata, id, &r);
 		ASSERT_EQ(0, r.err);
 		hits += r.bad;
 		seen += r.seen;

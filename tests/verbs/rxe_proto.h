@@ -73,6 +73,9 @@
 #define RX_POST_ERR	0x158
 #define RX_POST_START	0x160	/* the epoch, once the flag is 0 again */
 #define RX_POST_OFF	0x168	/* where in the target region write 0 goes */
+#define RX_POST_WHERE	0x170	/* with an error: the trial it came in, 0
+				 * while connecting */
+#define RX_POST_MS	0x178	/* how long the run took, ms */
 #define RX_POST_FLAG	0x180	/* its own line */
 #define RX_POST_MAX	(1u << 20)	/* NPUTS * LEN at most */
 

@@ -137,6 +137,7 @@ static int post_trials(struct oms_ctx *ctx, const struct oms_rmr *r,
 	    nputs * len > r[0].len - off)
 		return -EINVAL;
 	for (uint64_t k = 1; k <= trials && !err && !stop; k++) {
+		st(RX_POST_WHERE, k);
 		for (uint64_t j = 0; j < nputs; j++)
 			memcpy(buf + j * len + len - 8, &k, 8);
 		for (uint64_t j = 0; j < nputs && !err; j++)
@@ -150,9 +151,25 @@ static int post_trials(struct oms_ctx *ctx, const struct oms_rmr *r,
 	return err;
 }
 
-static int post_run(const char *host, const char *port, uint8_t *buf)
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/*
+ * Connects get 60 s: the first one to an address this host has not
+ * talked to yet (L24's second address) resolves it first, and the two
+ * TCG guests of a loaded CI host once took more than 10 s.  *@conn_ms:
+ * how long connecting took, for the log.
+ */
+static int post_run(const char *host, const char *port, uint8_t *buf,
+		    uint64_t *conn_ms)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	uint64_t t0 = mono_ms();
 	struct oms_ctx *ctx;
 	struct oms_mr *mr;
 	struct oms_rmr r[2];
@@ -161,11 +178,13 @@ static int post_run(const char *host, const char *port, uint8_t *buf)
 	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT;
 	a.backend = OMS_BACKEND_VERBS;
 	a.timeout_ms = 20000;
+	st(RX_POST_WHERE, 0);
 	err = oms_ctx_create(&a, &ctx);
 	if (err)
 		return err;
 	for (int i = 0; i < 2 && !err; i++)
-		err = oms_connect(ctx, host, port, 10000, &r[i]);
+		err = oms_connect(ctx, host, port, 60000, &r[i]);
+	*conn_ms = mono_ms() - t0;
 	if (!err)
 		err = oms_mr_reg(ctx, buf, RX_POST_MAX, OMS_ACCESS_ALL, &mr);
 	if (!err)
@@ -183,6 +202,7 @@ static void *poster(void *arg)
 	while (!stop) {
 		uint64_t go = ld(RX_POST_GO);
 		char host[32], port[24];
+		uint64_t t0, conn_ms = 0;
 		int err;
 
 		if (go == cur) {
@@ -196,12 +216,17 @@ static void *poster(void *arg)
 		host[sizeof(host) - 1] = 0;
 		snprintf(port, sizeof(port), "%llu",
 			 (unsigned long long)ld(RX_POST_PORT));
-		err = post_run(host, port, buf);
-		printf("rxe_server: poster: epoch %llu to %s:%s: %s\n",
+		t0 = mono_ms();
+		err = post_run(host, port, buf, &conn_ms);
+		printf("rxe_server: poster: epoch %llu to %s:%s: %s after "
+		       "%llu ms (connecting: %llu ms)\n",
 		       (unsigned long long)go, host, port,
-		       err ? strerror(-err) : "done");
+		       err ? strerror(-err) : "done",
+		       (unsigned long long)(mono_ms() - t0),
+		       (unsigned long long)conn_ms);
 		fflush(stdout);
 		st(RX_POST_ERR, (uint64_t)-err);
+		st(RX_POST_MS, mono_ms() - t0);
 		st(RX_POST_DONE, go);
 	}
 	return NULL;

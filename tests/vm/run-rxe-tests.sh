@@ -62,23 +62,51 @@ perl -MSocket -MFcntl -e '
 ppid=$!
 mon=$work/a.mon
 
-# Stop guest a's CPUs when asked (a server host that goes silent).
+# Stop guest a's CPUs when asked (a server host that goes silent).  The
+# monitor's answer is read before the socket closes: a loaded QEMU that
+# sees the hang-up with the command still unread drops the command (a CI
+# run once went on with guest a never stopped).  Prints "info status".
 monitor() {	# monitor COMMAND
 	perl -MIO::Socket::UNIX -e '
-		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or exit 1;
-		print $s "$ARGV[1]\n"; select(undef, undef, undef, 0.3);
-		close $s' "$mon" "$1"
+		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0])
+			or die "monitor $ARGV[0]: $!\n";
+		my $buf = "";
+		sub upto {	# read until the prompt follows a match of $re
+			my ($re) = @_;
+			my $end = time + 30;
+			while (time < $end) {
+				my $rin = "";
+				vec($rin, fileno($s), 1) = 1;
+				next unless select(my $r = $rin, undef, undef, 1);
+				sysread($s, my $c, 4096) or die "monitor closed\n";
+				$buf .= $c;
+				return 1 if $buf =~ /$re.*\(qemu\) /s;
+			}
+			die "monitor: no answer in 30 s\n";
+		}
+		upto(qr/QEMU/);
+		print $s "$ARGV[1]\n";
+		$buf = "";
+		upto(qr/\Q$ARGV[1]\E/);
+		print $s "info status\n";
+		$buf = "";
+		upto(qr/VM status: \S+/);
+		$buf =~ /VM status: (\S+)/ and print "$1\n";
+		close $s' "$mon" "$1" 2>&1
 }
 while kill -0 $ppid 2>/dev/null; do
 	if [ -f "$work/shared/stop-a" ]; then
 		secs=$(cat "$work/shared/stop-a")
-		rm -f "$work/shared/stop-a"
+		rm -f "$work/shared/stop-a" "$work/shared/a-stop-result"
 		# said first: the guest's clock starts no later than the stop
 		echo "stopping" >"$work/shared/a-stopped"
-		monitor stop
+		st=$(monitor stop)
 		sleep "${secs:-5}"
-		monitor cont
-		echo "# host: guest a stopped for ${secs:-5} s" >>"$work/host.log"
+		ct=$(monitor cont)
+		# what guest b's test reports: "paused running" when it worked
+		echo "$st $ct" | tr '\n' ' ' >"$work/shared/a-stop-result"
+		echo "# host: guest a stopped for ${secs:-5} s: $st, then $ct" \
+			>>"$work/host.log"
 	fi
 	sleep 0.2
 done
