@@ -246,14 +246,15 @@ $(PROBE_ASAN): apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
 	$(Q)$(CC) $(LIB_CFLAGS) -Iinclude -Ibench -Iapps $(ASAN_FLAGS) -o $@ $< \
 		$(PROBE_SRCS) bench/common/bench_args.c $(B)/liboms-asan.a $(LIBS)
 
-$(B)/bench/%: bench/%.c bench/common/bench_args.c bench/common/zipf.c \
+BENCH_COMMON := bench/common/bench_args.c bench/common/zipf.c \
+		bench/common/link_fit.c
+$(B)/bench/%: bench/%.c $(BENCH_COMMON) \
 		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
-		bench/bench_zipf.h
+		bench/bench_zipf.h bench/bench_fit.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< \
-		bench/common/bench_args.c bench/common/zipf.c $(STATIC) \
-		$(LIB_LDLIBS) -lm
+		$(BENCH_COMMON) $(STATIC) $(LIB_LDLIBS) -lm
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS) $(PROBE_ASAN)
 

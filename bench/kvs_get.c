@@ -11,6 +11,7 @@
  *           [--runs N] [--timeout-ms MS] [--json] [--out_json FILE]
  *   kvs_get --local [client and server options] [--scale N] [--order O]
  *                   [--nic-req-ns N]
+ *   kvs_get --client HOST --calibrate [client options]
  *   kvs_get --help lists every option with its range and default.
  *
  * The server serves one region holding a table per (protocol layout, size)
@@ -24,6 +25,11 @@
  * model on (--scale wall ns per model ns, like bench/ordered_read; 0 = off,
  * wall time): figures are then in model time, and every protocol of one run
  * gets the same settings, so compare them as ratios.
+ *
+ * --calibrate (model vs device, issue 14): fit the emulated device's
+ * latency model to the link to HOST (bench_fit.h), run the cells on HOST,
+ * then the same cells in this process on the emulated device with the
+ * fitted model in wall time (scale 1), and print them side by side.
  *
  * Exit: 0; 1 when the server cannot be reached, has no table asked for, or
  * stops answering (within 5 s: the contexts' timeout, and a watchdog);
@@ -39,6 +45,7 @@
 #include <unistd.h>
 
 #include "bench_args.h"
+#include "bench_fit.h"
 #include "bench_util.h"
 #include "bench_zipf.h"
 #include "oms.h"
@@ -75,6 +82,9 @@ struct opts {
 	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
 	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
+	/* --local: the rest of the model; Table 2 unless --calibrate */
+	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
+	int calibrate;			/* --client: model vs device */
 	uint32_t timeout_ms;		/* a peer silent this long is dead */
 	int items_set;
 	/* as the command line gives them */
@@ -100,6 +110,8 @@ static struct opts args = {
 	.read_pct = 100, .thr_list = { 4 }, .nthr = 1, .batch_list = { 32 },
 	.nbatch = 1,
 	.order = OMS_ORDER_RC_OPT,
+	.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
+	.link_gbps = 100,
 };
 
 static const struct ba_opt opts[] = {
@@ -171,6 +183,10 @@ static const struct ba_opt opts[] = {
 	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
 	  "local, emu: responder NIC model ns per request (0: bytes only)",
 	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	{ 0, "calibrate", NULL, BA_FLAG, NULL,
+	  "client: fit the emulated device's model to this link, run the "
+	  "cells on both, print them side by side", &args.calibrate,
+	  .group = 0 },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
 	  "declare a silent server dead after this long (oms_ctx_attr "
 	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
@@ -231,13 +247,14 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 		a.backend = (uint32_t)o->backend;
 	}
 	if (model) {
-		/* the paper's Table 2, as bench/ordered_read */
+		/* the paper's Table 2, as bench/ordered_read, or the
+		 * link's fit (--calibrate) */
 		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY |
 			       OMS_CTX_ATTR_READ_ORDER;
-		a.lat_bus_ns = 200;
-		a.lat_rc_ns = 17;
-		a.lat_mem_ns = 50;
-		a.link_gbps = 100;
+		a.lat_bus_ns = o->lat_bus_ns;
+		a.lat_rc_ns = o->lat_rc_ns;
+		a.lat_mem_ns = o->lat_mem_ns;
+		a.link_gbps = o->link_gbps;
 		a.time_scale = o->scale;
 		a.read_order = o->order;
 		a.rlsq_entries = 256;
@@ -776,8 +793,9 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
 	       "the %s", backend, ordering);
 	if (model)
-		printf(", latency model (Table 2, %s reads), model time at "
+		printf(", latency model (%s, %s reads), model time at "
 		       "%u wall ns per model ns",
+		       o->calibrate ? "fitted to the link" : "Table 2",
 		       o->order == OMS_ORDER_RC_OPT ? "RC-opt" :
 		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
 	if (model && o->nic_req_ns)
@@ -798,9 +816,27 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	bu_rule();
 }
 
+/* --calibrate: the rows of each side (0 the device, 1 the model) */
+struct kept {
+	uint32_t proto, size, threads, batch;
+	double mops, p50_us;
+	uint64_t gets, torn;
+};
+
+#define MAX_KEPT 64
+static struct kept kept[2][MAX_KEPT];
+static uint32_t nkept[2];
+static int keep_side = -1;	/* the side that print_row fills */
+
 static void print_row(const struct opts *o, const char *backend, int model,
 		      uint32_t proto, uint32_t size, const struct result *r)
 {
+	if (keep_side >= 0 && nkept[keep_side] < MAX_KEPT)
+		kept[keep_side][nkept[keep_side]++] = (struct kept){
+			.proto = proto, .size = size, .threads = o->threads,
+			.batch = o->batch, .mops = r->mops,
+			.p50_us = r->p50_us, .gets = r->gets,
+			.torn = r->torn };
 	ba_set_backend(&ba, backend);
 	ba_json(&ba, "\"proto\":\"%s\",\"ordering\":\"%s\",\"size\":%u,\"threads\":%u,"
 		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
@@ -1005,13 +1041,152 @@ static int run_local(const struct opts *o)
 	return fail;
 }
 
+/* ---- --calibrate: model vs device ------------------------------------ */
+
+/* Fit the model to the link to @host: one connection of its own. */
+static int fit_link(const struct opts *o, const char *host,
+		    struct bu_link_fit *f)
+{
+	struct oms_ctx *ctx;
+	struct oms_rmr r;
+	int err = ctx_make(o, 0, 0, &ctx);
+
+	if (err) {
+		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		return 1;
+	}
+	err = oms_connect(ctx, host, o->port, o->timeout_ms, &r);
+	if (!err)
+		err = bu_link_fit(ctx, &r, 3.0, f);
+	oms_ctx_destroy(ctx);
+	if (err)
+		fprintf(stderr, "kvs_get: --calibrate: measuring the link to "
+			"%s:%s: %s\n", host, o->port, strerror(-err));
+	return !!err;
+}
+
+static void print_fit(const struct opts *o, const struct bu_link_fit *f,
+		      const char *device_ordering, uint32_t order)
+{
+	ba_json(&ba, "\"calibration\":\"fit\",\"rtt_ns\":%llu,"
+		"\"round64_ns\":%llu,\"round4k_ns\":%llu,\"rounds\":%u,"
+		"\"fit_n\":%u,\"lat_bus_ns\":%u,\"lat_rc_ns\":%u,"
+		"\"lat_mem_ns\":%u,\"link_gbps\":%u,\"link_gbps_fit\":%.4g,"
+		"\"lat_req_ns\":%u,"
+		"\"device_ordering\":\"%s\",\"model_order\":\"%s\"",
+		(unsigned long long)f->rtt_ns,
+		(unsigned long long)f->round64_ns,
+		(unsigned long long)f->round4k_ns, f->rounds, BU_FIT_N,
+		f->lat_bus_ns, f->lat_rc_ns, f->lat_mem_ns, f->link_gbps,
+		f->link_gbps_fit, f->lat_req_ns, device_ordering,
+		order_names[order]);
+	if (o->json)
+		return;
+	printf("calibration: 64 B get alone %.1f us; %u x 64 B %.1f us; "
+	       "%u x 4 KiB %.1f us (medians of %u rounds or more)\n",
+	       (double)f->rtt_ns / 1e3, BU_FIT_N,
+	       (double)f->round64_ns / 1e3, BU_FIT_N,
+	       (double)f->round4k_ns / 1e3, f->rounds);
+	printf("model: one-way bus %u ns, RC %u ns, memory %u ns, link %u "
+	       "Gb/s, %u ns per request; acquire ordered by the %s here, "
+	       "so %s reads in the model\n", f->lat_bus_ns, f->lat_rc_ns,
+	       f->lat_mem_ns, f->link_gbps, f->lat_req_ns, device_ordering,
+	       order_names[order]);
+	if (f->link_gbps_fit < 1)
+		printf("model: the link measured %.3f Gb/s; the model's "
+		       "slowest is 1 Gb/s, so big reads run faster there\n",
+		       f->link_gbps_fit);
+}
+
+static void print_sides(const struct opts *o)
+{
+	if (!o->json) {
+		bu_rule();
+		printf(" %-7s %-12s %3s %5s %12s %12s %8s %10s %10s\n",
+		       "#bytes", "proto", "thr", "batch", "device Mg/s",
+		       "model Mg/s", "model/dev", "p50 dev us",
+		       "p50 mod us");
+		bu_rule();
+	}
+	for (uint32_t i = 0; i < nkept[0] && i < nkept[1]; i++) {
+		const struct kept *d = &kept[0][i], *m = &kept[1][i];
+		double ratio = d->mops > 0 ? m->mops / d->mops : 0;
+
+		ba_json(&ba, "\"calibration\":\"cell\",\"proto\":\"%s\","
+			"\"size\":%u,\"threads\":%u,\"batch\":%u,"
+			"\"device_mops\":%.6g,\"model_mops\":%.6g,"
+			"\"model_over_device\":%.4g,\"device_p50_us\":%.6g,"
+			"\"model_p50_us\":%.6g,\"device_gets\":%llu,"
+			"\"model_gets\":%llu,\"device_torn\":%llu,"
+			"\"model_torn\":%llu",
+			oms_kvs_proto_name(d->proto), d->size, d->threads,
+			d->batch, d->mops, m->mops, ratio, d->p50_us,
+			m->p50_us, (unsigned long long)d->gets,
+			(unsigned long long)m->gets,
+			(unsigned long long)d->torn,
+			(unsigned long long)m->torn);
+		if (!o->json)
+			printf(" %-7u %-12s %3u %5u %12.4f %12.4f %7.2fx "
+			       "%10.1f %10.1f\n", d->size,
+			       oms_kvs_proto_name(d->proto), d->threads,
+			       d->batch, d->mops, m->mops, ratio, d->p50_us,
+			       m->p50_us);
+	}
+	if (!o->json)
+		bu_rule();
+}
+
+/*
+ * The cells on the device at @o->host, then the same cells on the
+ * emulated device in this process with the model fitted to that link, in
+ * wall time: the model's prediction beside what the device did.
+ */
+static int run_calibrate(const struct opts *o)
+{
+	struct bu_link_fit f;
+	struct opts m = *o;
+	char dev_ordering[32];
+	int fail;
+
+	if (fit_link(o, o->host, &f))
+		return 1;
+	keep_side = 0;
+	fail = run_clients(o, o->host);
+	if (fail)
+		return fail;
+	snprintf(dev_ordering, sizeof(dev_ordering), "%s", ordering);
+	m.mode = M_LOCAL;
+	m.backend = OMS_BACKEND_EMU;
+	m.bind = NULL;
+	m.writers = 0;
+	m.scale = 1;
+	m.lat_bus_ns = f.lat_bus_ns;
+	m.lat_rc_ns = f.lat_rc_ns;
+	m.lat_mem_ns = f.lat_mem_ns;
+	m.link_gbps = f.link_gbps;
+	m.nic_req_ns = f.lat_req_ns;
+	/* the device's acquire reads: the source's fenced READ per line is
+	 * the NIC mode; the agent's, a line after the other at the
+	 * destination, is RC */
+	m.order = strcmp(dev_ordering, "agent") ? OMS_ORDER_NIC :
+		  OMS_ORDER_RC;
+	print_fit(o, &f, dev_ordering, m.order);
+	keep_side = 1;
+	fail = run_local(&m);
+	keep_side = -1;
+	if (!fail)
+		print_sides(o);
+	return fail;
+}
+
 static int run(const struct opts *o)
 {
 	switch (o->mode) {
 	case M_SERVER:
 		return run_server(o);
 	case M_CLIENT:
-		return run_clients(o, o->host);
+		return o->calibrate ? run_calibrate(o) :
+		       run_clients(o, o->host);
 	default:
 		return run_local(o);
 	}
@@ -1027,6 +1202,12 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	settle(&args);
+	if (args.calibrate && args.mode != M_CLIENT)
+		return ba_fail(&ba, "--calibrate measures a link: it needs "
+			       "--client HOST");
+	if (args.calibrate && args.read_pct < 100)
+		return ba_fail(&ba, "--calibrate compares gets: --read-pct "
+			       "must stay 100");
 	signal(SIGPIPE, SIG_IGN);
 	if (args.hist && args.mode != M_SERVER) {
 		hist_file = fopen(args.hist, "w");

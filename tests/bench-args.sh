@@ -168,7 +168,7 @@ check_bad ordered_read --duration -D 1e999
 check_run ordered_read -s 64 -D 0.001 --runs 1
 
 check_help kvs_get --server --client --local --port --size --proto --threads \
-	--qps --batch --duration --backend --order --zipf --hist
+	--qps --batch --duration --backend --order --zipf --hist --calibrate
 check_bad kvs_get --server
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
@@ -181,6 +181,9 @@ check_bad kvs_get --proto --local --proto single,nope
 check_bad kvs_get --backend --local --backend ib
 check_bad kvs_get --order --local --order sideways
 check_bad kvs_get --client --client
+check_bad kvs_get --calibrate --local --calibrate
+check_bad kvs_get --calibrate --server --calibrate
+check_bad kvs_get --read-pct --client localhost --calibrate --read-pct 50
 check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
 	--scale 0 --port 7989
 # --hist: every cell's histogram adds up to its gets; p50 <= p90 <= p99 <= p99.9
