@@ -50,7 +50,8 @@
 					 * per try; more when the context's
 					 * timeout_ms asks (vb_ack_timeout) */
 #define VB_RETRY_CNT	7		/* tries after the first */
-#define VB_RD_ATOMIC	16		/* reads/atomics in flight per QP */
+#define VB_RD_ATOMIC	128		/* reads/atomics in flight per QP, at
+					 * most (the device may allow fewer) */
 #define VB_AGENT_CQ_MAX	256		/* an agent's answers owed at most
 					 * per connection (its request ring
 					 * is no larger: agent_srv.c) */
