@@ -2,7 +2,9 @@
 /*
  * Fitting the emulated device's latency model to a live link (issue 14
  * part 5, kvs_get --calibrate).  Three measurements with liboms's own
- * relaxed gets on one connection, each the median of many rounds:
+ * relaxed gets on one connection into a registered buffer, each the
+ * median of many rounds, the three kinds of round taken in turn (so a
+ * burst of load on a shared machine weighs on all three alike):
  *
  *   rtt        one 64 B get alone: 2 x bus + RC + memory + one request's
  *              service + 64 B on the link, in the model;
@@ -33,9 +35,10 @@ struct bu_link_fit {
 	uint32_t rounds;		/* of each kind */
 	/* fitted, for struct oms_ctx_attr / oms_emu_attr */
 	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps, lat_req_ns;
-	double link_gbps_fit;	/* before rounding to the model's 1..10000:
-				 * a TCG guest's Soft-RoCE link is slower
-				 * than the model's slowest */
+	/* before rounding to the model's limits (bus and request 1 ms at
+	 * most, link 1..10000 Gb/s): a TCG guest's Soft-RoCE link is slower
+	 * than the model's slowest */
+	double lat_bus_ns_fit, lat_req_ns_fit, link_gbps_fit;
 };
 
 /*

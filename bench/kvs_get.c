@@ -827,10 +827,13 @@ struct kept {
 static struct kept kept[2][MAX_KEPT];
 static uint32_t nkept[2];
 static int keep_side = -1;	/* the side that print_row fills */
+static char dev_backend[16];	/* of side 0, for the side-by-side records */
 
 static void print_row(const struct opts *o, const char *backend, int model,
 		      uint32_t proto, uint32_t size, const struct result *r)
 {
+	if (!keep_side)
+		snprintf(dev_backend, sizeof(dev_backend), "%s", backend);
 	if (keep_side >= 0 && nkept[keep_side] < MAX_KEPT)
 		kept[keep_side][nkept[keep_side]++] = (struct kept){
 			.proto = proto, .size = size, .threads = o->threads,
@@ -1043,21 +1046,37 @@ static int run_local(const struct opts *o)
 
 /* ---- --calibrate: model vs device ------------------------------------ */
 
-/* Fit the model to the link to @host: one connection of its own. */
+/*
+ * Fit the model to the link to @host, on a connection of its own; *@items:
+ * the server's items per table, which the model's server then holds too.
+ */
 static int fit_link(const struct opts *o, const char *host,
-		    struct bu_link_fit *f)
+		    struct bu_link_fit *f, uint32_t *items)
 {
+	struct oms_kvs_info info = { .size = sizeof(info) };
+	struct oms_kvs_client *kc = NULL;
+	struct oms_kvs_table *t;
 	struct oms_ctx *ctx;
 	struct oms_rmr r;
+	uint32_t p = (uint32_t)__builtin_ctz(o->protos);
 	int err = ctx_make(o, 0, 0, &ctx);
 
 	if (err) {
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
 		return 1;
 	}
-	err = oms_connect(ctx, host, o->port, o->timeout_ms, &r);
+	err = oms_kvs_client_create(ctx, host, o->port, NULL, &kc);
+	if (!err)
+		err = oms_kvs_table_open(kc, p, o->sizes[0], &t);
+	if (!err)
+		err = oms_kvs_table_info(t, &info);
+	*items = info.items;
+	if (!err)
+		err = oms_connect(ctx, host, o->port, o->timeout_ms, &r);
 	if (!err)
 		err = bu_link_fit(ctx, &r, 3.0, f);
+	if (kc)
+		oms_kvs_client_destroy(kc);
 	oms_ctx_destroy(ctx);
 	if (err)
 		fprintf(stderr, "kvs_get: --calibrate: measuring the link to "
@@ -1070,16 +1089,17 @@ static void print_fit(const struct opts *o, const struct bu_link_fit *f,
 {
 	ba_json(&ba, "\"calibration\":\"fit\",\"rtt_ns\":%llu,"
 		"\"round64_ns\":%llu,\"round4k_ns\":%llu,\"rounds\":%u,"
-		"\"fit_n\":%u,\"lat_bus_ns\":%u,\"lat_rc_ns\":%u,"
-		"\"lat_mem_ns\":%u,\"link_gbps\":%u,\"link_gbps_fit\":%.4g,"
-		"\"lat_req_ns\":%u,"
+		"\"fit_n\":%u,\"lat_bus_ns\":%u,\"lat_bus_ns_fit\":%.6g,"
+		"\"lat_rc_ns\":%u,\"lat_mem_ns\":%u,\"link_gbps\":%u,"
+		"\"link_gbps_fit\":%.4g,\"lat_req_ns\":%u,"
+		"\"lat_req_ns_fit\":%.6g,"
 		"\"device_ordering\":\"%s\",\"model_order\":\"%s\"",
 		(unsigned long long)f->rtt_ns,
 		(unsigned long long)f->round64_ns,
 		(unsigned long long)f->round4k_ns, f->rounds, BU_FIT_N,
-		f->lat_bus_ns, f->lat_rc_ns, f->lat_mem_ns, f->link_gbps,
-		f->link_gbps_fit, f->lat_req_ns, device_ordering,
-		order_names[order]);
+		f->lat_bus_ns, f->lat_bus_ns_fit, f->lat_rc_ns, f->lat_mem_ns,
+		f->link_gbps, f->link_gbps_fit, f->lat_req_ns,
+		f->lat_req_ns_fit, device_ordering, order_names[order]);
 	if (o->json)
 		return;
 	printf("calibration: 64 B get alone %.1f us; %u x 64 B %.1f us; "
@@ -1096,6 +1116,12 @@ static void print_fit(const struct opts *o, const struct bu_link_fit *f,
 		printf("model: the link measured %.3f Gb/s; the model's "
 		       "slowest is 1 Gb/s, so big reads run faster there\n",
 		       f->link_gbps_fit);
+	if (f->lat_bus_ns_fit > f->lat_bus_ns + 0.5 ||
+	    f->lat_req_ns_fit > f->lat_req_ns + 0.5)
+		printf("model: the fit asked for a bus of %.0f ns and %.0f ns "
+		       "per request; the model's longest is 1 ms, so it runs "
+		       "faster than the link\n", f->lat_bus_ns_fit,
+		       f->lat_req_ns_fit);
 }
 
 static void print_sides(const struct opts *o)
@@ -1108,9 +1134,22 @@ static void print_sides(const struct opts *o)
 		       "p50 mod us");
 		bu_rule();
 	}
+	/* the records compare with the device: name its backend */
+	ba_set_backend(&ba, dev_backend);
+	if (nkept[0] != nkept[1])
+		fprintf(stderr, "kvs_get: --calibrate: %u cells on the device, "
+			"%u on the model\n", nkept[0], nkept[1]);
 	for (uint32_t i = 0; i < nkept[0] && i < nkept[1]; i++) {
 		const struct kept *d = &kept[0][i], *m = &kept[1][i];
 		double ratio = d->mops > 0 ? m->mops / d->mops : 0;
+
+		/* both runs go size, threads, batch, protocol: same order */
+		if (d->proto != m->proto || d->size != m->size ||
+		    d->threads != m->threads || d->batch != m->batch) {
+			fprintf(stderr, "kvs_get: --calibrate: cell %u differs "
+				"between the runs\n", i);
+			continue;
+		}
 
 		ba_json(&ba, "\"calibration\":\"cell\",\"proto\":\"%s\","
 			"\"size\":%u,\"threads\":%u,\"batch\":%u,"
@@ -1146,9 +1185,10 @@ static int run_calibrate(const struct opts *o)
 	struct bu_link_fit f;
 	struct opts m = *o;
 	char dev_ordering[32];
+	uint32_t items = 0;
 	int fail;
 
-	if (fit_link(o, o->host, &f))
+	if (fit_link(o, o->host, &f, &items))
 		return 1;
 	keep_side = 0;
 	fail = run_clients(o, o->host);
@@ -1159,6 +1199,7 @@ static int run_calibrate(const struct opts *o)
 	m.backend = OMS_BACKEND_EMU;
 	m.bind = NULL;
 	m.writers = 0;
+	m.items = items;	/* the device's tables, key for key */
 	m.scale = 1;
 	m.lat_bus_ns = f.lat_bus_ns;
 	m.lat_rc_ns = f.lat_rc_ns;
@@ -1208,6 +1249,15 @@ int main(int argc, char **argv)
 	if (args.calibrate && args.read_pct < 100)
 		return ba_fail(&ba, "--calibrate compares gets: --read-pct "
 			       "must stay 100");
+	if (args.calibrate && args.hist)
+		return ba_fail(&ba, "--hist with --calibrate would mix the "
+			       "device's and the model's histograms");
+	if (args.calibrate &&
+	    args.nsizes * args.nthr * args.nbatch *
+	    (uint32_t)__builtin_popcount(args.protos) > MAX_KEPT)
+		return ba_fail(&ba, "--calibrate compares at most %u cells "
+			       "(sizes x --threads x --batch x --proto)",
+			       MAX_KEPT);
 	signal(SIGPIPE, SIG_IGN);
 	if (args.hist && args.mode != M_SERVER) {
 		hist_file = fopen(args.hist, "w");

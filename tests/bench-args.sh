@@ -184,6 +184,8 @@ check_bad kvs_get --client --client
 check_bad kvs_get --calibrate --local --calibrate
 check_bad kvs_get --calibrate --server --calibrate
 check_bad kvs_get --read-pct --client localhost --calibrate --read-pct 50
+check_bad kvs_get --hist --client localhost --calibrate --hist /dev/null
+check_bad kvs_get --calibrate --client localhost --calibrate -a --threads 1,2 --proto all
 check_run kvs_get --local --backend emu -D 0.05 --threads 1 --items 16 \
 	--scale 0 --port 7989
 # --hist: every cell's histogram adds up to its gets; p50 <= p90 <= p99 <= p99.9

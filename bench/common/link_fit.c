@@ -25,37 +25,54 @@ static int round_ns(struct oms_ctx *ctx, const struct oms_rmr *src,
 		    uint8_t *buf, uint32_t n, uint32_t len, uint64_t *ns)
 {
 	uint64_t span = src->len - len + 1, t0 = bu_now_ns();
-	int err = 0;
+	int err = 0, q;
 
 	for (uint32_t i = 0; i < n && !err; i++)
 		err = oms_get(ctx, buf + (size_t)i * len, src,
 			      ((uint64_t)i * BIG) % span / 64 * 64, len,
 			      OMS_READ_RELAXED);
-	if (!err)
-		err = oms_quiet(ctx);
+	/* always: the gets issued before a failed one still land in @buf,
+	 * which the caller frees next */
+	q = oms_quiet(ctx);
 	*ns = bu_now_ns() - t0;
-	return err;
+	return err ? err : q;
 }
 
-/* Median of rounds of one kind, for @budget_ns or MAX_ROUNDS. */
-static int median_round(struct oms_ctx *ctx, const struct oms_rmr *src,
-			uint8_t *buf, uint32_t n, uint32_t len,
-			uint64_t budget_ns, uint64_t *t, uint32_t *rounds,
-			uint64_t *med)
+/* The three kinds of round: gets per round, bytes per get. */
+static const struct {
+	uint32_t n, len;
+} kinds[3] = { { 1, 64 }, { BU_FIT_N, 64 }, { BU_FIT_N, BIG } };
+
+/*
+ * Rounds of the three kinds in turn, for @budget_ns (at least 8 of each,
+ * at most MAX_ROUNDS): taken in turn, they see the same load on a shared
+ * machine, so their medians stay comparable (taken one kind after the
+ * other, a burst of load once made 16 big gets look faster than 16 small
+ * ones).  @t holds 3 x MAX_ROUNDS.
+ */
+static int median_rounds(struct oms_ctx *ctx, const struct oms_rmr *src,
+			 uint8_t *buf, uint64_t budget_ns, uint64_t *t,
+			 uint32_t *rounds, uint64_t med[3])
 {
-	uint64_t end = bu_now_ns() + budget_ns;
+	uint64_t end = bu_now_ns() + budget_ns, dummy;
 	uint32_t k = 0;
 	int err = 0;
 
 	/* a few rounds first: connection set-up and cold caches */
 	for (int w = 0; w < 4 && !err; w++)
-		err = round_ns(ctx, src, buf, n, len, &t[0]);
-	while (!err && k < MAX_ROUNDS && (k < 8 || bu_now_ns() < end))
-		err = round_ns(ctx, src, buf, n, len, &t[k++]);
+		err = round_ns(ctx, src, buf, BU_FIT_N, BIG, &dummy);
+	while (!err && k < MAX_ROUNDS && (k < 8 || bu_now_ns() < end)) {
+		for (int i = 0; i < 3 && !err; i++)
+			err = round_ns(ctx, src, buf, kinds[i].n,
+				       kinds[i].len, &t[i * MAX_ROUNDS + k]);
+		k++;
+	}
 	if (err)
 		return err;
-	qsort(t, k, sizeof(*t), cmp_u64);
-	*med = t[k / 2];
+	for (int i = 0; i < 3; i++) {
+		qsort(t + i * MAX_ROUNDS, k, sizeof(*t), cmp_u64);
+		med[i] = t[i * MAX_ROUNDS + k / 2];
+	}
 	*rounds = k;
 	return 0;
 }
@@ -68,34 +85,36 @@ static uint32_t clamp_u32(double v, uint32_t lo, uint32_t hi)
 int bu_link_fit(struct oms_ctx *ctx, const struct oms_rmr *src,
 		double seconds, struct bu_link_fit *f)
 {
-	uint64_t budget = (uint64_t)(seconds * 1e9 / 3), *t;
+	uint64_t budget = (uint64_t)(seconds * 1e9), *t, med[3];
 	double req, d, gbps, bus, wire64;
-	uint32_t r1, r2, r3;
+	struct oms_mr *mr = NULL;
 	uint8_t *buf;
 	int err;
 
 	if (!ctx || !src || !f || src->len < BIG || seconds <= 0)
 		return -EINVAL;
 	memset(f, 0, sizeof(*f));
-	t = calloc(MAX_ROUNDS, sizeof(*t));
+	t = calloc(3 * MAX_ROUNDS, sizeof(*t));
 	buf = aligned_alloc(64, (size_t)BU_FIT_N * BIG);
 	if (!t || !buf) {
 		free(t);
 		free(buf);
 		return -ENOMEM;
 	}
-	err = median_round(ctx, src, buf, 1, 64, budget, t, &r1, &f->rtt_ns);
+	/* registered, as the cells' buffers are: no bounce copies */
+	err = oms_mr_reg(ctx, buf, (size_t)BU_FIT_N * BIG,
+			 OMS_ACCESS_REMOTE_READ, &mr);
 	if (!err)
-		err = median_round(ctx, src, buf, BU_FIT_N, 64, budget, t, &r2,
-				   &f->round64_ns);
-	if (!err)
-		err = median_round(ctx, src, buf, BU_FIT_N, BIG, budget, t,
-				   &r3, &f->round4k_ns);
+		err = median_rounds(ctx, src, buf, budget, t, &f->rounds, med);
+	if (mr)
+		oms_mr_dereg(mr);
 	free(t);
 	free(buf);
 	if (err)
 		return err;
-	f->rounds = r1 < r2 ? (r1 < r3 ? r1 : r3) : (r2 < r3 ? r2 : r3);
+	f->rtt_ns = med[0];
+	f->round64_ns = med[1];
+	f->round4k_ns = med[2];
 	/* each further small get: one request's service */
 	req = (double)(f->round64_ns > f->rtt_ns ?
 		       f->round64_ns - f->rtt_ns : 0) / (BU_FIT_N - 1);
@@ -112,12 +131,14 @@ int bu_link_fit(struct oms_ctx *ctx, const struct oms_rmr *src,
 			d - (BU_FIT_N - 1) * req : 1);
 	f->link_gbps_fit = gbps;
 	f->link_gbps = clamp_u32(gbps, 1, 10000);
+	f->lat_req_ns_fit = req;
 	f->lat_req_ns = clamp_u32(req, 0, 1000000);
 	f->lat_rc_ns = 17;
 	f->lat_mem_ns = 50;
 	wire64 = 64 * 8.0 / f->link_gbps;
 	bus = ((double)f->rtt_ns - f->lat_rc_ns - f->lat_mem_ns -
 	       f->lat_req_ns - wire64) / 2;
+	f->lat_bus_ns_fit = bus;
 	f->lat_bus_ns = clamp_u32(bus, 1, 1000000);
 	return 0;
 }

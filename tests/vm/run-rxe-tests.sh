@@ -103,8 +103,10 @@ while kill -0 $ppid 2>/dev/null; do
 		st=$(monitor stop)
 		sleep "${secs:-5}"
 		ct=$(monitor cont)
-		# what guest b's test reports: "paused running" when it worked
-		echo "$st $ct" | tr '\n' ' ' >"$work/shared/a-stop-result"
+		# what guest b's test reports: "paused running" when it worked;
+		# renamed into place, so the guest never reads it half written
+		echo "$st $ct" | tr '\n' ' ' >"$work/shared/a-stop-result.tmp"
+		mv "$work/shared/a-stop-result.tmp" "$work/shared/a-stop-result"
 		echo "# host: guest a stopped for ${secs:-5} s: $st, then $ct" \
 			>>"$work/host.log"
 	fi
