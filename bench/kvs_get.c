@@ -1103,7 +1103,8 @@ static void print_fit(const struct opts *o, const struct bu_link_fit *f,
 	if (o->json)
 		return;
 	printf("calibration: 64 B get alone %.1f us; %u x 64 B %.1f us; "
-	       "%u x 4 KiB %.1f us (medians of %u rounds or more)\n",
+	       "%u x 4 KiB %.1f us (medians of %u rounds of each, in "
+	       "turn)\n",
 	       (double)f->rtt_ns / 1e3, BU_FIT_N,
 	       (double)f->round64_ns / 1e3, BU_FIT_N,
 	       (double)f->round4k_ns / 1e3, f->rounds);
@@ -1150,7 +1151,6 @@ static void print_sides(const struct opts *o)
 				"between the runs\n", i);
 			continue;
 		}
-
 		ba_json(&ba, "\"calibration\":\"cell\",\"proto\":\"%s\","
 			"\"size\":%u,\"threads\":%u,\"batch\":%u,"
 			"\"device_mops\":%.6g,\"model_mops\":%.6g,"
