@@ -11,7 +11,7 @@
  *   rdma_ops --server [-p PORT] [--bind ADDR]
  *   rdma_ops --client HOST [-p PORT] [--op write,read] [-s SIZES | -a]
  *            [--threads LIST] [-q QPS] [--batch N] [--stream] [-D SEC]
- *            [--json]
+ *            [--breakdown] [--json]
  *   rdma_ops --local [client options] [--scale N]
  *
  * The server registers one 1 MiB region for remote reads and writes and
@@ -30,6 +30,15 @@
  * verbs.
  *
  * A row per cell: bytes, op, threads, QPs, M ops/s, Gb/s, us per round.
+ * The JSON record also has the client threads' CPU time per operation,
+ * user and system (getrusage: what the loop, liboms and the provider cost,
+ * and what the kernel did in their system calls).  --breakdown times the
+ * loop's parts, per operation: issuing (oms_put / oms_get: the engine,
+ * building work requests, the post), progress (oms_progress, or the
+ * round's oms_quiet: polling and completion tracking), the yields of an
+ * idle stream (the CPU given to the device: rxe's kernel work in a guest)
+ * and the rest; each part's clock reads are subtracted (timer_ns), and a
+ * text row "where the time goes" follows the cell's.
  * Exit: 0; 1 when the server cannot be reached or stops answering; 2 for
  * bad flags.
  */
@@ -39,6 +48,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench_args.h"
@@ -63,7 +73,7 @@ struct opts {
 	uint32_t thr[MAX_LIST], nthr;
 	uint32_t qps, batch, scale, timeout_ms, backend;
 	double duration;
-	int server, local, sweep, stream;
+	int server, local, sweep, stream, breakdown;
 };
 
 static const char *const op_names[] = { "write", "read", "acquire", NULL };
@@ -114,6 +124,10 @@ static const struct ba_opt opts[] = {
 	{ 0, "stream", NULL, BA_FLAG, NULL,
 	  "keep --batch operations in flight all the time (perftest's "
 	  "full send queue) instead of a quiet per batch", &args.stream,
+	  .group = 0 },
+	{ 0, "breakdown", NULL, BA_FLAG, NULL,
+	  "time issuing, progress, yields and the rest, per operation (a "
+	  "clock read per part: it costs a little)", &args.breakdown,
 	  .group = 0 },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "seconds per cell",
 	  &args.duration, .dmin = 0.05, .dmax = 3600 },
@@ -248,12 +262,62 @@ struct cell {
 	int go, stop, ready, err;
 };
 
+/* Nanoseconds in each part of a worker's loop (--breakdown). */
+enum part { P_ISSUE, P_PROGRESS, P_YIELD, P_COUNT };
+
 struct worker {
 	struct cell *c;
 	pthread_t th;
 	uint32_t id;
 	uint64_t ops, rounds, t0, t1;
+	uint64_t part_ns[P_COUNT], timed[P_COUNT];	/* and intervals */
+	uint64_t user_ns, sys_ns;		/* the thread's CPU in the loop */
 };
+
+/* The clock's own cost, ns per read: taken off each timed interval. */
+static uint64_t g_timer_ns;
+
+static void timer_calibrate(void)
+{
+	uint64_t t0 = bu_now_ns(), t1;
+
+	for (int i = 0; i < 1000; i++)
+		t1 = bu_now_ns();
+	g_timer_ns = (t1 - t0) / 1000;
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000;
+}
+
+/* This thread's user and system CPU so far (RUSAGE_THREAD: Linux). */
+static void thread_cpu(uint64_t *user_ns, uint64_t *sys_ns)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*user_ns = *sys_ns = 0;
+		return;
+	}
+	*user_ns = tv_ns(ru.ru_utime);
+	*sys_ns = tv_ns(ru.ru_stime);
+}
+
+/* --breakdown: the clock at a part's start (0 without the flag). */
+static inline uint64_t part_start(const struct opts *o)
+{
+	return o->breakdown ? bu_now_ns() : 0;
+}
+
+static inline void part_end(const struct opts *o, struct worker *w,
+			    enum part p, uint64_t t)
+{
+	if (o->breakdown) {
+		w->part_ns[p] += bu_now_ns() - t;
+		w->timed[p]++;
+	}
+}
 
 static void *worker_main(void *arg)
 {
@@ -266,6 +330,7 @@ static void *worker_main(void *arg)
 	uint32_t slots = REGION / c->size;
 	uint8_t *buf = NULL;
 	uint64_t next = (uint64_t)w->id * o->batch;
+	uint64_t user0, sys0, t;
 	unsigned idle = 0;
 	int err = ctx_make(o, 0, 0, &ctx);
 
@@ -292,6 +357,7 @@ static void *worker_main(void *arg)
 	__atomic_add_fetch(&c->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
 		usleep(200);
+	thread_cpu(&user0, &sys0);
 	w->t0 = bu_now_ns();
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		/* rounds: a batch, then quiet; streaming: top up to a batch
@@ -299,7 +365,9 @@ static void *worker_main(void *arg)
 		int room = (int)o->batch;
 
 		if (o->stream) {
+			t = part_start(o);
 			room = oms_progress(ctx);
+			part_end(o, w, P_PROGRESS, t);
 			if (room < 0) {
 				err = room;
 				break;
@@ -308,11 +376,15 @@ static void *worker_main(void *arg)
 			/* as oms_quiet() waits: spin a little, then let the
 			 * device (a thread of the emulator, rxe's in a guest)
 			 * have the CPU */
-			if (room <= 0 && ++idle > 4)
+			if (room <= 0 && ++idle > 4) {
+				t = part_start(o);
 				sched_yield();
+				part_end(o, w, P_YIELD, t);
+			}
 			if (room > 0)
 				idle = 0;
 		}
+		t = part_start(o);
 		for (int i = 0; i < room && !err; i++) {
 			uint32_t k = (uint32_t)(next % o->batch);
 			uint64_t off = (next++ % slots) * c->size;
@@ -327,15 +399,26 @@ static void *worker_main(void *arg)
 			if (!err)
 				w->ops++;
 		}
-		if (!err && !o->stream)
+		if (room > 0)
+			part_end(o, w, P_ISSUE, t);
+		if (!err && !o->stream) {
+			t = part_start(o);
 			err = oms_quiet(ctx);
+			part_end(o, w, P_PROGRESS, t);
+		}
 		if (!err && room > 0)
 			w->rounds++;
 	}
 	/* what is still in flight is counted: it completes inside the cell */
-	if (!err && o->stream)
+	if (!err && o->stream) {
+		t = part_start(o);
 		err = oms_quiet(ctx);
+		part_end(o, w, P_PROGRESS, t);
+	}
 	w->t1 = bu_now_ns();
+	thread_cpu(&w->user_ns, &w->sys_ns);
+	w->user_ns -= user0;
+	w->sys_ns -= sys0;
 	if (err)
 		__atomic_compare_exchange_n(&c->err, &(int){ 0 }, err, 0,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -350,12 +433,17 @@ out:
 
 struct result {
 	double mops, gbps, round_us;
+	/* per operation, us: CPU of the client threads; --breakdown parts
+	 * (timer reads taken off) and the rest of the wall time */
+	double user_us, sys_us, part_us[P_COUNT], rest_us, wall_us;
 };
 
 static int run_cell(struct cell *c, double scale, struct result *r)
 {
 	static struct worker w[MAX_THREADS];
-	uint64_t ops = 0, rounds = 0, t0 = ~0ull, t1 = 0;
+	uint64_t ops = 0, rounds = 0, t0 = ~0ull, t1 = 0, wall = 0;
+	uint64_t part[P_COUNT] = { 0 }, timed[P_COUNT] = { 0 };
+	uint64_t user = 0, sys = 0;
 	uint32_t n;
 
 	for (n = 0; n < c->threads; n++) {
@@ -377,6 +465,14 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 		pthread_join(w[i].th, NULL);
 		ops += w[i].ops;
 		rounds += w[i].rounds;
+		user += w[i].user_ns;
+		sys += w[i].sys_ns;
+		for (int p = 0; p < P_COUNT; p++) {
+			part[p] += w[i].part_ns[p];
+			timed[p] += w[i].timed[p];
+		}
+		if (w[i].t1 > w[i].t0)
+			wall += w[i].t1 - w[i].t0;
 		if (w[i].t0 && w[i].t0 < t0)
 			t0 = w[i].t0;
 		if (w[i].t1 > t1)
@@ -388,6 +484,20 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 	r->mops = (double)ops * 1e3 * scale / (double)(t1 - t0);
 	r->gbps = r->mops * c->size * 8 / 1e3;
 	r->round_us = (double)(t1 - t0) * n / (double)rounds / scale / 1e3;
+	/* each timed interval holds about one clock read: taken off; the
+	 * rest is what the parts leave of the threads' wall time (the loop
+	 * itself, and the other clock read of each interval) */
+	r->wall_us = (double)wall / (double)ops / 1e3;
+	r->user_us = (double)user / (double)ops / 1e3;
+	r->sys_us = (double)sys / (double)ops / 1e3;
+	r->rest_us = r->wall_us;
+	for (int p = 0; p < P_COUNT; p++) {
+		uint64_t share = g_timer_ns * timed[p];
+
+		r->part_us[p] = (double)(part[p] > share ? part[p] - share : 0) /
+				(double)ops / 1e3;
+		r->rest_us -= r->part_us[p];
+	}
 	return 0;
 }
 
@@ -432,6 +542,7 @@ static int run_clients(const struct opts *o, const char *host)
 					.threads = o->thr[t],
 				};
 				struct result r;
+				char parts[256] = "";
 
 				err = run_cell(&c, model ? o->scale : 1, &r);
 				if (err) {
@@ -441,23 +552,47 @@ static int run_clients(const struct opts *o, const char *host)
 						o->port, strerror(-err));
 					break;
 				}
+				if (o->breakdown)
+					snprintf(parts, sizeof(parts),
+						 ",\"issue_us\":%.4g,"
+						 "\"progress_us\":%.4g,"
+						 "\"yield_us\":%.4g,"
+						 "\"rest_us\":%.4g,"
+						 "\"timer_ns\":%llu",
+						 r.part_us[P_ISSUE],
+						 r.part_us[P_PROGRESS],
+						 r.part_us[P_YIELD], r.rest_us,
+						 (unsigned long long)g_timer_ns);
 				ba_json(&ba, "\"op\":\"%s\",\"size\":%u,"
 					"\"threads\":%u,\"qps\":%u,"
 					"\"batch\":%u,\"stream\":%s,"
 					"\"mops\":%.6g,"
 					"\"gbps\":%.6g,\"round_us\":%.6g,"
-					"\"time\":\"%s\",\"duration_s\":%.2f",
+					"\"time\":\"%s\",\"duration_s\":%.2f,"
+					"\"op_us\":%.4g,\"cpu_user_us\":%.4g,"
+					"\"cpu_sys_us\":%.4g%s",
 					op_names[op], c.size, c.threads,
 					o->qps, o->batch,
 					o->stream ? "true" : "false",
 					r.mops, r.gbps,
 					r.round_us, model ? "model" : "wall",
-					o->duration);
+					o->duration, r.wall_us, r.user_us,
+					r.sys_us, parts);
 				if (!ba.json)
 					printf(" %-7u %-7s %7u %4u %10.3f "
 					       "%9.3f %10.2f\n", c.size,
 					       op_names[op], c.threads, o->qps,
 					       r.mops, r.gbps, r.round_us);
+				if (!ba.json && o->breakdown)
+					printf("   where the time goes, us per "
+					       "op and thread: %.2f = issue "
+					       "%.2f + progress %.2f + yield "
+					       "%.2f + rest %.2f; CPU user "
+					       "%.2f, system %.2f\n", r.wall_us,
+					       r.part_us[P_ISSUE],
+					       r.part_us[P_PROGRESS],
+					       r.part_us[P_YIELD], r.rest_us,
+					       r.user_us, r.sys_us);
 				fflush(stdout);
 			}
 	}
@@ -501,6 +636,7 @@ int main(int argc, char **argv)
 		o->nsizes = sizeof(sweep_sizes) / sizeof(sweep_sizes[0]);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	timer_calibrate();
 	switch (o->mode) {
 	case M_SERVER:
 		r = run_server(o);

@@ -270,7 +270,7 @@ ok=0
 tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
 
 check_help rdma_ops --server --client --local --port --op --size --threads \
-	--qps --batch --duration --backend --scale --timeout-ms
+	--qps --batch --stream --breakdown --duration --backend --scale --timeout-ms
 check_bad rdma_ops --server
 check_bad rdma_ops --op --local --op ,
 check_bad rdma_ops --op --local --op send
@@ -289,6 +289,29 @@ ok=0
 [ "$cells" = "write-64-1 write-64-2 write-1024-1 write-1024-2 read-64-1 read-64-2 read-1024-1 read-1024-2 " ] || ok=1
 grep -q '"mops":0,' "$tmp/out" && ok=1
 tap $ok "rdma_ops -s 64,1024 --threads 1,2 -q 2: a record per cell ($cells), none empty"
+# Where the time goes: --breakdown's parts are there, each at least 0, and
+# the timed ones fit in the time per operation: the rest (what they leave)
+# is not below -5 % of it, and the four add up to it
+run rdma_ops --local -D 0.1 --port 7990 -s 64 --op write,read --stream \
+	--breakdown --timeout-ms 30000 --json
+ok=0
+[ $rc -eq 0 ] && [ "$(grep -c '"issue_us"' "$tmp/out")" = 2 ] || ok=1
+sums=$(awk '/^\{/ {
+	n = split("op_us issue_us progress_us yield_us rest_us cpu_user_us", k, " ")
+	for (i = 1; i <= n; i++) {
+		if (!match($0, "\"" k[i] "\":[-0-9.e+]+")) { print "missing-" k[i]; next }
+		v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0
+	}
+	d = v["issue_us"] + v["progress_us"] + v["yield_us"] + v["rest_us"] - v["op_us"]
+	bad = v["op_us"] <= 0 || v["issue_us"] <= 0 || v["progress_us"] < 0 || v["yield_us"] < 0 || v["cpu_user_us"] <= 0 || d * d > 1e-4 * v["op_us"] * v["op_us"] || v["rest_us"] < -0.05 * v["op_us"]
+	print bad ? "bad" : "ok" }' "$tmp/out" | tr '\n' ' ')
+[ "$sums" = "ok ok " ] || ok=1
+tap $ok "rdma_ops --stream --breakdown: issue, progress and yield per operation fit in its time, with the rest add up to it, CPU counted ($sums)"
+# without the flag: no parts (nothing timed), the CPU still there
+run rdma_ops --local -D 0.05 --port 7990 -s 64 --op write --timeout-ms 30000 --json
+ok=0
+[ $rc -eq 0 ] && grep -q '"cpu_user_us":' "$tmp/out" && ! grep -q '"issue_us"' "$tmp/out" || ok=1
+tap $ok "rdma_ops without --breakdown: CPU per operation, no timed parts"
 
 check_help msg_pass --local --server --client --size --modes --duration \
 	--window --scale --chaos --runs --port
