@@ -5,7 +5,13 @@
 #   make rxe-check     boot both guests and run them (also part of make check)
 #   make perftest-compare  perftest's ib_write_bw / ib_read_bw beside liboms's
 #                      rdma_ops on the same link, 64 B - 4 KiB, the ratio per
-#                      cell; records in build/perftest-compare.json
+#                      cell, and where liboms's time goes; records in
+#                      build/perftest-compare.json, figures in build/figures
+#   make kvs-compare   the guests' KVS suite; kvs_get --calibrate's records
+#                      (the model fitted to the link, the cells on both) in
+#                      build/kvs-compare.json, its figure in build/figures
+#   make figures-verbs both of the above: the figures' verbs counterparts
+#                      (docs/figures.md, "On verbs")
 #   make rxe-litmus    only the litmus programs (litmus_rxe against
 #                      rxe_server, the agent's tests among them)
 #   make probe-rxe     apps/oms_probe's verbs target between the guests (what
@@ -19,7 +25,8 @@ VERBS_TEST_SRCS := $(sort $(filter-out tests/verbs/rxe_server.c, \
 VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
 VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
-.PHONY: verbs-tests rxe-check rxe-litmus perftest-compare probe-rxe
+.PHONY: verbs-tests rxe-check rxe-litmus perftest-compare probe-rxe \
+	kvs-compare figures-verbs
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
@@ -43,6 +50,17 @@ perftest-compare: all verbs-tests
 	$(Q)sed -n 's/^# perf-json //p' $(B)/perftest-compare.log >$(B)/perftest-compare.json
 	$(Q)sed -n 's/^# acq-json //p' $(B)/perftest-compare.log >$(B)/acquire-compare.json
 	$(Q)echo "perftest-compare: $(B)/perftest-compare.json"
+	$(Q)if command -v gnuplot >/dev/null; then B=$(B) sh scripts/figures-verbs.sh $(B)/figures; \
+	else echo "perftest-compare: no gnuplot, no figures (make deps)"; fi
+
+kvs-compare: all verbs-tests
+	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) kvs | tee $(B)/kvs-compare.log
+	$(Q)sed -n 's/^# kvs calibration: \({.*\)/\1/p' $(B)/kvs-compare.log >$(B)/kvs-compare.json
+	$(Q)echo "kvs-compare: $(B)/kvs-compare.json"
+	$(Q)if command -v gnuplot >/dev/null; then B=$(B) sh scripts/figures-verbs.sh $(B)/figures; \
+	else echo "kvs-compare: no gnuplot, no figures (make deps)"; fi
+
+figures-verbs: perftest-compare kvs-compare
 
 CHECK_DEPS += verbs-tests
 # First: the longest command of make check (two TCG guests, minutes of
