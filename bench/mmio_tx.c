@@ -5,7 +5,7 @@
  * write-combining window with non-temporal stores, in three modes:
  *
  *   unfenced   OMS_TX_WEAK: no fence (order lost across messages)
- *   fenced     OMS_TX_STRONG: a store fence after every message
+ *   fenced     OMS_TX_STRONG: a store fence before every message
  *   sequenced  OMS_TX_SEQUENCED: no fence; 8 bytes of (thread, sequence
  *              number, framing, check) in every 64-byte chunk
  *   raw        reference only: the bare non-temporal copy, no format

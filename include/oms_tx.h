@@ -12,9 +12,12 @@
  * owns a power-of-two number of 64-byte chunks of a window and writes
  * each packet ("message") as whole chunks:
  *
- *   OMS_TX_STRONG     plain format; a store fence after every message, so
- *                     messages reach the device in program order (today's
- *                     correct way; one fence per message).
+ *   OMS_TX_STRONG     plain format; a store fence before every message, so
+ *                     each reaches the device after every earlier store of
+ *                     the thread, to this queue or any other (seed 000's
+ *                     strong store; today's correct way: one fence per
+ *                     message).  Later messages of other queues may pass
+ *                     it, as weak stores may pass a strong one.
  *   OMS_TX_WEAK       plain format, no fence; the chunks of one message are
  *                     assembled by address so a message is whole, but
  *                     messages may reach the device in any order.
@@ -28,7 +31,7 @@
  *              multiple; each message starts a message slot (the queue's
  *              max_msg rounded up to a power of two chunks), as a WQE starts
  *              a BlueFlame half.  Header: bits 0-15 payload length, 16-23
- *              magic 0x5a, 24 F (fenced after: the strong class), 30 C
+ *              magic 0x5a, 24 F (fenced before: the strong class), 30 C
  *              (check covers the payload), 31 V (1), 32-63 check.
  *              Metadata: 8 bytes per message.
  *   sequenced  every chunk = 8-byte header + 56 payload bytes.  Header:
@@ -268,7 +271,7 @@ void oms_tx_queue_destroy(struct oms_tx_queue *q);
 
 /*
  * Write one message of @len payload bytes from @buf into the window with
- * the queue's class.  The strong class fences after it.
+ * the queue's class.  The strong class fences before it.
  * Errors: -EINVAL (NULL, @len 0 or above oms_tx_payload_max()), -EAGAIN
  * (no credit: the consumer has not freed the room; nothing written), on
  * the ioctl window the module's -errno when a full batch could not be
@@ -282,7 +285,7 @@ int oms_tx_send(struct oms_tx_queue *q, const void *buf, size_t len);
  * handled once per call instead of once per message, which at 64 bytes
  * costs more than the stores (docs/mmio-tx.md).  The order and the
  * classes' fences are those of the single calls: a strong queue still
- * fences after every message.
+ * fences before every message.
  * Returns how many messages were written, from the first: fewer than @n
  * when the credit ran out (the rest not written) or, on the ioctl window,
  * when the module refused a full vector (the next call reports it).

@@ -3,7 +3,7 @@
  * oms_probe on an oms.ko window (a write-combining mapping of a PCI BAR,
  * or the same window through the module's ordered-store ioctl): what each
  * ordering costs the CPU that writes it: a weak message, a strong one (a
- * store fence after it), a flush, on the mapped path and through the
+ * store fence before it), a flush, on the mapped path and through the
  * module.  The order the device sees is checked elsewhere: bench/mmio_tx
  * --verify-mib reads the BAR back after each pass, and the emulated
  * transmit NIC proves L27, L28, L40 (tests/litmus_emu_mmio.c).
@@ -113,7 +113,7 @@ int probe_kmod(const struct probe_opts *o, struct probe_report *rep)
 		};
 		static const char *const pats[3] = {
 			"64 B weak message (no fence), per message",
-			"64 B strong message (store fence after), per message",
+			"64 B strong message (store fence before), per message",
 			"one message then a WC flush (sfence), the flush",
 		};
 		int j;

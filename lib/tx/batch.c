@@ -122,12 +122,12 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 			if (pos + adv > lim)
 				break;
 		}
-		tx_plain_avx2_msg(ring + ((pos & mask) << 6),
-				  tx_plain_hdr(q, src, len), src, len, nch);
-		/* strong: every message is visible before the next one's
-		 * first store, in a batch as in single calls */
+		/* strong: every earlier store is visible before the
+		 * message's first one, in a batch as in single calls */
 		if (strong)
 			oms_barrier_wc_flush();
+		tx_plain_avx2_msg(ring + ((pos & mask) << 6),
+				  tx_plain_hdr(q, src, len), src, len, nch);
 		pos += adv;
 		chunks += nch;
 		bytes += len;
@@ -176,7 +176,7 @@ TX_AVX2 static int tx_send_seq_chunk(struct oms_tx_queue *q, const void *buf)
 	return 0;
 }
 
-/* One full chunk of a plain class: the same, with the strong fence. */
+/* One full chunk of a plain class: the same, with the strong fence before. */
 TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 				       const void *buf)
 {
@@ -187,12 +187,12 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 		q->st.eagain++;
 		return -EAGAIN;
 	}
-	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
-			  tx_plain_hdr(q, buf, len), buf);
 	if (q->cls == OMS_TX_STRONG) {
 		oms_barrier_wc_flush();
 		q->st.fences++;
 	}
+	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
+			  tx_plain_hdr(q, buf, len), buf);
 	q->pos = pos + adv;
 	q->st.msgs++;
 	q->st.chunks++;

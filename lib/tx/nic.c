@@ -19,7 +19,9 @@
  * oms_tx_nic_drain() plays the path from the CPU to the device: it reads
  * positions of a queue's ring in program order and hands the chunks over
  * in an order where a chunk may be overtaken by a bounded number of later
- * ones, never across a store fence (after each strong message).
+ * ones, never across a store fence: the queue fences before each strong
+ * message (its header's F bit), so everything handed before it arrives
+ * first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -537,7 +539,7 @@ static void tx_fab_emit(struct tx_fab *f)
 	oms_tx_nic_rx(f->nic, f->stream, off, f->ring + off);
 }
 
-static void tx_fab_push(struct tx_fab *f, uint64_t pos, int fence)
+static void tx_fab_push(struct tx_fab *f, uint64_t pos)
 {
 	if (!f->reorder) {
 		uint64_t off = (pos & f->mask) * OMS_TX_CHUNK;
@@ -550,9 +552,6 @@ static void tx_fab_push(struct tx_fab *f, uint64_t pos, int fence)
 	f->n++;
 	if (f->n > f->reorder)
 		tx_fab_emit(f);
-	if (fence)
-		while (f->n)
-			tx_fab_emit(f);
 }
 
 OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
@@ -588,7 +587,7 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 	}
 	if (nic->a.format == OMS_TX_FMT_SEQ) {
 		for (uint64_t pos = from; pos < to; pos++)
-			tx_fab_push(&f, pos, 0);
+			tx_fab_push(&f, pos);
 		handed = to - from;
 	} else {
 		uint64_t slot_bytes = slot * OMS_TX_CHUNK;
@@ -599,9 +598,12 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 
 			if (tx_plain_hdr_ok(h, slot_bytes))
 				nch = oms_tx_msg_chunks(OMS_TX_WEAK, h & TXP_LEN_MASK);
+			/* the fence before a strong message */
+			if (h & TXP_F)
+				while (f.n)
+					tx_fab_emit(&f);
 			for (uint64_t i = 0; i < nch; i++)
-				tx_fab_push(&f, pos + i,
-					    i + 1 == nch && (h & TXP_F));
+				tx_fab_push(&f, pos + i);
 			handed += nch;	/* a slot's padding is not sent */
 		}
 	}

@@ -3,7 +3,10 @@
  * Transmit queue: messages written inline into a write-combining window
  * as 64-byte chunks, with non-temporal stores, in one of three classes
  * (include/oms_tx.h).  The only ordering instruction on this path is
- * oms_barrier_wc_flush(): after every message of the strong class, and in
+ * oms_barrier_wc_flush(): before every message of the strong class (so
+ * that every earlier store of the thread, to this queue or any other, is
+ * visible before the message's first byte: seed 000's strong store, the
+ * rule oms.ko's ordered-store ioctl and the engine follow), and in
  * oms_tx_flush() to publish a position.
  *
  * Two write paths build the same bytes: an AVX2 one (32-byte streaming
@@ -269,6 +272,10 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 			return r;
 	}
 	q->op = op << TXS_OP_SHIFT;
+	if (!q->iob && q->cls == OMS_TX_STRONG) {
+		oms_barrier_wc_flush();
+		q->st.fences++;
+	}
 	q->write(q, buf, len, nch);
 	q->op = 0;
 	/* a relaxed load has no place in program order: its sequence field
@@ -279,13 +286,9 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	q->st.msgs++;
 	q->st.chunks += nch;
 	q->st.payload_bytes += len;
-	if (q->iob) {
-		/* the module stores it and fences (the op's class) */
+	/* the module stores it and fences before it (the op's class) */
+	if (q->iob)
 		tx_iob_add(q, pos, nch, adv);
-	} else if (q->cls == OMS_TX_STRONG) {
-		oms_barrier_wc_flush();
-		q->st.fences++;
-	}
 	return 0;
 }
 
