@@ -60,7 +60,10 @@ kvs-compare: all verbs-tests
 	$(Q)if command -v gnuplot >/dev/null; then B=$(B) sh scripts/figures-verbs.sh $(B)/figures; \
 	else echo "kvs-compare: no gnuplot, no figures (make deps)"; fi
 
-figures-verbs: perftest-compare kvs-compare
+# one after the other, whatever -j says: each boots the same two guests
+figures-verbs: all verbs-tests
+	$(Q)$(MAKE) --no-print-directory perftest-compare
+	$(Q)$(MAKE) --no-print-directory kvs-compare
 
 CHECK_DEPS += verbs-tests
 # First: the longest command of make check (two TCG guests, minutes of

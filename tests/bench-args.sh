@@ -289,24 +289,30 @@ ok=0
 [ "$cells" = "write-64-1 write-64-2 write-1024-1 write-1024-2 read-64-1 read-64-2 read-1024-1 read-1024-2 " ] || ok=1
 grep -q '"mops":0,' "$tmp/out" && ok=1
 tap $ok "rdma_ops -s 64,1024 --threads 1,2 -q 2: a record per cell ($cells), none empty"
-# Where the time goes: --breakdown's parts are there, each at least 0, and
-# the timed ones fit in the time per operation: the rest (what they leave)
-# is not below -5 % of it, and the four add up to it
+# Where the time goes: --breakdown's parts are there and not negative, the
+# time per operation agrees with the rate (one thread: op_us = 1 / mops),
+# the thread's CPU per operation is not more than its wall time per
+# operation (getrusage against the clock), the clock's cost is sane
 run rdma_ops --local -D 0.1 --port 7990 -s 64 --op write,read --stream \
 	--breakdown --timeout-ms 30000 --json
 ok=0
 [ $rc -eq 0 ] && [ "$(grep -c '"issue_us"' "$tmp/out")" = 2 ] || ok=1
 sums=$(awk '/^\{/ {
-	n = split("op_us issue_us progress_us yield_us rest_us cpu_user_us", k, " ")
+	n = split("mops op_us issue_us progress_us yield_us rest_us cpu_user_us cpu_sys_us timer_ns", k, " ")
 	for (i = 1; i <= n; i++) {
 		if (!match($0, "\"" k[i] "\":[-0-9.e+]+")) { print "missing-" k[i]; next }
 		v[k[i]] = substr($0, RSTART + length(k[i]) + 3, RLENGTH - length(k[i]) - 3) + 0
 	}
-	d = v["issue_us"] + v["progress_us"] + v["yield_us"] + v["rest_us"] - v["op_us"]
-	bad = v["op_us"] <= 0 || v["issue_us"] <= 0 || v["progress_us"] < 0 || v["yield_us"] < 0 || v["cpu_user_us"] <= 0 || d * d > 1e-4 * v["op_us"] * v["op_us"] || v["rest_us"] < -0.05 * v["op_us"]
+	bad = v["op_us"] <= 0 || v["mops"] <= 0
+	bad = bad || v["issue_us"] < 0 || v["progress_us"] < 0 || v["yield_us"] < 0
+	bad = bad || v["issue_us"] + v["progress_us"] + v["yield_us"] <= 0
+	r = v["op_us"] * v["mops"]
+	bad = bad || r < 0.98 || r > 1.02
+	bad = bad || v["cpu_user_us"] + v["cpu_sys_us"] > 1.1 * v["op_us"] + 0.05
+	bad = bad || v["timer_ns"] <= 0 || v["timer_ns"] > 100000
 	print bad ? "bad" : "ok" }' "$tmp/out" | tr '\n' ' ')
 [ "$sums" = "ok ok " ] || ok=1
-tap $ok "rdma_ops --stream --breakdown: issue, progress and yield per operation fit in its time, with the rest add up to it, CPU counted ($sums)"
+tap $ok "rdma_ops --stream --breakdown: parts not negative, time per operation = 1 / rate, CPU within it, the clock's cost sane ($sums)"
 # without the flag: no parts (nothing timed), the CPU still there
 run rdma_ops --local -D 0.05 --port 7990 -s 64 --op write --timeout-ms 30000 --json
 ok=0

@@ -14,10 +14,14 @@
 # TAP says whether each cell produced numbers, every rate above zero;
 # speed is not a pass criterion.  A perftest run that gives no row or a
 # rate of 0 (seen once at READ 256 B: nothing completed in its window) is
-# run again, up to $perf_tries times in all: the client tells the server
-# through shared/ whether it wants the cell again.  Each cell's figures
-# also go out as one JSON line ("# perf-json {...}") for make
-# perftest-compare to collect.
+# run again, up to $perf_tries tries in all, in step through shared/: for
+# try T of a cell the server listens until the client's verdict
+# (pt-OP-SIZE-again-T or pt-OP-SIZE-done), stops its listener whatever
+# state it is in, and says so (pt-OP-SIZE-end-T); the client waits for
+# that before its next try or cell, so no listener outlives its try.
+# Each cell's figures also go out as one JSON line ("# perf-json {...}")
+# for make perftest-compare to collect.  (pt_try, not n: tap.sh counts
+# its tests in n.)
 # Then acquire gets (rdma_ops --op acquire, streaming) at the same sizes,
 # ordered at the source (OMS_AGENT=0: one fenced READ per 64-byte line)
 # and by the server's destination agent (the rdma_ops server runs with
@@ -38,24 +42,35 @@ perf_server() {
 	up_when $spid /run/rdma_ops.log 'rdma_ops server:' perf-up
 	for op in write read; do
 		for s in $perf_sizes; do
-			# a perftest server per try of a cell; the client retries
-			# its connect until it is up, then says whether it wants
-			# the cell again.  Bounded: a lost client must not hang us.
-			n=1
+			# a perftest server per try of a cell, up until the
+			# client's verdict on the try.  Bounded: the client's
+			# try is at most 180 s of connects and a 120 s run, and
+			# a lost client must not hang us.
+			pt_try=1
 			while :; do
-				timeout -k 5 300 ib_${op}_bw -d rxe0 -F -s "$s" \
-					-D "$perf_dur" --report_gbits >/run/pt-srv.log 2>&1 ||
-					sed "s/^/# perftest server $op $s: /" /run/pt-srv.log | tail -n 3
-				[ $n -ge $perf_tries ] && break
+				timeout -k 5 400 ib_${op}_bw -d rxe0 -F -s "$s" \
+					-D "$perf_dur" --report_gbits >/run/pt-srv.log 2>&1 &
+				ppid=$!
 				i=0
-				while [ ! -e "$shared/pt-$op-$s-again-$n" ] &&
+				while [ ! -e "$shared/pt-$op-$s-again-$pt_try" ] &&
 					[ ! -e "$shared/pt-$op-$s-done" ]; do
 					i=$((i + 1))
-					[ $i -gt 1500 ] && break
+					[ $i -gt 4000 ] && break
 					sleep 0.1
 				done
-				[ -e "$shared/pt-$op-$s-again-$n" ] || break
-				n=$((n + 1))
+				# a run that ended on both sides exits by itself
+				i=0
+				while kill -0 $ppid 2>/dev/null && [ $i -lt 50 ]; do
+					i=$((i + 1))
+					sleep 0.1
+				done
+				kill $ppid 2>/dev/null
+				wait $ppid ||
+					sed "s/^/# perftest server $op $s try $pt_try: /" /run/pt-srv.log | tail -n 3
+				touch "$shared/pt-$op-$s-end-$pt_try"
+				[ -e "$shared/pt-$op-$s-again-$pt_try" ] &&
+					[ $pt_try -lt $perf_tries ] || break
+				pt_try=$((pt_try + 1))
 			done
 		done
 	done
@@ -73,16 +88,18 @@ pt_row() {	# pt_row FILE SIZE
 	awk -v s="$2" '$1 == s && NF >= 5 { print $4, $5; exit }' "$1"
 }
 
-# One perftest client run of a cell into /run/pt.out, connecting until the
-# server is up, and its CPU ("user sys wall" seconds, busybox time) into
-# /run/pt.time: pt_run OP SIZE
+# One perftest client try of a cell into /run/pt.out, and its CPU ("user
+# sys wall" seconds, busybox time) into /run/pt.time: connect again while
+# the server is not up, for at most 180 s; a run that printed its result
+# row ends the try whatever its exit status.  pt_run OP SIZE
 pt_run() {
-	i=0
-	until busybox time -o /run/pt.time -f "%U %S %e" \
-		timeout -k 5 120 ib_$1_bw -d rxe0 -F -s "$2" \
-		-D "$perf_dur" --report_gbits "$peer" >/run/pt.out 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 60 ] && break
+	pt_t0=$(date +%s)
+	while :; do
+		busybox time -o /run/pt.time -f "%U %S %e" \
+			timeout -k 5 120 ib_$1_bw -d rxe0 -F -s "$2" \
+			-D "$perf_dur" --report_gbits "$peer" >/run/pt.out 2>&1
+		[ -n "$(pt_row /run/pt.out "$2")" ] && return 0
+		[ $(($(date +%s) - pt_t0)) -ge 180 ] && return 1
 		sleep 1
 	done
 }
@@ -100,18 +117,26 @@ perf_client() {
 	echo "# op     bytes  perftest Gb/s   Mpps   rounds Mops  stream Mops  rounds/perftest  stream/perftest"
 	for op in write read; do
 		for s in $perf_sizes; do
-			n=1
+			pt_try=1
 			while :; do
 				pt_run $op "$s"
 				pt=$(pt_row /run/pt.out "$s")
 				pm=${pt#* }
-				positive "$pm" && break
-				echo "# perftest ib_${op}_bw $s B, try $n: no rate above 0 ($(tail -n 1 /run/pt.out))"
-				[ $n -ge $perf_tries ] && break
-				touch "$shared/pt-$op-$s-again-$n"
-				n=$((n + 1))
+				if positive "$pm" || [ $pt_try -ge $perf_tries ]; then
+					touch "$shared/pt-$op-$s-done"
+					break
+				fi
+				echo "# perftest ib_${op}_bw $s B, try $pt_try: no rate above 0 ($(tail -n 1 /run/pt.out))"
+				touch "$shared/pt-$op-$s-again-$pt_try"
+				wait_file "$shared/pt-$op-$s-end-$pt_try" 60 ||
+					echo "# perftest server: try $pt_try of $op $s never ended"
+				pt_try=$((pt_try + 1))
 			done
-			touch "$shared/pt-$op-$s-done"
+			positive "$pm" ||
+				echo "# perftest ib_${op}_bw $s B, try $pt_try: no rate above 0 ($(tail -n 1 /run/pt.out))"
+			# the next cell starts once this one's listener is gone
+			wait_file "$shared/pt-$op-$s-end-$pt_try" 60 ||
+				echo "# perftest server: try $pt_try of $op $s never ended"
 			: >/run/lo.err
 			lo=$(liboms_cell "$op" "$s")
 			ls=$(liboms_cell "$op" "$s" --stream)
@@ -139,13 +164,13 @@ perf_client() {
 				else
 					printf "%.1f null null\n", t }')
 			set -- $ptj
-			bdj=",\"pt_op_us\":$1,\"pt_cpu_user_us\":$2,\"pt_cpu_sys_us\":$3"
-			for k in op_us issue_us progress_us yield_us rest_us cpu_user_us cpu_sys_us; do
+			bdj=",\"pt_op_us\":${1:-null},\"pt_cpu_user_us\":${2:-null},\"pt_cpu_sys_us\":${3:-null}"
+			for k in op_us issue_us progress_us yield_us rest_us cpu_user_us cpu_sys_us timer_ns; do
 				v=$(json_field "$bd" $k)
 				bdj="$bdj,\"bd_$k\":${v:-null}"
 			done
 			echo "# $op $s B, us per op: perftest $1 (CPU user $2, system $3); liboms streaming $(json_field "$bd" op_us) = issue $(json_field "$bd" issue_us) + progress $(json_field "$bd" progress_us) + yield $(json_field "$bd" yield_us) + rest $(json_field "$bd" rest_us) (CPU user $(json_field "$bd" cpu_user_us), system $(json_field "$bd" cpu_sys_us))"
-			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$(json_num "$ratio"),\"liboms_stream_mops\":${sm:-null},\"ratio_stream\":$(json_num "$sratio"),\"perftest_tries\":$n$bdj}"
+			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$(json_num "$ratio"),\"liboms_stream_mops\":${sm:-null},\"ratio_stream\":$(json_num "$sratio"),\"perftest_tries\":$pt_try$bdj}"
 			positive "$pm" && positive "$lm" && positive "$sm" &&
 				positive "$(json_field "$bd" op_us)"
 			rc=$?
