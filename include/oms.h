@@ -132,7 +132,9 @@ enum oms_read_order {
  * runs on it, and its device's settings are the object's: it may not set
  * them here too.  Contexts that name none share the process's default
  * device, which takes these fields from the context that starts it (the
- * first one).
+ * first one); a later context that sets one of them to another value
+ * than the running device has is refused (-EBUSY), since it would not
+ * get it: name a device of its own instead.
  */
 struct oms_ctx_attr {
 	uint32_t size;
@@ -270,7 +272,8 @@ struct oms_listener;
  * Errors: -EINVAL (bad field, unknown comp_mask or flag bit), -E2BIG
  * (attr larger than known with non-zero tail), -ENODEV (backend asked for
  * is not available), -ELIBACC (verbs asked for, rdma-core not loadable),
- * -ENOMEM, -EBUSY (too many contexts).
+ * -ENOMEM, -EBUSY (too many contexts; or emu, no device named: the
+ * running default device has other settings than @attr's emu fields ask).
  */
 int oms_ctx_create(const struct oms_ctx_attr *attr, struct oms_ctx **ctx);
 

@@ -43,6 +43,16 @@ static int emu_open(struct oms_ctx *ctx)
 		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
 		.hold_global = !!(a->flags & OMS_CTX_F_HOLD_GLOBAL),
 	};
+	unsigned set = (a->comp_mask & OMS_CTX_ATTR_EMU_CHAOS ?
+			EMU_SET_CHAOS : 0) |
+		       (a->comp_mask & OMS_CTX_ATTR_EMU_LATENCY ?
+			EMU_SET_LATENCY : 0) |
+		       (a->comp_mask & OMS_CTX_ATTR_READ_ORDER ?
+			EMU_SET_READ : 0) |
+		       (a->comp_mask & OMS_CTX_ATTR_EMU_NIC_RATE ?
+			EMU_SET_NIC_RATE : 0) |
+		       (cfg.no_hold ? EMU_SET_NO_HOLD : 0) |
+		       (cfg.hold_global ? EMU_SET_HOLD_GLOBAL : 0);
 	struct emu_ctx *ec;
 	struct oms_emu *dev;
 	struct emu_queue *q;
@@ -56,7 +66,7 @@ static int emu_open(struct oms_ctx *ctx)
 		dev = a->emu;
 		emu_dev_hold(dev);
 	} else {
-		err = emu_dev_get(&cfg, &dev);
+		err = emu_dev_get(&cfg, set, &dev);
 		if (err)
 			goto fail_free;
 	}

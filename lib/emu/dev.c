@@ -193,13 +193,41 @@ int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 	return 0;
 }
 
-int emu_dev_get(const struct emu_cfg *cfg, struct oms_emu **dev)
+/* Whether @have lacks a setting of @set that @want asks for. */
+static int cfg_differs(const struct emu_cfg *have, const struct emu_cfg *want,
+		       unsigned set)
+{
+	if ((set & EMU_SET_CHAOS) && have->chaos_seed != want->chaos_seed)
+		return 1;
+	if ((set & EMU_SET_LATENCY) &&
+	    (have->lat_bus_ns != want->lat_bus_ns ||
+	     have->lat_rc_ns != want->lat_rc_ns ||
+	     have->lat_mem_ns != want->lat_mem_ns ||
+	     have->link_gbps != want->link_gbps ||
+	     have->time_scale != want->time_scale))
+		return 1;
+	if ((set & EMU_SET_READ) && (have->read_order != want->read_order ||
+				     have->rlsq_entries != want->rlsq_entries))
+		return 1;
+	if ((set & EMU_SET_NIC_RATE) && have->lat_req_ns != want->lat_req_ns)
+		return 1;
+	if ((set & EMU_SET_NO_HOLD) && !have->no_hold)
+		return 1;
+	return (set & EMU_SET_HOLD_GLOBAL) && !have->hold_global;
+}
+
+int emu_dev_get(const struct emu_cfg *cfg, unsigned set, struct oms_emu **dev)
 {
 	int err = 0;
 
 	pthread_mutex_lock(&default_lock);
 	if (default_dev) {
-		emu_dev_hold(default_dev);
+		/* the first context's settings are the device's: a later
+		 * one asking for others would silently not get them */
+		if (cfg_differs(&default_dev->cfg, cfg, set))
+			err = -EBUSY;
+		else
+			emu_dev_hold(default_dev);
 	} else {
 		err = emu_dev_create(cfg, &default_dev);
 		if (!err)
