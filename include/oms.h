@@ -132,9 +132,11 @@ enum oms_read_order {
  * runs on it, and its device's settings are the object's: it may not set
  * them here too.  Contexts that name none share the process's default
  * device, which takes these fields from the context that starts it (the
- * first one); a later context that sets one of them to another value
+ * first one); a later context that asks for another chaos seed, latency
+ * model (while either runs one), read ordering, NIC rate or hold flag
  * than the running device has is refused (-EBUSY), since it would not
- * get it: name a device of its own instead.
+ * get it: name a device of its own instead.  (A context that sets no hold
+ * flag joins a device started with one.)
  */
 struct oms_ctx_attr {
 	uint32_t size;

@@ -14,10 +14,13 @@
  *
  *   OMS_TX_STRONG     plain format; a store fence before every message, so
  *                     each reaches the device after every earlier store of
- *                     the thread, to this queue or any other (seed 000's
- *                     strong store; today's correct way: one fence per
- *                     message).  Later messages of other queues may pass
- *                     it, as weak stores may pass a strong one.
+ *                     the thread, to this queue or another on a mapped
+ *                     window (seed 000's strong store; today's correct
+ *                     way: one fence per message).  Later messages of
+ *                     other queues may pass it, as weak stores may pass a
+ *                     strong one; oms_tx_flush() pushes the last one out.
+ *                     An ioctl-window queue sends at its flush: flush it
+ *                     before a strong message that must follow it.
  *   OMS_TX_WEAK       plain format, no fence; the chunks of one message are
  *                     assembled by address so a message is whole, but
  *                     messages may reach the device in any order.

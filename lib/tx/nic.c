@@ -596,12 +596,14 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			uint64_t h = tx_load64(f.ring + (pos & f.mask) * OMS_TX_CHUNK);
 			uint64_t nch = 1;
 
-			if (tx_plain_hdr_ok(h, slot_bytes))
+			/* a valid header's length, and the fence before a
+			 * strong message (F); garbage is one chunk, unfenced */
+			if (tx_plain_hdr_ok(h, slot_bytes)) {
 				nch = oms_tx_msg_chunks(OMS_TX_WEAK, h & TXP_LEN_MASK);
-			/* the fence before a strong message */
-			if (h & TXP_F)
-				while (f.n)
-					tx_fab_emit(&f);
+				if (h & TXP_F)
+					while (f.n)
+						tx_fab_emit(&f);
+			}
 			for (uint64_t i = 0; i < nch; i++)
 				tx_fab_push(&f, pos + i);
 			handed += nch;	/* a slot's padding is not sent */

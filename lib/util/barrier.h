@@ -28,8 +28,8 @@
  *	Every earlier write-combining (or non-temporal) store has left the
  *	CPU and is visible, in full, before any later store.  This is the
  *	store fence the paper's Fig 4 puts after every message: it drains the
- *	WC buffers and stalls until they are out.  Use: after each message of
- *	the strong class; after a BlueFlame copy; before publishing a
+ *	WC buffers and stalls until they are out.  Use: before each message
+ *	of the strong class; after a BlueFlame copy; before publishing a
  *	position to a consumer that reads the window as memory.
  *
  *   oms_barrier_rd_acquire()

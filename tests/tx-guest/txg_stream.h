@@ -10,7 +10,7 @@
  *
  *   0x000000  1 MiB    stream 0  sequenced, thread 0, payload check
  *   0x100000  1 MiB    stream 1  sequenced, thread 1
- *   0x200000  1 MiB    stream 2  strong (fence after every message)
+ *   0x200000  1 MiB    stream 2  strong (fence before every message)
  *   0x300000  512 KiB  stream 3  weak (no fence)
  *   0x380000  508 KiB  untouched: must stay zero
  *   0x3ff000  4 KiB    the guest's report (struct txg_report), written
