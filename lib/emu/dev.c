@@ -193,13 +193,20 @@ int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 	return 0;
 }
 
-/* Whether @have lacks a setting of @set that @want asks for. */
+/* Whether @have lacks a setting of @set that @want asks for.  The
+ * latency fields and the NIC rate act only with the latency model on
+ * (time_scale): with it off on both sides they cannot differ in effect.
+ * The hold flags are checked one way: a context that asks for no flag
+ * joins a device started without the hold, or with global scope (tests
+ * start such a device from the initiator, then add plain targets). */
 static int cfg_differs(const struct emu_cfg *have, const struct emu_cfg *want,
 		       unsigned set)
 {
+	int model = have->time_scale || want->time_scale;
+
 	if ((set & EMU_SET_CHAOS) && have->chaos_seed != want->chaos_seed)
 		return 1;
-	if ((set & EMU_SET_LATENCY) &&
+	if ((set & EMU_SET_LATENCY) && model &&
 	    (have->lat_bus_ns != want->lat_bus_ns ||
 	     have->lat_rc_ns != want->lat_rc_ns ||
 	     have->lat_mem_ns != want->lat_mem_ns ||
@@ -209,7 +216,8 @@ static int cfg_differs(const struct emu_cfg *have, const struct emu_cfg *want,
 	if ((set & EMU_SET_READ) && (have->read_order != want->read_order ||
 				     have->rlsq_entries != want->rlsq_entries))
 		return 1;
-	if ((set & EMU_SET_NIC_RATE) && have->lat_req_ns != want->lat_req_ns)
+	if ((set & EMU_SET_NIC_RATE) && model &&
+	    have->lat_req_ns != want->lat_req_ns)
 		return 1;
 	if ((set & EMU_SET_NO_HOLD) && !have->no_hold)
 		return 1;
@@ -223,8 +231,12 @@ int emu_dev_get(const struct emu_cfg *cfg, unsigned set, struct oms_emu **dev)
 	pthread_mutex_lock(&default_lock);
 	if (default_dev) {
 		/* the first context's settings are the device's: a later
-		 * one asking for others would silently not get them */
-		if (cfg_differs(&default_dev->cfg, cfg, set))
+		 * one asking for others would silently not get them.  A dead
+		 * device says so first, whatever was asked. */
+		if (__atomic_load_n(&default_dev->dead, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&default_dev->stop, __ATOMIC_ACQUIRE))
+			err = -ENODEV;
+		else if (cfg_differs(&default_dev->cfg, cfg, set))
 			err = -EBUSY;
 		else
 			emu_dev_hold(default_dev);
