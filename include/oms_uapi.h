@@ -151,8 +151,12 @@ struct oms_info {
  *                        not make a later strong store wait.
  *   OMS_STORE_WEAK       in the ordered view: no barrier between weak stores.
  *   OMS_STORE_STRONG     before it, every earlier ordered (weak or strong)
- *                        store of the call is made visible: one WC flush is
- *                        issued, and only if such a store is pending.
+ *                        store is made visible, of this call or an earlier
+ *                        one: one WC flush before each strong op.  (The
+ *                        module cannot see what earlier calls or the
+ *                        caller's own stores to a mapping left in the WC
+ *                        buffers, so even a call's first strong op is
+ *                        flushed before.)
  * OMS_STORE_F_FLUSH issues one more WC flush after the last op, so the
  * whole vector has left the CPU when the call returns.  @barriers returns
  * how many WC flushes the call issued (the tests check the exact count).

@@ -9,13 +9,17 @@
  *
  *   weak store        no fence: weak stores may combine and pass each other;
  *   strong store      one fence before it if an ordered (weak or strong)
- *                     store is pending, so everything ordered before it is
- *                     visible first; never a fence between weak stores;
+ *                     store may be pending, so everything ordered before it
+ *                     is visible first; never a fence between weak stores;
  *   unordered store   outside the ordered view: no fence, never pending.
  *
- * struct oms_order tracks "an ordered store is pending" and counts the
+ * struct oms_order tracks "an ordered store may be pending" and counts the
  * fences issued, so a test can check that a call issued exactly the
- * barriers its classes need.
+ * barriers its classes need.  A call starts with OMS_ORDER_UNKNOWN: what
+ * an earlier call, or the caller's own stores to a mapping of the window,
+ * left in this CPU's WC buffers cannot be seen from here, so the first
+ * strong store of a call is always fenced.  Only a flush inside the call
+ * proves that nothing is pending.
  */
 #ifndef OMS_BARRIER_H
 #define OMS_BARRIER_H
@@ -26,8 +30,11 @@
 
 struct oms_order {
 	u64 barriers;		/* WC flushes issued */
-	bool pending;		/* ordered stores not yet flushed */
+	bool pending;		/* ordered stores may be unflushed */
 };
+
+/* The state at the start of a call: earlier stores may be pending. */
+#define OMS_ORDER_UNKNOWN	((struct oms_order){ .pending = true })
 
 /*
  * oms_wc_flush() - drain the write-combining buffers.  Every store issued

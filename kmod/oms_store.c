@@ -118,7 +118,8 @@ void oms_store_release(struct oms_store_req *req)
 int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
 		   struct oms_store_req *req)
 {
-	struct oms_order order = {};
+	/* a strong store follows the stores of earlier calls too */
+	struct oms_order order = OMS_ORDER_UNKNOWN;
 	const struct oms_store_op *op;
 	const u8 *src = req->data;
 	u32 i;

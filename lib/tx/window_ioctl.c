@@ -152,7 +152,7 @@ void tx_iob_add(struct oms_tx_queue *q, uint64_t pos, size_t nch, size_t adv)
 	struct tx_iobatch *b = q->iob;
 	uint64_t idx = pos & q->mask, first = q->mask + 1 - idx;
 	/* a strong message is made visible after every earlier one: the
-	 * module fences before a STRONG op that has ordered stores before it.
+	 * module fences before every STRONG op, a call's first one too.
 	 * One numbering (oms_order.h): the queue's class is the op's, but for
 	 * a sequenced queue, whose order the chunks carry: weak for the module */
 	uint32_t cls = q->cls == OMS_TX_SEQUENCED ? OMS_STORE_WEAK : q->cls;

@@ -208,7 +208,8 @@ static inline int txg_fences_ok(unsigned s, const struct txg_report_q *q,
 		return q->fences == (strong ? cnt + 1ull : 1) && !q->syscalls;
 	if (q->syscalls < 1 || q->syscalls > cnt / 64 + 2)
 		return 0;
-	return q->fences == (strong ? cnt : q->syscalls);
+	/* the module fences before every strong op and after every call */
+	return q->fences == (strong ? cnt + q->syscalls : q->syscalls);
 }
 
 #endif /* TXG_STREAM_H */
