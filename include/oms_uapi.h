@@ -29,8 +29,11 @@
  *           (LOCKDOWN_PCI_ACCESS), also for a BAR attached before.
  *   EINTR   a fatal signal arrived while the call waited (for a detach in
  *           progress, or for another attach or detach).
- * A failing call never changes the window or its contents, except that
- * ORDERED_STORE validates the whole vector before it writes anything.
+ * A failing call never changes the window or its contents: ORDERED_STORE
+ * validates the whole vector before it writes anything.  One exception:
+ * EFAULT from writing the results back (the argument's memory unmapped or
+ * made read-only by another thread during the call) comes after the
+ * operation was done.
  *
  * mmap(): offset and length must be page aligned and lie inside the window
  * (EINVAL otherwise, ENODEV without a window); the mapping must be
@@ -94,7 +97,10 @@
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
  * EOPNOTSUPP (an I/O port BAR), ENOMEM, EIO (the BAR cannot be mapped),
  * or the error of pci_enable_device_mem() for a device that cannot be
- * enabled.
+ * enabled.  Write-combining (no OMS_ATTACH_UC) needs a prefetchable BAR,
+ * as sysfs resourceN_wc does: a register BAR gives EINVAL.  A BAR whose
+ * claim fails while no driver holds it gives EBUSY.  OMS_INFO_WC says what
+ * was asked: x86 PAT may give the range the type another mapping holds.
  */
 #define OMS_ATTACH_EMULATED	(1U << 0)
 #define OMS_ATTACH_UC		(1U << 1)

@@ -191,7 +191,7 @@ long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		ret = -EFAULT;
 out_free:
 	oms_store_release(&c->store);
-	kfree(c->wqe);
+	kvfree(c->wqe);
 	kfree(c);
 	return ret;
 }

@@ -86,7 +86,8 @@ int oms_store_prepare(const struct oms_ordered_store *a,
 		goto err;
 	}
 
-	req->data = kvmalloc(total, GFP_KERNEL);
+	/* charged to the caller's memory cgroup while it is held */
+	req->data = kvmalloc(total, GFP_KERNEL_ACCOUNT);
 	if (!req->data) {
 		ret = -ENOMEM;
 		goto err;
@@ -162,9 +163,14 @@ int oms_doorbell_prepare(const struct oms_doorbell *a, u8 **wqe)
 		 a->wqe_len > OMS_STORE_MAX_BYTES)
 		return -EINVAL;
 
-	buf = memdup_user(u64_to_user_ptr(a->wqe), a->wqe_len);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
+	/* up to 1 MiB: not one contiguous allocation, and charged */
+	buf = kvmalloc(a->wqe_len, GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+	if (copy_from_user(buf, u64_to_user_ptr(a->wqe), a->wqe_len)) {
+		kvfree(buf);
+		return -EFAULT;
+	}
 	*wqe = buf;
 	return 0;
 }

@@ -9,10 +9,15 @@
  * the kernel is locked down for PCI access, nothing that a driver marked
  * exclusive, and under strict devmem (CONFIG_IO_STRICT_DEVMEM) nothing
  * that a driver claimed busy -- unless the administrator set allow_claimed.
- * An unclaimed BAR is claimed with pci_request_region() while attached, so
- * no driver takes it meanwhile.  The device gets a reference and an enable
- * count (both refcounted), and the BAR is mapped with ioremap_wc().  Attach
- * and detach run with oms.lock held.
+ * Write-combining only for a prefetchable BAR, as sysfs offers resourceN_wc
+ * only for those: a register BAR may have read side effects and must see
+ * its stores as issued.  An unclaimed BAR is claimed with
+ * pci_request_region() while attached, so no driver takes it meanwhile.
+ * The device gets a reference and an enable count (both refcounted), and
+ * the BAR is mapped with ioremap_wc().  On x86, PAT gives a range one
+ * memory type: if another mapping of the BAR holds uncached-minus,
+ * ioremap_wc() takes that type silently, so INFO's OMS_INFO_WC says what
+ * was asked (docs/kmod.md).  Attach and detach run with oms.lock held.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -138,8 +143,11 @@ static int oms_bar_claim(struct pci_dev *pdev, int bar)
 	walk_iomem_res_desc(IORES_DESC_NONE, IORESOURCE_MEM | IORESOURCE_BUSY,
 			    start, pci_resource_end(pdev, bar), &busy,
 			    oms_note_busy);
-	if (!(busy & IORESOURCE_BUSY))
-		return 0;
+	if (!(busy & IORESOURCE_BUSY)) {
+		/* not a driver's claim: nothing says it may be shared */
+		pci_info(pdev, "BAR %d cannot be claimed: refused\n", bar);
+		return -EBUSY;
+	}
 	if (busy & IORESOURCE_EXCLUSIVE) {
 		pci_info(pdev, "BAR %d is claimed exclusively by %s: refused\n",
 			 bar, dev_driver_string(&pdev->dev));
@@ -191,6 +199,10 @@ int oms_attach_pci(const struct oms_attach *a)
 	}
 	if (!len || !(flags & IORESOURCE_MEM) || (flags & IORESOURCE_UNSET)) {
 		ret = -ENODATA;
+		goto err_put;
+	}
+	if (wc && !(flags & IORESOURCE_PREFETCH)) {
+		ret = -EINVAL;
 		goto err_put;
 	}
 
@@ -401,22 +413,28 @@ void oms_fill_info(struct oms_info *info)
 /*
  * The device's driver is being unbound or the device removed: the BAR may
  * be disabled, reassigned or gone, so detach (zapping user mappings and
- * stopping a benchmark) before the driver core proceeds.
+ * stopping a benchmark) before the driver core proceeds.  Each event is
+ * taken twice, before and after: an ATTACH that found the device between
+ * DEL_DEVICE and its removal from the bus list (or, beside a driver,
+ * between UNBIND_DRIVER and the driver releasing its regions) is caught by
+ * REMOVED_DEVICE (UNBOUND_DRIVER), before the BAR's resource is freed.
  */
 static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 			  void *data)
 {
 	struct pci_dev *pdev = to_pci_dev(data);
+	bool removal = action == BUS_NOTIFY_DEL_DEVICE ||
+		       action == BUS_NOTIFY_REMOVED_DEVICE;
 
-	if (action != BUS_NOTIFY_UNBIND_DRIVER &&
-	    action != BUS_NOTIFY_DEL_DEVICE)
+	if (!removal && action != BUS_NOTIFY_UNBIND_DRIVER &&
+	    action != BUS_NOTIFY_UNBOUND_DRIVER)
 		return NOTIFY_DONE;
 
 	mutex_lock(&oms.lock);
 	if (oms.win && oms.win->kind == OMS_WINDOW_PCI &&
 	    oms.win->pdev == pdev) {
 		pci_info(pdev, "device going away (%s), detaching\n",
-			 action == BUS_NOTIFY_DEL_DEVICE ? "removal" : "unbind");
+			 removal ? "removal" : "unbind");
 		oms_detach();
 	}
 	mutex_unlock(&oms.lock);
