@@ -261,8 +261,9 @@ struct oms_tx_queue_attr {
 };
 
 /*
- * Create a queue writing into [offset, offset + length) of @w.  The plain
- * classes need at least one message slot in the region.
+ * Create a queue writing into [offset, offset + length) of @w.  The region
+ * holds one message of max_msg bytes at least (the plain classes: one
+ * message slot).
  * Errors: -EINVAL (class, thread, flags, reserved, max_msg, region
  * alignment or size, a read-only window), -EOPNOTSUPP (a ConnectX window:
  * it takes WQEs, see oms_tx_mlx5_send), -ENOMEM.
@@ -317,7 +318,9 @@ uint64_t oms_tx_pos(const struct oms_tx_queue *q);
 /*
  * Consumer side: the producer may write chunk positions below @upto (the
  * consumer has consumed everything below @upto - ring chunks).  Credit
- * only grows: a smaller @upto is ignored.  Returns 0 or -EINVAL.
+ * only grows: a smaller @upto is ignored.  Returns 0, or -EINVAL (NULL,
+ * or @upto beyond the producer's position plus the ring: chunks not yet
+ * written cannot have been consumed; nothing changes).
  */
 int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto);
 
@@ -383,8 +386,10 @@ struct oms_tx_doorbell {
  * On a mapped window (memory, file, oms.ko) liboms issues the stores and
  * the three store fences; on an OMS_TX_WIN_KMOD_IOCTL window it hands @q's
  * pending vector to the module, then issues OMS_IOC_DOORBELL, so the
- * module stores and fences.  The order holds against @q's messages only,
- * not against other queues' (each queue is one producer's program order).
+ * module stores and fences.  The fence before the record orders the post
+ * after every earlier store of the thread, of @q or another mapped-window
+ * queue (as the strong class); another ioctl-window queue sends at its
+ * own oms_tx_flush(), so flush it first.
  * The areas must lie inside the window and outside @q's ring.
  * Returns the store fences issued (3), or -EINVAL (NULL, flags, reserved,
  * alignment, length, db not 0 with BlueFlame, an area on @q's ring),
@@ -446,8 +451,11 @@ int oms_tx_store(struct oms_tx_queue *q, uint64_t addr, const void *buf,
  * Errors: -EINVAL (NULL, @len 0 or above OMS_TX_LD_MAX, flags, @addr +
  * @len overflows), -EOPNOTSUPP (not sequenced), -ENXIO (no response area),
  * -EBUSY (no free slot: each has a load outstanding, or a timed-out
- * blocking load whose answer has not come), -EAGAIN (no credit).  Nothing
- * is written on error.
+ * blocking load whose answer has not come), -EAGAIN (no credit): nothing
+ * is written.  On the ioctl window, the module's -errno when the flush
+ * that carries the request fails: the request stays in the pending
+ * vector (the next successful flush sends it) and its slot stays taken
+ * until the answer comes, as a timed-out load's.
  */
 int oms_tx_load_post(struct oms_tx_queue *q, uint64_t addr, size_t len,
 		     unsigned flags);
@@ -531,7 +539,9 @@ struct oms_tx_nic_stats {
 	uint64_t duplicate;	/* seq already buffered: dropped */
 	uint64_t stale;		/* seq already released: dropped */
 	uint64_t out_of_window;	/* seq too far ahead: dropped */
-	uint64_t malformed;	/* framing broken (SOM/EOM): dropped */
+	uint64_t malformed;	/* framing broken (SOM/EOM), or a plain
+				 * slot's chunks left by a dropped header:
+				 * dropped */
 	uint64_t msgs;		/* messages delivered */
 	uint64_t payload_bytes;	/* payload delivered */
 	uint64_t pcap_errors;	/* capture writes that failed */
@@ -578,8 +588,10 @@ int oms_tx_nic_set_resp(struct oms_tx_nic *nic, unsigned thread, void *area,
 int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream, uint64_t offset,
 		  const void *chunk);
 
-/* The path from CPU to device, as a model: chunks overtake each other by
- * at most @reorder positions, never across a store fence. */
+/* The path from CPU to device, as a model: a chunk is overtaken by at
+ * most 2 * @reorder later ones, never across the fence before a strong
+ * message (F).  oms_tx_flush()'s fence leaves no mark in the ring: drain
+ * each published interval with its own oms_tx_nic_drain() call. */
 struct oms_tx_fabric {
 	uint64_t seed;		/* random order; same seed, same order */
 	uint32_t reorder;	/* 0: arrival order = program order */

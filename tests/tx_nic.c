@@ -361,6 +361,51 @@ TEST(plain_bad_header_dropped)
 	oms_tx_nic_destroy(nic);
 }
 
+/*
+ * A message whose header is dropped leaves its other chunks in the slot:
+ * they must not complete the slot's next message.  Message 1 (2 chunks):
+ * its second chunk arrives, then a damaged header; message 2 (2 chunks)
+ * then arrives header first.  Before the fix the slot was "complete" at
+ * message 2's header, with message 1's payload in it.
+ */
+TEST(plain_dropped_header_strands_no_chunk)
+{
+	struct oms_tx_window *w;
+	struct oms_tx_queue *q;
+	struct log l = { 0 };
+	struct oms_tx_nic *nic = plain_nic(&l, 2, 4096);
+	struct oms_tx_queue_attr qa = { .cls = OMS_TX_WEAK, .max_msg = 128 };
+	struct oms_tx_nic_stats st;
+	uint8_t buf[120], one[128], c[64];
+	const uint8_t *ring;
+
+	ASSERT_NE(NULL, nic);
+	ASSERT_EQ(0, oms_tx_window_mem(4096, &w));
+	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
+	ring = oms_tx_ring(q);
+	ASSERT_EQ(0, oms_tx_send(q, buf, make_msg(buf, 1, 100)));
+	memcpy(one, ring, sizeof(one));			/* message 1 */
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 64, one + 64));
+	memcpy(c, one, 64);
+	memset(c, 0, 8);				/* no valid bit */
+	ASSERT_EQ(-EBADMSG, oms_tx_nic_rx(nic, 0, 0, c));
+	ASSERT_EQ(0, oms_tx_nic_stats(nic, &st));
+	ASSERT_EQ(1, st.malformed);			/* the stranded one */
+	/* message 2 in the same slot: its header alone is not a message */
+	oms_tx_queue_destroy(q);
+	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
+	ASSERT_EQ(0, oms_tx_send(q, buf, make_msg(buf, 2, 100)));
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 0, ring));
+	ASSERT_EQ(0, l.n);
+	ASSERT_EQ(0, oms_tx_nic_rx(nic, 0, 64, ring + 64));
+	ASSERT_EQ(1, l.n);
+	ASSERT_EQ(2, l.idx[0]);
+	ASSERT_EQ(100, l.len[0]);
+	oms_tx_nic_destroy(nic);
+	oms_tx_queue_destroy(q);
+	oms_tx_window_close(w);
+}
+
 /* ---- store and load requests (L40) ---- */
 
 /* A hand-built sequenced chunk of thread 0 with op @op. */

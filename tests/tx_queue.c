@@ -356,6 +356,16 @@ TEST(bad_arguments)
 	qa.length = 128;				/* smaller than a slot */
 	qa.max_msg = 256;
 	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	/* sequenced too: a message longer than the ring would overwrite
+	 * itself and never get credit */
+	qa.cls = OMS_TX_SEQUENCED;
+	qa.length = 256;
+	qa.max_msg = 1024;
+	ASSERT_EQ(-EINVAL, oms_tx_queue_create(w, &qa, &q));
+	qa.max_msg = 256;				/* fits exactly */
+	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
+	oms_tx_queue_destroy(q);
+	qa.cls = OMS_TX_WEAK;
 	qa.length = 0;
 	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
 	ASSERT_EQ(-EINVAL, oms_tx_send(q, NULL, 10));
@@ -369,6 +379,16 @@ TEST(bad_arguments)
 	ASSERT_EQ(0, oms_tx_send(q, buf, 248));
 	ASSERT_EQ(-EINVAL, oms_tx_flush(NULL));
 	ASSERT_EQ(-EINVAL, oms_tx_credit(NULL, 1));
+	/* credit for chunks not yet written: refused, the credit as it was
+	 * (4 written, a ring of 128: at most 132), so the ring stays full
+	 * after 128 - 4 more chunks */
+	ASSERT_EQ(-EINVAL, oms_tx_credit(q, UINT64_MAX));
+	ASSERT_EQ(-EINVAL, oms_tx_credit(q, 4 + 128 + 1));
+	for (int i = 0; i < 31; i++)
+		ASSERT_EQ(0, oms_tx_send(q, buf, 248));
+	ASSERT_EQ(-EAGAIN, oms_tx_send(q, buf, 248));
+	ASSERT_EQ(0, oms_tx_credit(q, 4 + 128));
+	ASSERT_EQ(0, oms_tx_send(q, buf, 248));
 	ASSERT_EQ(-EINVAL, oms_tx_stats(q, NULL));
 	oms_tx_queue_destroy(q);
 	oms_tx_queue_destroy(NULL);

@@ -458,6 +458,13 @@ static int tx_plain_rx(struct oms_tx_nic *nic, unsigned stream,
 
 	nic->st.chunks++;
 	if (ci == 0 && !tx_plain_hdr_ok(tx_load64(chunk), slot_bytes)) {
+		/* the chunks already here were the dropped message's: they
+		 * must not complete the slot's next message */
+		for (unsigned w = 0; w < nic->words; w++) {
+			nic->st.malformed +=
+				(uint64_t)__builtin_popcountll(bits[w]);
+			bits[w] = 0;
+		}
 		nic->st.corrupted++;
 		return -EBADMSG;
 	}

@@ -191,6 +191,10 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 			slot <<= 1;
 		if (slot > nchunks)
 			return -EINVAL;
+	} else if (max_msg / OMS_TX_CHUNK > nchunks) {
+		/* a message longer than the ring would write over itself,
+		 * and never get credit */
+		return -EINVAL;
 	}
 	if (posix_memalign(&mem, 64, sizeof(*q)))
 		return -ENOMEM;
@@ -332,9 +336,18 @@ OMS_EXPORT uint64_t oms_tx_pos(const struct oms_tx_queue *q)
 
 OMS_EXPORT int oms_tx_credit(struct oms_tx_queue *q, uint64_t upto)
 {
-	uint64_t cur;
+	uint64_t cur, pos;
 
 	if (!q)
+		return -EINVAL;
+	/*
+	 * The consumer cannot have consumed a chunk not yet written: credit
+	 * beyond the producer's position plus the ring would let it write
+	 * over chunks nobody read.  The position only grows, and a consumer
+	 * that read oms_tx_published() sees at least that much of it.
+	 */
+	pos = __atomic_load_n(&q->pos, __ATOMIC_RELAXED);
+	if (upto > pos + q->mask + 1)
 		return -EINVAL;
 	cur = __atomic_load_n(&q->credit, __ATOMIC_RELAXED);
 	while (upto > cur &&

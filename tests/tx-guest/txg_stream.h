@@ -194,10 +194,11 @@ static inline uint32_t txg_count(unsigned s, uint64_t *pos, uint64_t *first)
 /*
  * The fences and system calls a stream's class needs.  Mapped: one fence
  * per strong message and one for the final flush.  Through the module:
- * the module fences before every strong op but a call's first and ends
- * every call with one flush, so a strong stream costs one per message and
- * any other one per call; and a call carries many messages (a batch is up
- * to 256 ops or 1 MiB), which the bound on calls checks.
+ * the module fences before every strong op, a call's first too, and ends
+ * every call with one flush, so a strong stream costs one per message
+ * plus one per call, any other stream one per call; and a call carries
+ * many messages (a batch is up to 256 ops or 1 MiB), which the bound on
+ * calls checks.
  */
 static inline int txg_fences_ok(unsigned s, const struct txg_report_q *q,
 				uint32_t cnt, int ioctl_path)
@@ -208,7 +209,6 @@ static inline int txg_fences_ok(unsigned s, const struct txg_report_q *q,
 		return q->fences == (strong ? cnt + 1ull : 1) && !q->syscalls;
 	if (q->syscalls < 1 || q->syscalls > cnt / 64 + 2)
 		return 0;
-	/* the module fences before every strong op and after every call */
 	return q->fences == (strong ? cnt + q->syscalls : q->syscalls);
 }
 
