@@ -35,7 +35,9 @@
  * made read-only by another thread during the call) comes after the
  * operation was done.
  *
- * mmap(): offset and length must be page aligned and lie inside the window
+ * mmap(): the offset must be page aligned, and offset and length (rounded
+ * up to pages) lie inside the window; a window that does not start on a
+ * page boundary (a BAR smaller than a page) cannot be mapped
  * (EINVAL otherwise, ENODEV without a window); the mapping must be
  * MAP_SHARED (EINVAL for MAP_PRIVATE).  PROT_WRITE needs a file open for
  * writing (EACCES, from the VFS); PROT_EXEC is refused (EPERM) and cannot
@@ -95,7 +97,7 @@
  * (no such PCI device), EINVAL (@bar > 5, @slot > 31, @func > 7, @length
  * set for a PCI window, bad emulated length), ENODATA (the BAR is
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
- * EOPNOTSUPP (an I/O port BAR), ENOMEM, EIO (the BAR cannot be mapped),
+ * EOPNOTSUPP (an I/O port BAR; an emulated window outside x86), ENOMEM, EIO (the BAR cannot be mapped),
  * or the error of pci_enable_device_mem() for a device that cannot be
  * enabled.  Write-combining (no OMS_ATTACH_UC) needs a prefetchable BAR,
  * as sysfs resourceN_wc does: a register BAR gives EINVAL.  A BAR whose

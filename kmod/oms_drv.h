@@ -54,8 +54,11 @@ struct oms_window {
 	bool claimed;			/* we hold pci_request_region() */
 };
 
-/* The emulated window's pages: allocated once, kept until unload. */
-enum oms_emu_type { OMS_EMU_WB, OMS_EMU_WC, OMS_EMU_UC };
+/*
+ * The emulated window's pages: allocated once, kept until unload.
+ * UNKNOWN: a type change failed part way; write-back must be set again.
+ */
+enum oms_emu_type { OMS_EMU_WB, OMS_EMU_WC, OMS_EMU_UC, OMS_EMU_UNKNOWN };
 
 struct oms_device {
 	struct mutex lock;		/* attach and detach */

@@ -43,9 +43,10 @@ static int oms_parse_pci(const char *s, struct oms_attach *a)
 	unsigned int dom = 0, b, d, f;
 	char extra;
 
-	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &b, &d, &f, &extra) != 4) {
+	/* field widths: a longer number is refused, not truncated */
+	if (sscanf(s, "%4x:%2x:%2x.%1x%c", &dom, &b, &d, &f, &extra) != 4) {
 		dom = 0;
-		if (sscanf(s, "%x:%x.%x%c", &b, &d, &f, &extra) != 3)
+		if (sscanf(s, "%2x:%2x.%1x%c", &b, &d, &f, &extra) != 3)
 			return -EINVAL;
 	}
 	if (dom > 0xffff || b > 0xff || d > 0x1f || f > 7)

@@ -78,7 +78,9 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (ret)
 		goto err_put;
 	win_pages = w->len >> PAGE_SHIFT;
-	if (vma->vm_pgoff >= win_pages || pages > win_pages - vma->vm_pgoff) {
+	/* a BAR smaller than a page may start inside one: not mappable */
+	if (!PAGE_ALIGNED(w->phys) || vma->vm_pgoff >= win_pages ||
+	    pages > win_pages - vma->vm_pgoff) {
 		ret = -EINVAL;
 		goto err_put;
 	}

@@ -175,6 +175,7 @@ int oms_attach_pci(const struct oms_attach *a)
 	resource_size_t start, len;
 	int ret;
 
+	lockdep_assert_held(&oms.lock);
 	if (oms.win)
 		return -EBUSY;
 	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
@@ -260,6 +261,8 @@ static int oms_pages_set_type(void *va, u64 len, enum oms_emu_type type)
 		return set_memory_uc(addr, n);
 	case OMS_EMU_WB:
 		return set_memory_wb(addr, n);
+	case OMS_EMU_UNKNOWN:
+		break;
 	}
 #endif
 	return 0;
@@ -284,11 +287,19 @@ static void *oms_emu_backing(enum oms_emu_type type)
 		oms.emu_type = OMS_EMU_WB;
 	}
 	if (oms.emu_type != type) {
-		/* PAT takes a new type only on write-back RAM. */
-		if (oms.emu_type != OMS_EMU_WB)
-			oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN,
-					   OMS_EMU_WB);
-		oms.emu_type = OMS_EMU_WB;
+		/*
+		 * PAT takes a new type only on write-back RAM.  A change that
+		 * fails may have changed some pages: the type is then not
+		 * known, and only write-back set again makes it known.
+		 */
+		if (oms.emu_type != OMS_EMU_WB) {
+			oms.emu_type = OMS_EMU_UNKNOWN;
+			if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN,
+					       OMS_EMU_WB))
+				return ERR_PTR(-EIO);
+			oms.emu_type = OMS_EMU_WB;
+		}
+		oms.emu_type = OMS_EMU_UNKNOWN;
 		if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, type))
 			return ERR_PTR(-EIO);
 		oms.emu_type = type;
@@ -301,8 +312,17 @@ void oms_emu_free(void)
 {
 	if (!oms.emu_pages)
 		return;
-	if (oms.emu_type != OMS_EMU_WB)
-		oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB);
+	if (oms.emu_type != OMS_EMU_WB &&
+	    oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB)) {
+		/*
+		 * Pages that may still be WC or UC must not go back to the
+		 * page allocator: keep them.
+		 */
+		pr_warn("emulated window pages not write-back again: %u KiB leaked\n",
+			OMS_EMU_MAX_LEN >> 10);
+		oms.emu_pages = NULL;
+		return;
+	}
 	free_pages_exact(oms.emu_pages, OMS_EMU_MAX_LEN);
 	oms.emu_pages = NULL;
 }
@@ -314,11 +334,18 @@ int oms_attach_emulated(const struct oms_attach *a)
 	struct oms_window *w;
 	void *va;
 
+	lockdep_assert_held(&oms.lock);
 	if (oms.win)
 		return -EBUSY;
 	if (a->domain || a->bus || a->slot || a->func || a->bar ||
 	    len > OMS_EMU_MAX_LEN || !PAGE_ALIGNED(len))
 		return -EINVAL;
+	/*
+	 * Only x86 changes the pages' kernel mapping to the window's type;
+	 * elsewhere a WC or UC user mapping would alias cacheable RAM.
+	 */
+	if (!IS_ENABLED(CONFIG_X86))
+		return -EOPNOTSUPP;
 
 	w = oms_window_alloc();
 	if (!w)
@@ -375,6 +402,7 @@ int oms_detach(void)
 {
 	struct oms_window *w;
 
+	lockdep_assert_held(&oms.lock);
 	spin_lock(&oms.win_lock);
 	w = oms.win;
 	oms.win = NULL;

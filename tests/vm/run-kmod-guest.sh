@@ -67,6 +67,8 @@ bad_load() {	# bad_load WANT_ERRNO_TEXT PARAMS...
 bad_load "No such device" pci=0000:fe:1f.7
 bad_load "Invalid parameters" pci=not-a-device
 bad_load "Invalid parameters" pci=00:03.0 bar=6
+# a domain too long for 16 bits: refused, not truncated to 0000:00:03.0
+bad_load "Invalid parameters" pci=100000000:00:03.0
 bad_load "Invalid parameters" emu_len=12345
 [ -n "$bdf" ] && bad_load "No data available" pci="$bdf" bar=1
 
