@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 
 #define WORDS 64
@@ -25,6 +26,7 @@
 
 FIXTURE(dev)
 {
+	struct oms_emu *emu;
 	struct oms_ctx *ini, *tgt;
 	struct oms_mr *mr, *ro;
 	struct oms_rmr r, rro;
@@ -35,9 +37,15 @@ FIXTURE(dev)
 FIXTURE_SETUP(dev)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = 0xbad,
+	};
 
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS;
-	a.chaos_seed = 0xbad;
+	/* The test's own device: raw queues and freezes below reach it. */
+	ASSERT_EQ(0, oms_emu_create(&ea, &self->emu));
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU;
+	a.emu = self->emu;
 	ASSERT_EQ(0, oms_ctx_create(&a, &self->ini));
 	a.node = 1;
 	ASSERT_EQ(0, oms_ctx_create(&a, &self->tgt));
@@ -55,6 +63,8 @@ FIXTURE_TEARDOWN(dev)
 {
 	oms_ctx_destroy(self->ini);
 	oms_ctx_destroy(self->tgt);
+	/* after its contexts: a device refuses to go while one lives */
+	oms_emu_destroy(self->emu);
 }
 
 static int untouched(const uint64_t *p, size_t n)
@@ -162,7 +172,7 @@ TEST_F(dev, oversize_and_malformed_commands)
 		.key = self->r.key, .len = 8, .local = (uintptr_t)&v,
 	};
 
-	ASSERT_EQ(0, emu_queue_open(emu_dev_current(), 0, 8, &q));
+	ASSERT_EQ(0, emu_queue_open(self->emu, 0, 8, &q));
 	wr.len = EMU_MAX_OP + 1;
 	ASSERT_EQ(0, raw(q, &wr, &wc));
 	ASSERT_EQ(-EMSGSIZE, wc.status);
@@ -191,13 +201,13 @@ TEST_F(dev, oversize_and_malformed_commands)
 	ASSERT_EQ(0, raw(q, &wr, &wc));
 	ASSERT_EQ(0, wc.status);
 	ASSERT_EQ(9, self->buf[GUARD]);
-	emu_queue_close(emu_dev_current(), q);
+	emu_queue_close(self->emu, q);
 	ASSERT_TRUE(still_serves(self->ini, &self->r));
 }
 
 TEST_F(dev, full_ring_and_bogus_doorbell)
 {
-	struct oms_emu *d = emu_dev_current();
+	struct oms_emu *d = self->emu;
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *nb;
 	struct emu_queue *q;
@@ -238,8 +248,10 @@ TEST_F(dev, full_ring_and_bogus_doorbell)
 	emu_queue_close(d, q);
 
 	/* The context layer: NONBLOCK says -EAGAIN when the queue is full. */
-	a.comp_mask = OMS_CTX_ATTR_QDEPTH | OMS_CTX_ATTR_FLAGS;
+	a.comp_mask = OMS_CTX_ATTR_QDEPTH | OMS_CTX_ATTR_FLAGS |
+		      OMS_CTX_ATTR_EMU;
 	a.queue_depth = 8;
+	a.emu = d;
 	a.flags = OMS_CTX_F_NONBLOCK;
 	ASSERT_EQ(0, oms_ctx_create(&a, &nb));
 	emu_dev_freeze(d, 1);

@@ -36,6 +36,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -70,20 +71,26 @@ FIXTURE(rig)
 FIXTURE_SETUP(rig)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+	};
 
 	self->seed = t_seed(0x0de7);
 	t_rng_init(&self->rng, self->seed);
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS;
+	/* A device of the test's own: its queues are opened below the
+	 * context layer, on the fabric the target's region is in. */
+	ea.chaos_seed = self->seed;
+	ASSERT_EQ(0, oms_emu_create(&ea, &self->dev));
+	ASSERT_NE(NULL, self->dev);
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU;
 	a.node = 1;
-	a.chaos_seed = self->seed;
+	a.emu = self->dev;
 	ASSERT_EQ(0, oms_ctx_create(&a, &self->tgt));
 	self->mem = calloc(WORDS, 8);
 	ASSERT_NE(NULL, self->mem);
 	ASSERT_EQ(0, oms_mr_reg(self->tgt, self->mem, WORDS * 8,
 				OMS_ACCESS_ALL, &self->mr));
 	ASSERT_EQ(0, oms_mr_remote(self->mr, &self->r));
-	self->dev = emu_dev_current();
-	ASSERT_NE(NULL, self->dev);
 	TH_LOG("chaos seed %#llx", (unsigned long long)self->seed);
 }
 
@@ -91,6 +98,8 @@ FIXTURE_TEARDOWN(rig)
 {
 	oms_ctx_destroy(self->tgt);
 	free(self->mem);
+	/* after the context: a device refuses to go while one lives */
+	oms_emu_destroy(self->dev);
 }
 
 /* One device queue and what came back for each slot of the last batch. */

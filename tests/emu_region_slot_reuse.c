@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 
 #define WORDS 8
@@ -40,15 +40,32 @@ FIXTURE(reuse)
 	uint64_t oldbuf[WORDS], newbuf[WORDS], dst[WORDS];
 };
 
+/* As t_emu_ctx() of helpers.c (a 60 s liveness timeout: the device is
+ * parked at times), on @dev. */
+static struct oms_ctx *ctx_on(struct oms_emu *dev, uint32_t node)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_ctx *ctx = NULL;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE |
+		      OMS_CTX_ATTR_TIMEOUT | OMS_CTX_ATTR_EMU;
+	a.backend = OMS_BACKEND_EMU;
+	a.node = node;
+	a.timeout_ms = 60000;
+	a.emu = dev;
+	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
+}
+
 FIXTURE_SETUP(reuse)
 {
 	memset(self->oldbuf, OLD_FILL, sizeof(self->oldbuf));
 	memset(self->newbuf, NEW_FILL, sizeof(self->newbuf));
 	memset(self->dst, DST_FILL, sizeof(self->dst));
-	self->owner = t_emu_ctx(1);
-	ASSERT_NE(NULL, self->owner);
-	self->dev = emu_dev_current();
+	/* The test's own device: it parks the thread and steps it. */
+	ASSERT_EQ(0, oms_emu_create(NULL, &self->dev));
 	ASSERT_NE(NULL, self->dev);
+	self->owner = ctx_on(self->dev, 1);
+	ASSERT_NE(NULL, self->owner);
 	ASSERT_EQ(0, emu_queue_open(self->dev, 0, 8, &self->q));
 	ASSERT_EQ(0, oms_mr_reg(self->owner, self->oldbuf,
 				sizeof(self->oldbuf), OMS_ACCESS_ALL,
@@ -61,6 +78,8 @@ FIXTURE_TEARDOWN(reuse)
 	emu_dev_freeze(self->dev, 0);
 	emu_queue_close(self->dev, self->q);
 	oms_ctx_destroy(self->owner);
+	/* after its context: a device refuses to go while one lives */
+	oms_emu_destroy(self->dev);
 }
 
 /*

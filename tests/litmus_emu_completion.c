@@ -21,6 +21,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 #include "oms_priv.h"
 
@@ -39,14 +40,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static struct oms_ctx *mk(uint32_t node, uint64_t chaos)
+/*
+ * Each test runs on a device of its own, reordering from @chaos (0: in
+ * order), which it freezes or opens raw queues on directly.
+ */
+static struct oms_emu *mk_emu(uint64_t chaos)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = chaos,
+	};
+	struct oms_emu *e = NULL;
+
+	if (oms_emu_create(&ea, &e))
+		return NULL;
+	return e;
+}
+
+/* A context on node @node of @emu (NULL @emu: none, the create refuses). */
+static struct oms_ctx *mk(struct oms_emu *emu, uint32_t node)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *c = NULL;
 
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU;
 	a.node = node;
-	a.chaos_seed = chaos;
+	a.emu = emu;
 	if (oms_ctx_create(&a, &c))
 		return NULL;
 	return c;
@@ -61,9 +80,9 @@ struct tgt {
 	size_t words;
 };
 
-static int tgt_open(struct tgt *t, size_t words, uint64_t chaos)
+static int tgt_open(struct tgt *t, size_t words, struct oms_emu *emu)
 {
-	t->ctx = mk(1, chaos);
+	t->ctx = mk(emu, 1);
 	t->words = words;
 	t->mem = calloc(words, 8);
 	if (!t->ctx || !t->mem ||
@@ -88,13 +107,14 @@ TEST(litmus_L08_issuer_never_stalls_on_emu)
 {
 	uint64_t seed = t_seed(0x801), one = 1, t0, worst = 0;
 	struct oms_stats st = { .size = sizeof(st) };
-	struct oms_ctx *ini = mk(0, seed);
+	struct oms_emu *emu = mk_emu(seed);
+	struct oms_ctx *ini = mk(emu, 0);
 	struct tgt t;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 64, seed));
+	ASSERT_EQ(0, tgt_open(&t, 64, emu));
 	/* The device hangs: nothing is acknowledged. */
-	emu_dev_freeze(emu_dev_current(), 1);
+	emu_dev_freeze(emu, 1);
 	ASSERT_EQ(0, oms_put(ini, &t.r, 0, &one, 8, OMS_STORE_WEAK));
 	for (int i = 1; i < 32; i++) {
 		t0 = now_ns();
@@ -110,12 +130,13 @@ TEST(litmus_L08_issuer_never_stalls_on_emu)
 	ASSERT_GE(st.held, 31);
 	ASSERT_LT(worst, 50000000ull);
 	ASSERT_EQ(0, rd(&t, 1));
-	emu_dev_freeze(emu_dev_current(), 0);
+	emu_dev_freeze(emu, 0);
 	ASSERT_EQ(0, oms_quiet(ini));
 	for (int i = 0; i < 32; i++)
 		ASSERT_EQ(1, rd(&t, i));
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 /*
@@ -165,13 +186,14 @@ TEST(litmus_L15_quiet_is_completion_on_emu)
 {
 	uint64_t seed = t_seed(0xf01);
 	unsigned long trials = 0, bad = 0, errors = 0, ctl = 0, n;
-	struct oms_ctx *ini = mk(0, seed);
+	struct oms_emu *emu = mk_emu(seed);
+	struct oms_ctx *ini = mk(emu, 0);
 	struct l15 *b = calloc(1, sizeof(*b));
 	struct tgt t;
 	uint64_t v = 1;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 4 * BATCH, seed));
+	ASSERT_EQ(0, tgt_open(&t, 4 * BATCH, emu));
 	/* word 4i+1 counts fadds: keep it equal to v - 1 before each batch */
 	for (n = t_trials(DEFAULT_TRIALS); trials < n; trials += BATCH, v++)
 		bad += l15_batch(ini, &t, b, v, 1, &errors);
@@ -187,6 +209,7 @@ TEST(litmus_L15_quiet_is_completion_on_emu)
 	ASSERT_EQ(0, errors);
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 	free(b);
 }
 
@@ -194,12 +217,13 @@ TEST(litmus_L15_quiet_is_completion_on_emu)
 static unsigned long l16_run(int fence, unsigned long trials, uint64_t seed,
 			     unsigned long *errors)
 {
-	struct oms_ctx *ini = mk(0, seed);
+	struct oms_emu *emu = mk_emu(seed);	/* a fresh one each run */
+	struct oms_ctx *ini = mk(emu, 0);
 	uint64_t *src = calloc(BATCH, 8);
 	unsigned long bad = 0, done = 0;
 	struct tgt t;
 
-	if (!ini || tgt_open(&t, BATCH, seed)) {
+	if (!ini || tgt_open(&t, BATCH, emu)) {
 		(*errors)++;
 		return 0;
 	}
@@ -221,6 +245,7 @@ static unsigned long l16_run(int fence, unsigned long trials, uint64_t seed,
 	}
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 	free(src);
 	return fence ? bad : done ? bad : 0;
 }
@@ -246,7 +271,8 @@ TEST(litmus_L16_local_fence_frees_source_on_emu)
 TEST(litmus_L18_empty_fence_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
-	struct oms_ctx *ini = mk(0, t_seed(0x1201));
+	struct oms_emu *emu = mk_emu(t_seed(0x1201));
+	struct oms_ctx *ini = mk(emu, 0);
 	uint64_t t0;
 	int n = 100000;
 
@@ -264,6 +290,7 @@ TEST(litmus_L18_empty_fence_on_emu)
 	ASSERT_EQ(0, st.held);
 	ASSERT_LT(t0 / n, 20000);
 	oms_ctx_destroy(ini);
+	oms_emu_destroy(emu);
 }
 
 /* L19: quiet on context 1 does not wait for context 2's operations. */
@@ -271,12 +298,13 @@ TEST(litmus_L19_scope_is_the_context_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
 	uint64_t seed = t_seed(0x1301), one = 1;
-	struct oms_ctx *c1 = mk(0, seed), *c2 = mk(0, seed);
+	struct oms_emu *emu = mk_emu(seed);
+	struct oms_ctx *c1 = mk(emu, 0), *c2 = mk(emu, 0);
 	struct tgt t;
 
 	ASSERT_NE(NULL, c1);
 	ASSERT_NE(NULL, c2);
-	ASSERT_EQ(0, tgt_open(&t, 64, seed));
+	ASSERT_EQ(0, tgt_open(&t, 64, emu));
 	/* c2's strong store is held until c2 itself reaps the weak store's
 	 * ack: c2 makes no progress while c1 works. */
 	ASSERT_EQ(0, oms_put(c2, &t.r, 0, &one, 8, OMS_STORE_WEAK));
@@ -297,13 +325,15 @@ TEST(litmus_L19_scope_is_the_context_on_emu)
 	oms_ctx_destroy(c1);
 	oms_ctx_destroy(c2);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 /* L20: commands written without the doorbell never execute; ringing n
  * executes exactly n. */
 TEST(litmus_L20_doorbell_by_count_on_emu)
 {
-	struct oms_ctx *ini = mk(0, 0);
+	struct oms_emu *emu = mk_emu(0);
+	struct oms_ctx *ini = mk(emu, 0);
 	struct emu_queue *q;
 	struct oms_wc wc[8];
 	uint64_t src[5] = { 11, 12, 13, 14, 15 };
@@ -311,8 +341,8 @@ TEST(litmus_L20_doorbell_by_count_on_emu)
 	int got = 0;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 8, 0));
-	ASSERT_EQ(0, emu_queue_open(emu_dev_current(), 0, 16, &q));
+	ASSERT_EQ(0, tgt_open(&t, 8, emu));
+	ASSERT_EQ(0, emu_queue_open(emu, 0, 16, &q));
 	for (uint32_t i = 0; i < 5; i++) {
 		struct oms_wr wr = {
 			.op = OMS_WR_PUT, .slot = i, .dest = t.r.dest,
@@ -342,9 +372,10 @@ TEST(litmus_L20_doorbell_by_count_on_emu)
 	}
 	ASSERT_EQ(5, got);
 	ASSERT_EQ(15, rd(&t, 4));
-	emu_queue_close(emu_dev_current(), q);
+	emu_queue_close(emu, q);
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 /* L21: a wrong key leaves memory unchanged, counts a drop, and past the
@@ -352,14 +383,15 @@ TEST(litmus_L20_doorbell_by_count_on_emu)
 TEST(litmus_L21_key_check_on_emu)
 {
 	struct oms_stats st = { .size = sizeof(st) };
-	struct oms_ctx *ini = mk(0, t_seed(0x1501));
+	struct oms_emu *emu = mk_emu(t_seed(0x1501));
+	struct oms_ctx *ini = mk(emu, 0);
 	uint64_t v = 42;
 	struct oms_rmr bad;
 	struct tgt t;
 	int err = 0;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 8, t_seed(0x1501)));
+	ASSERT_EQ(0, tgt_open(&t, 8, emu));
 	bad = t.r;
 	bad.key ^= 0x5a5a;
 	ASSERT_EQ(0, oms_put(ini, &bad, 0, &v, 8, OMS_STORE_STRONG));
@@ -383,6 +415,7 @@ TEST(litmus_L21_key_check_on_emu)
 	ASSERT_EQ(42, rd(&t, 0));
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 /* L22 (and L37): a failed operation completes with an error; what it
@@ -391,13 +424,14 @@ TEST(litmus_L21_key_check_on_emu)
  * is clean; oms_ctx_resume() lets ordered traffic flow again. */
 TEST(litmus_L22_errors_never_hang_on_emu)
 {
-	struct oms_ctx *ini = mk(0, t_seed(0x1601));
+	struct oms_emu *emu = mk_emu(t_seed(0x1601));
+	struct oms_ctx *ini = mk(emu, 0);
 	uint64_t v = 7, got = 0;
 	struct oms_rmr far;
 	struct tgt t;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 8, t_seed(0x1601)));
+	ASSERT_EQ(0, tgt_open(&t, 8, emu));
 	far = t.r;
 	far.len = 1 << 20;		/* lies about the size */
 	for (int i = 0; i < 100; i++) {
@@ -418,6 +452,7 @@ TEST(litmus_L22_errors_never_hang_on_emu)
 	ASSERT_EQ(7, rd(&t, 1));
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 /* L13: after quiet every counter is back to 0 and each ordered store
@@ -425,12 +460,13 @@ TEST(litmus_L22_errors_never_hang_on_emu)
 TEST(litmus_L13_counter_conservation_on_emu)
 {
 	uint64_t seed = t_seed(0xd01), v[64];
-	struct oms_ctx *ini = mk(0, seed);
+	struct oms_emu *emu = mk_emu(seed);
+	struct oms_ctx *ini = mk(emu, 0);
 	struct tgt t;
 	unsigned long ordered = 0, unordered = 0;
 
 	ASSERT_NE(NULL, ini);
-	ASSERT_EQ(0, tgt_open(&t, 64, seed));
+	ASSERT_EQ(0, tgt_open(&t, 64, emu));
 	for (int round = 0; round < 2000; round++) {
 		for (int i = 0; i < 64; i++) {
 			unsigned cls = (unsigned)(i + round) % 3;
@@ -461,6 +497,7 @@ TEST(litmus_L13_counter_conservation_on_emu)
 	       "balanced", ordered, unordered);
 	oms_ctx_destroy(ini);
 	tgt_close(&t);
+	oms_emu_destroy(emu);
 }
 
 TEST_HARNESS_MAIN

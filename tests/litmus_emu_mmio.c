@@ -31,6 +31,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -45,6 +46,7 @@
 #define NDEST		3
 
 struct lab {
+	struct oms_emu *emu;	/* its own: the observer is set on it */
 	struct oms_ctx *inis[NINI], *tgt[NDEST];
 	struct oms_mr *mr[NDEST];
 	struct oms_rmr r[NDEST];
@@ -75,12 +77,18 @@ static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 {
 	size_t words = (size_t)BATCH * SLOTS;
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = seed,
+	};
 
 	memset(l, 0, sizeof(*l));
 	memset(l->ridx, -1, sizeof(l->ridx));
+	if (oms_emu_create(&ea, &l->emu))
+		return -1;
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS;
-	a.chaos_seed = seed;
+		      OMS_CTX_ATTR_EMU;
+	a.emu = l->emu;
 	a.flags = flags;
 	if (seq_mask && !(flags & OMS_CTX_F_NO_ORDERING)) {
 		a.comp_mask |= OMS_CTX_ATTR_DEST_SEQ;
@@ -101,13 +109,16 @@ static int lab_open(struct lab *l, uint32_t flags, uint64_t seed)
 		oms_mr_remote(l->mr[d], &l->r[d]);
 		l->ridx[l->r[d].region] = d;
 	}
-	emu_dev_set_observer(emu_dev_current(), observe, l);
+	emu_dev_set_observer(l->emu, observe, l);
 	return 0;
 }
 
+/* Also after a lab_open() that failed part way. */
 static void lab_close(struct lab *l)
 {
-	emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	if (!l->emu)
+		return;
+	emu_dev_set_observer(l->emu, NULL, NULL);
 	for (int k = 0; k < NINI; k++)
 		if (l->inis[k])
 			oms_ctx_destroy(l->inis[k]);
@@ -117,6 +128,8 @@ static void lab_close(struct lab *l)
 		free(l->mem[d]);
 		free(l->stamp[d]);
 	}
+	/* after its contexts: a device refuses to go while one lives */
+	oms_emu_destroy(l->emu);
 }
 
 static int st(struct lab *l, uint32_t i, int d, uint32_t w, unsigned cls)
@@ -379,12 +392,15 @@ TEST(litmus_L28_per_thread_streams_on_emu)
 	struct oms_wr late;
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
-	a.comp_mask = OMS_CTX_ATTR_NODE;
+	/* A device with every default, the two threads' queues opened on
+	 * it below the context layer. */
+	ASSERT_EQ(0, oms_emu_create(NULL, &d));
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU;
 	a.node = 1;
+	a.emu = d;
 	ASSERT_EQ(0, oms_ctx_create(&a, &tgt));
 	ASSERT_EQ(0, oms_mr_reg(tgt, mem, sizeof(mem), OMS_ACCESS_ALL, &mr));
 	ASSERT_EQ(0, oms_mr_remote(mr, &r));
-	d = emu_dev_current();
 	ASSERT_EQ(0, emu_queue_open(d, 0, 16, &t1));
 	ASSERT_EQ(0, emu_queue_open(d, 0, 16, &t2));
 	/* thread 1: sequence numbers 1 and 2 (0 is late) */
@@ -432,6 +448,7 @@ TEST(litmus_L28_per_thread_streams_on_emu)
 	emu_queue_close(d, t1);
 	emu_queue_close(d, t2);
 	oms_ctx_destroy(tgt);
+	oms_emu_destroy(d);
 }
 
 TEST_HARNESS_MAIN

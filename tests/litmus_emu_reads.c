@@ -32,6 +32,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "emu/emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -45,6 +46,7 @@
 #define BATCH		256u
 
 struct rl {
+	struct oms_emu *emu;	/* its own: its read engine is looked at */
 	struct oms_ctx *ini, *tgt;
 	struct oms_mr *mr;
 	struct oms_rmr r;
@@ -90,21 +92,25 @@ static int rl_open(struct rl *l, int kind, uint32_t order, uint32_t flags,
 		   uint64_t seed)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
+		.chaos_seed = seed, .read_order = order, .rlsq_entries = 256,
+	};
 
 	memset(l, 0, sizeof(*l));
 	l->kind = kind;
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
-		      OMS_CTX_ATTR_READ_ORDER | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_TIMEOUT;
+	if (oms_emu_create(&ea, &l->emu))
+		return -1;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU |
+		      OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_TIMEOUT;
 	/* With two make checks and a third job on two cores, every get
 	 * after some 100 000 trials failed once: most likely the 5 s
 	 * liveness timeout, the device thread waiting for the lock the
 	 * writer thread takes for every line.  A hang detector, not a
 	 * budget: */
 	a.timeout_ms = 60000;
-	a.chaos_seed = seed;
-	a.read_order = order;
-	a.rlsq_entries = 256;
+	a.emu = l->emu;
 	a.flags = flags;
 	if (oms_ctx_create(&a, &l->ini))
 		return -1;
@@ -126,6 +132,7 @@ static void rl_close(struct rl *l)
 	pthread_join(l->writer, NULL);
 	oms_ctx_destroy(l->ini);
 	oms_ctx_destroy(l->tgt);
+	oms_emu_destroy(l->emu);
 	free(l->mem);
 }
 
@@ -159,7 +166,7 @@ static struct res flag_data(uint32_t order, unsigned fflags, uint64_t seed,
 			r.hits += data[i] < flag[i];
 		r.trials += BATCH;
 	}
-	r.squashed = emu_dev_current()->rlsq.cnt.squashed;
+	r.squashed = l.emu->rlsq.cnt.squashed;
 	rl_close(&l);
 	return r;
 }
@@ -241,7 +248,7 @@ static struct res header_footer(uint32_t order, unsigned flags, uint64_t seed,
 		}
 		r.trials += BATCH;
 	}
-	r.squashed = emu_dev_current()->rlsq.cnt.squashed;
+	r.squashed = l.emu->rlsq.cnt.squashed;
 	rl_close(&l);
 	return r;
 }
@@ -299,11 +306,19 @@ static void l23_observe(void *arg, uint32_t q, const struct oms_wr *wr)
 		s->stamp_resp[(wr->local - (uintptr_t)s->got) / 8] = s->clock;
 }
 
-/* @dnode: where A's data goes: 2 (the reader, B) or 3 (a third node). */
-static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
-			  int stop_on_hit, uint32_t ndata, uint32_t dnode)
+/* @dnode: where A's data goes: 2 (the reader, B) or 3 (a third node).
+ * @emu_flags: the device's hold (OMS_EMU_F_*), a setting of the device. */
+static struct res l23_run(uint32_t emu_flags, uint64_t seed,
+			  unsigned long trials, int stop_on_hit, uint32_t ndata,
+			  uint32_t dnode)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_FLAGS,
+		.chaos_seed = seed, .flags = emu_flags,
+	};
+	struct oms_emu *emu = NULL;
 	struct oms_ctx *ca = NULL, *cb = NULL, *cc = NULL;
 	uint64_t *ma = calloc(BATCH, 8), *mb = calloc(BATCH * MAXDATA, 8);
 	struct oms_mr *mra, *mrb;
@@ -311,10 +326,13 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	struct l23 *s = calloc(1, sizeof(*s));
 	struct res r = { 0 };
 
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_CHAOS |
-		      OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_QDEPTH;
-	a.chaos_seed = seed;
-	a.flags = flags;
+	if (oms_emu_create(&ea, &emu)) {
+		r.errors++;
+		goto out;
+	}
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU |
+		      OMS_CTX_ATTR_QDEPTH;
+	a.emu = emu;
 	a.queue_depth = 4096;	/* a frozen batch is posted whole */
 	a.node = 1;
 	if (oms_ctx_create(&a, &ca) || (a.node = 2, oms_ctx_create(&a, &cb)) ||
@@ -329,7 +347,7 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 	oms_mr_remote(mrb, &rb);
 	s->data_region = rb.region;
 	s->one = 1;
-	emu_dev_set_observer(emu_dev_current(), l23_observe, s);
+	emu_dev_set_observer(emu, l23_observe, s);
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
 		/*
 		 * Every other batch is posted whole while the device is
@@ -343,7 +361,7 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		int busy, frozen = (r.trials / BATCH) & 1;
 
 		if (frozen)
-			emu_dev_freeze(emu_dev_current(), 1);
+			emu_dev_freeze(emu, 1);
 		for (uint32_t i = 0; i < BATCH; i++) {
 			for (uint32_t k = 0; k < ndata; k++)
 				r.errors += oms_put(ca, &rb, 8ull * (i * ndata + k),
@@ -356,7 +374,7 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 			r.errors += oms_get(cb, &s->got[i], &ra, 8ull * i, 8,
 					    OMS_READ_RESP_ORDERED) != 0;
 		if (frozen)
-			emu_dev_freeze(emu_dev_current(), 0);
+			emu_dev_freeze(emu, 0);
 		do {
 			int x = oms_progress(ca), y = oms_progress(cb);
 
@@ -380,16 +398,16 @@ static struct res l23_run(uint32_t flags, uint64_t seed, unsigned long trials,
 		}
 		r.trials += BATCH;
 		/* reset A's flags and B's data through the device owner */
-		emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+		emu_dev_set_observer(emu, NULL, NULL);
 		memset(s, 0, offsetof(struct l23, data_region));
 		s->data_region = rb.region;
 		for (uint32_t i = 0; i < BATCH; i++) {
 			oms_mr_write(mra, 8ull * i, &(uint64_t){ 0 }, 8);
 		}
 		memset(mb, 0, BATCH * MAXDATA * 8);
-		emu_dev_set_observer(emu_dev_current(), l23_observe, s);
+		emu_dev_set_observer(emu, l23_observe, s);
 	}
-	emu_dev_set_observer(emu_dev_current(), NULL, NULL);
+	emu_dev_set_observer(emu, NULL, NULL);
 out:
 	if (ca)
 		oms_ctx_destroy(ca);
@@ -397,6 +415,8 @@ out:
 		oms_ctx_destroy(cb);
 	if (cc)
 		oms_ctx_destroy(cc);
+	if (emu)
+		oms_emu_destroy(emu);
 	free(ma);
 	free(mb);
 	free(s);
@@ -414,7 +434,7 @@ TEST(litmus_L23_response_held_behind_posted_write_on_emu)
 	ASSERT_EQ(0, r.errors);
 	ASSERT_EQ(0, r.hits);
 	ASSERT_GT(r.accepted, 0);
-	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, 1, 2);
+	r = l23_run(OMS_EMU_F_NO_HOLD, seed, CONTROL_MAX, 1, 1, 2);
 	TH_LOG("L23 control (hold off): forbidden seen %lu times in %lu "
 	       "trials", r.hits, r.trials);
 	ASSERT_EQ(0, r.errors);
@@ -427,7 +447,7 @@ TEST(litmus_L23_response_held_behind_posted_write_on_emu)
 TEST(litmus_L24_hold_scope_on_emu)
 {
 	uint64_t seed = t_seed(0x1801);
-	struct res r = l23_run(OMS_CTX_F_HOLD_GLOBAL, seed,
+	struct res r = l23_run(OMS_EMU_F_HOLD_GLOBAL, seed,
 			       t_trials(DEFAULT_TRIALS), 0, 1, 3);
 
 	TH_LOG("L24 global scope: %lu trials, %lu saw the flag, %lu responses "
@@ -457,7 +477,7 @@ TEST(litmus_L25_counting_out_of_order_acks_on_emu)
 	ASSERT_EQ(0, r.errors);
 	ASSERT_EQ(0, r.hits);
 	ASSERT_GT(r.accepted, 0);
-	r = l23_run(OMS_CTX_F_NO_HOLD, seed, CONTROL_MAX, 1, MAXDATA, 2);
+	r = l23_run(OMS_EMU_F_NO_HOLD, seed, CONTROL_MAX, 1, MAXDATA, 2);
 	TH_LOG("L25 control (hold off): forbidden seen %lu times in %lu "
 	       "trials", r.hits, r.trials);
 	ASSERT_EQ(0, r.errors);

@@ -293,16 +293,6 @@ void emu_dev_put(struct oms_emu *dev)
 		dev_stop_free(dev);
 }
 
-struct oms_emu *emu_dev_current(void)
-{
-	struct oms_emu *dev;
-
-	pthread_mutex_lock(&default_lock);
-	dev = default_dev;
-	pthread_mutex_unlock(&default_lock);
-	return dev;
-}
-
 int emu_queue_open(struct oms_emu *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **out)
 {

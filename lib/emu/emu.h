@@ -245,8 +245,9 @@ struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx);
  * emu_dev_get() takes a reference to the process's default device,
  * starting it from @cfg if there is none, and refuses (-EBUSY) when the
  * running one differs from @cfg in a setting of @set; emu_dev_put() drops
- * one (the last stops the device and frees it).  emu_dev_current(): the
- * default device, or NULL. */
+ * one (the last stops the device and frees it).  The default device is
+ * reached only through its contexts: code that needs a device's insides
+ * (tests of internals) makes its own with oms_emu_create(). */
 int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **dev);
 int emu_dev_get(const struct emu_cfg *cfg, unsigned set,
 		struct oms_emu **dev);
@@ -254,7 +255,6 @@ void emu_dev_hold(struct oms_emu *dev);
 void emu_dev_put(struct oms_emu *dev);
 int emu_dev_destroy(struct oms_emu *dev);	/* -EBUSY unless only the
 						 * creator holds it */
-struct oms_emu *emu_dev_current(void);
 int emu_cfg_check(const struct emu_cfg *cfg);	/* 0 or -EINVAL */
 int emu_queue_open(struct oms_emu *dev, uint32_t node, uint32_t size,
 		   struct emu_queue **q);
