@@ -184,7 +184,9 @@ int oms_kvs_server_destroy(struct oms_kvs_server *s);
  * @host (NULL: the address the server listens on, or 127.0.0.1), so that
  * its atomics and the readers' are atomic with each other on every
  * backend.  Errors: -EINVAL, -ENOTCONN (Pessimistic table, server not
- * listening), -ENOMEM, oms_connect()'s.
+ * listening), -EPROTO (the listener reached serves another server's
+ * region: the directory's nonce differs), -ENOMEM, oms_connect()'s, and
+ * oms_get()'s / oms_quiet()'s for the nonce's read.
  */
 int oms_kvs_writer_create(struct oms_kvs_server *s, struct oms_ctx *ctx,
 			  const char *host, struct oms_kvs_writer **out);

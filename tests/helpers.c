@@ -31,6 +31,11 @@ unsigned long t_trials(unsigned long dflt)
 
 struct oms_ctx *t_emu_ctx(uint32_t node)
 {
+	return t_emu_ctx_on(NULL, node);
+}
+
+struct oms_ctx *t_emu_ctx_on(struct oms_emu *emu, uint32_t node)
+{
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *ctx = NULL;
 
@@ -43,5 +48,9 @@ struct oms_ctx *t_emu_ctx(uint32_t node)
 	a.backend = OMS_BACKEND_EMU;
 	a.node = node;
 	a.timeout_ms = 60000;
+	if (emu) {
+		a.comp_mask |= OMS_CTX_ATTR_EMU;
+		a.emu = emu;
+	}
 	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
 }

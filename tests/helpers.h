@@ -47,9 +47,12 @@ void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
 unsigned long t_trials(unsigned long dflt);
 
 struct oms_ctx;
+struct oms_emu;
 
 /* A context on the emulated device at @node, every other attribute at
- * its default; NULL if it cannot be created. */
+ * its default (a 60 s timeout); NULL if it cannot be created.  _on: on
+ * device @emu (oms_emu_create()), or the default device if NULL. */
 struct oms_ctx *t_emu_ctx(uint32_t node);
+struct oms_ctx *t_emu_ctx_on(struct oms_emu *emu, uint32_t node);
 
 #endif

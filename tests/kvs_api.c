@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "oms_kvs.h"
 
 static const struct oms_kvs_table_spec specs[] = {
@@ -238,6 +239,54 @@ TEST_F(kvs, writer_bad_args)
 	/* nothing was written */
 	ASSERT_EQ(0, get1(self->c, OMS_KVS_SINGLE, 64, 0, &g, buf));
 	EXPECT_EQ(2, g.version);
+}
+
+/*
+ * A writer must reach its own server's listener.  Two servers of one spec
+ * (so regions of one size) on two fabrics, on one port: a writer of A
+ * whose context is on B's fabric reaches B.  It is refused (-EPROTO), with
+ * nothing made: before stop 34 it was accepted, then locked B's items and
+ * wrote A's, and A's Pessimistic readers got torn values.
+ */
+TEST(writer_of_another_server_refused)
+{
+	struct oms_emu *ea = NULL, *eb = NULL;
+	struct oms_ctx *sa, *sb, *wb, *wa;
+	struct oms_kvs_server *a, *b;
+	struct oms_kvs_writer *w = (void *)0x1;
+
+	ASSERT_EQ(0, oms_emu_create(NULL, &ea));
+	ASSERT_EQ(0, oms_emu_create(NULL, &eb));
+	sa = t_emu_ctx_on(ea, 1);
+	wa = t_emu_ctx_on(ea, 2);
+	sb = t_emu_ctx_on(eb, 1);
+	wb = t_emu_ctx_on(eb, 2);
+	ASSERT_NE(NULL, sa);
+	ASSERT_NE(NULL, wa);
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, wb);
+	ASSERT_EQ(0, oms_kvs_server_create(sa, &specs[3], 1, &a));
+	ASSERT_EQ(0, oms_kvs_server_listen(a, NULL, "7710"));
+	ASSERT_EQ(0, oms_kvs_server_create(sb, &specs[3], 1, &b));
+	ASSERT_EQ(0, oms_kvs_server_listen(b, NULL, "7710"));
+	EXPECT_EQ(-EPROTO, oms_kvs_writer_create(a, wb, NULL, &w));
+	EXPECT_EQ((void *)0x1, w);
+	/* no writer was counted: A goes away at once */
+	EXPECT_EQ(0, oms_kvs_server_destroy(a));
+	ASSERT_EQ(0, oms_kvs_server_create(sa, &specs[3], 1, &a));
+	ASSERT_EQ(0, oms_kvs_server_listen(a, NULL, "7710"));
+	/* the control: from A's fabric it is A's */
+	ASSERT_EQ(0, oms_kvs_writer_create(a, wa, NULL, &w));
+	EXPECT_EQ(0, oms_kvs_update(w, 0, 1));
+	EXPECT_EQ(0, oms_kvs_writer_destroy(w));
+	EXPECT_EQ(0, oms_kvs_server_destroy(a));
+	EXPECT_EQ(0, oms_kvs_server_destroy(b));
+	oms_ctx_destroy(wb);
+	oms_ctx_destroy(sb);
+	oms_ctx_destroy(wa);
+	oms_ctx_destroy(sa);
+	EXPECT_EQ(0, oms_emu_destroy(eb));
+	EXPECT_EQ(0, oms_emu_destroy(ea));
 }
 
 TEST_F(kvs, client_bad_args)

@@ -21,6 +21,8 @@
  *   version's: no two writers ever held an item at once.
  * kvs_remote_write_versions: one update moves an item from version v to
  *   v + 2, which gets then return untorn.
+ * (tests/kvs_remote_write_small does the same for items of one and two
+ * lines, 8 to 64 bytes.)
  * kvs_remote_write_bad_args: NULL, a Broken handle, a foreign table, a key
  *   out of range (-EINVAL), a table without OMS_KVS_TABLE_REMOTE_WRITE
  *   (-EPERM), unknown table flags (-EINVAL at create): each refused with

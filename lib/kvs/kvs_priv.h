@@ -48,7 +48,9 @@ struct kvs_dir {
 	uint32_t version;
 	uint32_t ntables;
 	uint64_t region_len;
-	uint8_t pad[40];
+	uint64_t nonce;		/* this server's, at create: a writer checks
+				 * that its listener serves this very one */
+	uint8_t pad[32];
 	struct kvs_dir_ent t[OMS_KVS_MAX_TABLES];
 };
 

@@ -13,7 +13,9 @@
  *                and retries.
  *   Validation   the seqlock word: the CAS to odd is the protocol's first
  *                write.
- *   FaRM         line 0's version: odd differs from every other line's.
+ *   FaRM         line 0's version: odd differs from every other line's,
+ *                and readers refuse an odd one (an item of one line has
+ *                no other line to differ from).
  *   Pessimistic  the lock word, 0 -> writer bit, as readers expect.
  *
  * After the CAS (complete: its result decides) the protocol's write order

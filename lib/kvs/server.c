@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ctx_users.h"
 #include "kvs/kvs_priv.h"
@@ -69,6 +70,10 @@ static int server_fill(struct oms_kvs_server *s)
 	d->version = KVS_DIR_VERSION;
 	d->ntables = s->ntables;
 	d->region_len = s->len;
+	/* unlike every other server's of the process, and of the host's
+	 * other processes with their own clocks and pids */
+	d->nonce = ((uint64_t)oms_now_ns() ^ (uint64_t)(uintptr_t)s ^
+		    (uint64_t)getpid() << 40) * 0x9e3779b97f4a7c15ull;
 	for (uint32_t i = 0; i < s->ntables; i++) {
 		const struct kvs_layout *l = &s->lay[i];
 

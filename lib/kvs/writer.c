@@ -32,6 +32,7 @@
  * through the NIC instead, as the clients write it (nic_writer.c).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "ctx_users.h"
@@ -54,6 +55,26 @@ struct oms_kvs_writer {
 	struct oms_rmr rmr;		/* connection to the own listener */
 	uint8_t *img, *val;
 };
+
+/*
+ * The listener reached must serve @s's own region, not another server's
+ * of the same size (another fabric, another host): read its directory's
+ * nonce through the connection.
+ */
+static int writer_same_server(struct oms_kvs_writer *w,
+			      const struct oms_kvs_server *s)
+{
+	uint64_t nonce = 0;
+	int err = oms_get(w->ctx, &nonce, &w->rmr,
+			  offsetof(struct kvs_dir, nonce), sizeof(nonce),
+			  OMS_READ_RELAXED);
+
+	if (!err)
+		err = oms_quiet(w->ctx);
+	if (err)
+		return err;
+	return nonce == ((const struct kvs_dir *)s->mem)->nonce ? 0 : -EPROTO;
+}
 
 OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 				    struct oms_ctx *ctx, const char *host,
@@ -84,6 +105,8 @@ OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 		/* it must be this very region */
 		if (!err && w->rmr.len != s->len)
 			err = -EPROTO;
+		if (!err)
+			err = writer_same_server(w, s);
 	}
 	if (err) {
 		free(w->img);
