@@ -6,7 +6,8 @@
  * heartbeat.  Either way every pending operation of every initiator
  * completes with an error (-ENODEV, or -ETIMEDOUT after the context's
  * timeout) within a bound, quiet and fences return, and later calls fail
- * cleanly instead of hanging.  Through the public device object
+ * cleanly instead of hanging; so do setup calls (a region, a listener, a
+ * connection) on a stopped device.  Through the public device object
  * (oms_emu.h): the rig makes a device of its own.
  */
 #include <errno.h>
@@ -140,6 +141,34 @@ TEST(stopped_mid_run)
 	ASSERT_EQ(-ENODEV, oms_fence(g.ini[0], 1));
 	ASSERT_EQ(-ENODEV, oms_progress(g.ini[0]));
 	ASSERT_EQ(-ENODEV, oms_quiet(g.ini[0]));
+	rig_close(&g);
+}
+
+/*
+ * Setup calls on a stopped device fail at once with -ENODEV, before any
+ * data call of the context has noticed the stop: a region, a listener, a
+ * connection.  Before stop 34 all three succeeded (a region was added to
+ * a dead device's table).  Nothing is left to free but the rig.
+ */
+TEST(stopped_device_refuses_setup)
+{
+	struct oms_listener *l = (void *)0x1;
+	struct oms_mr *mr = (void *)0x1;
+	struct oms_rmr r;
+	struct rig g;
+
+	ASSERT_EQ(0, rig_open(&g, 60000));
+	ASSERT_EQ(0, oms_listen(g.tgt, NULL, "7620", g.mr, &l));
+	ASSERT_EQ(0, oms_connect(g.ini[0], "localhost", "7620", 0, &r));
+	ASSERT_EQ(0, oms_listener_close(l));
+	l = (void *)0x1;
+	ASSERT_EQ(0, oms_emu_stop(g.emu));
+	EXPECT_EQ(-ENODEV, oms_mr_reg(g.ini[1], g.src, 64, OMS_ACCESS_ALL,
+				      &mr));
+	EXPECT_EQ((void *)0x1, mr);
+	EXPECT_EQ(-ENODEV, oms_listen(g.tgt, NULL, "7621", g.mr, &l));
+	EXPECT_EQ((void *)0x1, l);
+	EXPECT_EQ(-ENODEV, oms_connect(g.ini[1], "localhost", "7620", 0, &r));
 	rig_close(&g);
 }
 

@@ -13,7 +13,7 @@
  *   returned, and the writer really raced the reader (updates > 0, and
  *   over the whole run gets that retried).  Before stop 34 a FaRM item of
  *   one line (8 or 56 bytes) came back under the writer's odd lock
- *   version with the old bytes: torn in some 13 % of gets.
+ *   version with the old bytes: torn in about a quarter of gets.
  *
  * Public headers only.
  */

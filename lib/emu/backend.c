@@ -182,6 +182,8 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 
 	if (len > EMU_MAX_REGION)
 		return -EOVERFLOW;
+	if (emu_dev_gone(dev))
+		return -ENODEV;
 	pthread_mutex_lock(&dev->lock);
 	err = region_add(dev, &r, rmr);
 	pthread_mutex_unlock(&dev->lock);

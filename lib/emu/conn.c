@@ -168,6 +168,8 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		return -EINVAL;
 	if (emu_resolve(addr, &addrs))
 		return -EADDRNOTAVAIL;	/* as on verbs */
+	if (emu_dev_gone(dev))
+		return -ENODEV;
 	pthread_mutex_lock(&dev->listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &dev->listeners->e[i];
@@ -219,6 +221,8 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		return -EINVAL;
 	if (emu_resolve(host, &addrs))
 		return -EHOSTUNREACH;	/* as on verbs */
+	if (emu_dev_gone(dev))
+		return -ENODEV;
 	pthread_mutex_lock(&dev->listen_lock);
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &dev->listeners->e[i];

@@ -262,6 +262,14 @@ int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 			 uint32_t flags, struct emu_queue **q);
 void emu_queue_close(struct oms_emu *dev, struct emu_queue *q);
 void emu_dev_stop(struct oms_emu *dev);		/* abrupt: abandons work */
+
+/* Stopped or its thread gone: setup calls (a region, a listener, a
+ * connection) are refused with -ENODEV at once, as data calls fail. */
+static inline int emu_dev_gone(const struct oms_emu *dev)
+{
+	return __atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE);
+}
 void emu_dev_freeze(struct oms_emu *dev, int on);	/* hang, no heartbeat */
 void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
 uint64_t emu_now(const struct oms_emu *dev);	/* model ns; 0 if no model */
