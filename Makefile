@@ -68,9 +68,9 @@ TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h \
 # public headers only (-Iinclude, no -Ilib): a public test that reaches
 # into the library does not compile (tests/layers.sh shows it).
 INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
-	engine_explorer engine_explorer_mixed engine_rlsq engine_rob \
-	engine_store_order kvs_remote_write litmus_destination \
-	litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
+	engine_explorer engine_explorer_mixed engine_fabric engine_rlsq \
+	engine_rob engine_store_order engine_wc_chan kvs_remote_write \
+	litmus_destination litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
 	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
 	verbs_private_data agent_client agent_desc agent_loop agent_hold

@@ -4,8 +4,10 @@
  *
  * Stores to a write-combining window sit in the CPU's WC buffers and may
  * leave them in any order and at any time.  The only tool that orders them
- * is a store fence that drains the buffers (wmb(), sfence on x86).  The
- * ordered-store model maps onto it as follows:
+ * is a store fence that drains the buffers (wmb(), sfence on x86).  Where
+ * a store of each class needs one is not decided here: it is liboms's
+ * write-combining channel (lib/engine/wc_chan.h), the state machine the
+ * library's transmit queues drive too.  In short:
  *
  *   weak store        no fence: weak stores may combine and pass each other;
  *   strong store      one fence before it if an ordered (weak or strong)
@@ -13,13 +15,12 @@
  *                     is visible first; never a fence between weak stores;
  *   unordered store   outside the ordered view: no fence, never pending.
  *
- * struct oms_order tracks "an ordered store may be pending" and counts the
- * fences issued, so a test can check that a call issued exactly the
- * barriers its classes need.  A call starts with OMS_ORDER_UNKNOWN: what
- * an earlier call, or the caller's own stores to a mapping of the window,
- * left in this CPU's WC buffers cannot be seen from here, so the first
- * strong store of a call is always fenced.  Only a flush inside the call
- * proves that nothing is pending.
+ * The machine counts the fences, so a test can check that a call issued
+ * exactly the barriers its classes need.  A call starts with
+ * OMS_ORDER_UNKNOWN: what an earlier call, or the caller's own stores to a
+ * mapping of the window, left in this CPU's WC buffers cannot be seen from
+ * here, so the first strong store of a call is always fenced.  Only a
+ * flush inside the call proves that nothing is pending.
  */
 #ifndef OMS_BARRIER_H
 #define OMS_BARRIER_H
@@ -28,13 +29,20 @@
 #include <linux/types.h>
 #include <asm/barrier.h>
 
+#include "engine/wc_chan.h"
+
 struct oms_order {
-	u64 barriers;		/* WC flushes issued */
-	bool pending;		/* ordered stores may be unflushed */
+	struct oms_wc_chan wc;	/* pending stores, fences issued */
 };
 
 /* The state at the start of a call: earlier stores may be pending. */
-#define OMS_ORDER_UNKNOWN	((struct oms_order){ .pending = true })
+#define OMS_ORDER_UNKNOWN	((struct oms_order){ .wc = { .pending = 1 } })
+
+/* oms_order_fences() - the WC flushes issued so far. */
+static inline u64 oms_order_fences(const struct oms_order *o)
+{
+	return o->wc.drains;
+}
 
 /*
  * oms_wc_flush() - drain the write-combining buffers.  Every store issued
@@ -45,33 +53,20 @@ static inline void oms_wc_flush(struct oms_order *o)
 {
 	/* sfence on x86: drains the WC buffers, orders them before later stores */
 	wmb();
-	o->barriers++;
-	o->pending = false;
-}
-
-/* oms_order_weak() - a weak store was issued: it needs no fence. */
-static inline void oms_order_weak(struct oms_order *o)
-{
-	o->pending = true;
+	oms_wc_chan_drain(&o->wc);
 }
 
 /*
- * oms_order_before_strong() - the ordering point before a strong store:
- * make every earlier ordered store visible, if there is one.
+ * oms_order_store() - the ordering point before a store of class @cls
+ * (enum oms_store_class): the fence the write-combining channel asks for,
+ * if any.
  */
-static inline void oms_order_before_strong(struct oms_order *o)
+static inline void oms_order_store(struct oms_order *o, u32 cls)
 {
-	if (o->pending)
-		oms_wc_flush(o);
-}
-
-/*
- * oms_order_after_strong() - a strong store was issued; it is itself an
- * ordered store that a later strong store must wait for.
- */
-static inline void oms_order_after_strong(struct oms_order *o)
-{
-	o->pending = true;
+	if (!oms_wc_chan_store(&o->wc, cls))
+		return;
+	/* sfence on x86: earlier stores leave the WC buffers first */
+	wmb();
 }
 
 /*

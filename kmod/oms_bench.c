@@ -107,7 +107,7 @@ int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 #else
 	a->tsc_khz = 0;
 #endif
-	a->fences = order.barriers;
+	a->fences = oms_order_fences(&order);
 	a->span = span;
 	return 0;
 }

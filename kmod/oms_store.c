@@ -131,18 +131,13 @@ int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
 
 	for (i = 0; i < req->count; i++) {
 		op = &req->ops[i];
-		if (op->cls == OMS_STORE_STRONG)
-			oms_order_before_strong(&order);
+		oms_order_store(&order, op->cls);
 		oms_wc_copy(w->base + op->offset, src, op->length);
-		if (op->cls == OMS_STORE_STRONG)
-			oms_order_after_strong(&order);
-		else if (op->cls == OMS_STORE_WEAK)
-			oms_order_weak(&order);
 		src += op->length;
 	}
 	if (a->flags & OMS_STORE_F_FLUSH)
 		oms_wc_flush(&order);
-	a->barriers = order.barriers;
+	a->barriers = oms_order_fences(&order);
 	return 0;
 }
 
@@ -197,23 +192,22 @@ int oms_doorbell_exec(struct oms_window *w, struct oms_doorbell *a,
 		return -ERANGE;
 
 	/* 1. weak store: the WQE */
+	oms_order_store(&order, OMS_STORE_WEAK);
 	oms_wc_copy(base + a->wqe_offset, wqe, a->wqe_len);
-	oms_order_weak(&order);
 
 	/* 2. strong store: the doorbell record, after the WQE */
-	oms_order_before_strong(&order);
+	oms_order_store(&order, OMS_STORE_STRONG);
 	__raw_writel(a->dbrec, base + a->dbrec_offset);
-	oms_order_after_strong(&order);
 
 	/* 3. strong store: the doorbell (or the BlueFlame copy), then push */
-	oms_order_before_strong(&order);
+	oms_order_store(&order, OMS_STORE_STRONG);
 	if (bf)
 		oms_bf_copy(base + a->db_offset, wqe, a->wqe_len);
 	else
 		__raw_writeq(a->db, base + a->db_offset);
 	oms_push_doorbell(&order);
 
-	a->barriers = order.barriers;
+	a->barriers = oms_order_fences(&order);
 	return 0;
 }
 

@@ -27,7 +27,8 @@ KMOD_CHECKER := $(B)/kmod-tests/check_backing
 
 KMOD_KVERS := $(shell sh tests/vm/kernels.sh)
 KMOD_SRCS := Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
-	$(wildcard kmod/*.h) include/oms_uapi.h include/oms_order.h scripts/kmod-build.sh
+	$(wildcard kmod/*.h) include/oms_uapi.h include/oms_order.h \
+	lib/engine/wc_chan.h scripts/kmod-build.sh
 KMOD_PER_KERNEL := $(KMOD_KVERS:%=$(B)/kmod/%/oms.ko)
 KDEBUG := $(shell sh scripts/debug-kernel.sh --dir)
 KDEBUG_KO := $(B)/kmod/debug/oms.ko

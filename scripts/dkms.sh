@@ -37,11 +37,12 @@ install)
 		dkms remove "oms/$ver" --all >/dev/null
 	fi
 	rm -rf "$src"
-	mkdir -p "$src/kmod" "$src/include"
+	mkdir -p "$src/kmod" "$src/include" "$src/lib/engine"
 	cp "$top/dkms.conf" "$top/Kbuild" "$src/"
 	cp "$top"/kmod/Kbuild "$top"/kmod/*.c "$top"/kmod/*.h "$src/kmod/"
 	rm -f "$src"/kmod/*.mod.c
 	cp "$top/include/oms_uapi.h" "$top/include/oms_order.h" "$src/include/"
+	cp "$top/lib/engine/wc_chan.h" "$src/lib/engine/"
 	dkms add "oms/$ver"
 	dkms build "oms/$ver" -k "$kver"
 	dkms install "oms/$ver" -k "$kver"

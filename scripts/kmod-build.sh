@@ -13,11 +13,12 @@ out=${2:?usage: $0 KDIR OUTDIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$kdir/Makefile" ] || { echo "kmod-build: no kernel build tree at $kdir" >&2; exit 1; }
 rm -rf "$out/src" "$out/oms.ko"
-mkdir -p "$out/src/kmod" "$out/src/include"
+mkdir -p "$out/src/kmod" "$out/src/include" "$out/src/lib/engine"
 cp "$top/Kbuild" "$out/src/"
 cp "$top"/kmod/Kbuild "$top"/kmod/*.c "$top"/kmod/*.h "$out/src/kmod/"
 rm -f "$out"/src/kmod/*.mod.c
 cp "$top/include/oms_uapi.h" "$top/include/oms_order.h" "$out/src/include/"
+cp "$top/lib/engine/wc_chan.h" "$out/src/lib/engine/"
 src=$(cd "$out/src" && pwd)
 # A fresh make: an inherited jobserver would add its own "warning:" line.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \

@@ -107,7 +107,8 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 {
 	uint8_t *const ring = q->ring;
 	const uint64_t mask = q->mask, adv = q->slot_chunks;
-	const int strong = q->cls == OMS_TX_STRONG;
+	const unsigned cls = q->cls;
+	struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
 	uint64_t pos = q->pos, chunks = 0, bytes = 0;
 	uint64_t lim = tx_batch_limit(q, 0);
 	unsigned i;
@@ -124,7 +125,7 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 		}
 		/* strong: every earlier store is visible before the
 		 * message's first one, in a batch as in single calls */
-		if (strong)
+		if (oms_wc_chan_store(&wc, cls))
 			oms_barrier_wc_flush();
 		tx_plain_avx2_msg(ring + ((pos & mask) << 6),
 				  tx_plain_hdr(q, src, len), src, len, nch);
@@ -133,8 +134,7 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 		bytes += len;
 	}
 	q->pos = pos;
-	if (strong)
-		q->st.fences += i;
+	q->st.fences += wc.drains;
 	return tx_batch_end(q, i, chunks, bytes, i < n);
 }
 #endif
@@ -187,9 +187,13 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 		q->st.eagain++;
 		return -EAGAIN;
 	}
-	if (q->cls == OMS_TX_STRONG) {
-		oms_barrier_wc_flush();
-		q->st.fences++;
+	{
+		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
+
+		if (oms_wc_chan_store(&wc, q->cls)) {
+			oms_barrier_wc_flush();
+			q->st.fences++;
+		}
 	}
 	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
 			  tx_plain_hdr(q, buf, len), buf);

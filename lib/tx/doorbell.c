@@ -63,21 +63,30 @@ static int tx_db_check(const struct oms_tx_queue *q,
 	return 0;
 }
 
-/* The stores themselves, into a mapped window: returns the fences. */
+/*
+ * The stores themselves, into a mapped window, where the engine's
+ * write-combining channel fences them (as oms.ko's DOORBELL does):
+ * returns the fences.
+ */
 static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 {
+	struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
 	const uint8_t *wqe = d->wqe;
 
 	/* 1. weak: the WQE (the queue's earlier chunks may still be in the
 	 * write-combining buffers; the next fence drains them too) */
+	if (oms_wc_chan_store(&wc, OMS_STORE_WEAK))
+		oms_barrier_wc_flush();
 	memcpy(base + d->wqe_offset, wqe, d->wqe_len);
 
 	/* 2. strong: the doorbell record, after the WQE */
-	oms_barrier_wc_flush();
+	if (oms_wc_chan_store(&wc, OMS_STORE_STRONG))
+		oms_barrier_wc_flush();
 	*(volatile uint32_t *)(base + d->dbrec_offset) = d->dbrec;
 
 	/* 3. strong: the doorbell or the BlueFlame copy, after the record */
-	oms_barrier_wc_flush();
+	if (oms_wc_chan_store(&wc, OMS_STORE_STRONG))
+		oms_barrier_wc_flush();
 	if (d->flags & OMS_TX_DB_BLUEFLAME) {
 		for (uint32_t off = 0; off < d->wqe_len; off += OMS_BF_CHUNK)
 			memcpy(base + d->db_offset + off, wqe + off,
@@ -87,7 +96,8 @@ static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 	}
 	/* push it out now, not whenever the buffer is evicted */
 	oms_barrier_wc_flush();
-	return 3;
+	oms_wc_chan_drain(&wc);
+	return (int)wc.drains;
 }
 
 static int tx_db_ioctl(struct oms_tx_queue *q, const struct oms_tx_doorbell *d)

@@ -3,11 +3,14 @@
  * Transmit queue: messages written inline into a write-combining window
  * as 64-byte chunks, with non-temporal stores, in one of three classes
  * (include/oms_tx.h).  The only ordering instruction on this path is
- * oms_barrier_wc_flush(): before every message of the strong class (so
- * that every earlier store of the thread, to this queue or any other, is
- * visible before the message's first byte: seed 000's strong store, the
- * rule oms.ko's ordered-store ioctl and the engine follow), and in
- * oms_tx_flush() to publish a position.
+ * oms_barrier_wc_flush(): where the engine's write-combining channel
+ * (engine/wc_chan.h, which oms.ko's ordered-store ioctl drives too) asks
+ * for one - before every message of the strong class, so that every
+ * earlier store of the thread, to this queue or any other, is visible
+ * before the message's first byte (seed 000's strong store) - and in
+ * oms_tx_flush() to publish a position.  A send cannot see what the
+ * thread stored since the last one, so each starts the channel at
+ * OMS_WC_CHAN_UNKNOWN.
  *
  * Two write paths build the same bytes: an AVX2 one (32-byte streaming
  * stores, the header merged into the first vector) chosen at run time, and
@@ -276,9 +279,14 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 			return r;
 	}
 	q->op = op << TXS_OP_SHIFT;
-	if (!q->iob && q->cls == OMS_TX_STRONG) {
-		oms_barrier_wc_flush();
-		q->st.fences++;
+	if (!q->iob) {
+		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
+
+		/* a weak message must not pay a store to q->st here */
+		if (oms_wc_chan_store(&wc, q->cls)) {
+			oms_barrier_wc_flush();
+			q->st.fences++;
+		}
 	}
 	q->write(q, buf, len, nch);
 	q->op = 0;

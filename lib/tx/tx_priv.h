@@ -13,6 +13,7 @@
 
 #include "oms_tx.h"
 #include "oms_uapi.h"
+#include "engine/wc_chan.h"
 #include "util/barrier.h"
 #include "util/export.h"
 
