@@ -12,6 +12,7 @@
 
 #include "oms.h"
 #include "agent/agent.h"
+#include "engine/fabric.h"
 #include "engine/hold.h"
 #include "engine/rob.h"
 
@@ -159,13 +160,10 @@ static void copy_lines(uint8_t *dst, const uint8_t *src, uint32_t len,
 	}
 }
 
+/* The chaos fabric's stream (engine/fabric.h), the agent's own. */
 static uint64_t ag_rand(struct oms_agent *ag)
 {
-	uint64_t z = (ag->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return oms_fab_rand(&ag->rng);
 }
 
 /* A relaxed get: lines in any order; with chaos, a drawn one. */

@@ -38,14 +38,10 @@ uint64_t emu_now(const struct oms_emu *dev)
 	return (wall_ns() - dev->t0) / dev->cfg.time_scale;
 }
 
-/* splitmix64; the device thread's own stream. */
+/* The chaos fabric's stream (engine/fabric.h); the device thread's own. */
 uint64_t emu_rand(struct oms_emu *dev)
 {
-	uint64_t z = (dev->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return oms_fab_rand(&dev->rng);
 }
 
 /* One pass over every queue; returns how much work was done. */

@@ -34,6 +34,7 @@
 #include "oms_emu.h"
 #include "backend.h"
 #include "engine/doorbell.h"
+#include "engine/fabric.h"
 #include "engine/hold.h"
 #include "engine/key_check.h"
 #include "engine/rlsq.h"

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "engine/fabric.h"
 #include "engine/rob.h"
 #include "tx/tx_priv.h"
 
@@ -43,11 +44,6 @@ struct tx_seq_stream {
 	uint32_t resp_slots;
 };
 
-struct tx_fab_ent {
-	uint64_t pos;
-	uint64_t idx;		/* arrival into the pool */
-};
-
 struct oms_tx_nic {
 	struct oms_tx_nic_attr a;
 	struct oms_tx_nic_stats st;
@@ -60,8 +56,8 @@ struct oms_tx_nic {
 	uint64_t nslots;
 	uint32_t words;
 	FILE *pcap;
-	struct tx_fab_ent *pool;
-	uint32_t pool_cap;
+	struct oms_fab_path path;	/* the path of the last drain */
+	int have_path;
 	uint8_t *mem;		/* seq: device memory, a.mem_len bytes */
 };
 
@@ -213,7 +209,8 @@ OMS_EXPORT void oms_tx_nic_destroy(struct oms_tx_nic *nic)
 		oms_rob_destroy(&nic->rob);
 	free(nic->stage);
 	free(nic->have);
-	free(nic->pool);
+	if (nic->have_path)
+		oms_fab_path_destroy(&nic->path);
 	free(nic->mem);
 	free(nic);
 }
@@ -512,53 +509,35 @@ OMS_EXPORT int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream,
 
 /* ---- the path from CPU to device ---- */
 
-struct tx_fab {
-	struct oms_tx_nic *nic;
-	unsigned stream;
-	const uint8_t *ring;
-	uint64_t mask;
-	uint64_t rng;
-	uint32_t reorder, n;
-	uint64_t in;		/* entries pushed */
-};
-
-static uint64_t tx_fab_rand(struct tx_fab *f)
+/*
+ * The chaos fabric's path (engine/fabric.h): chunk positions in, in ring
+ * order; out, mixed, to the NIC.  A fenced (strong) message drains it
+ * first, as the store fence before it drains the CPU's buffers.
+ */
+static void tx_path_out(struct oms_tx_nic *nic, unsigned stream,
+			const uint8_t *ring, uint64_t mask, uint64_t pos)
 {
-	uint64_t z = (f->rng += 0x8f1bbcdcca62c1d6ull);
+	uint64_t off = (pos & mask) * OMS_TX_CHUNK;
 
-	z = (z ^ (z >> 31)) * 0xe3ed4ad44f4bb177ull;
-	z = (z ^ (z >> 29)) * 0x65277ec318ec5cabull;
-	return z ^ (z >> 32);
+	oms_tx_nic_rx(nic, stream, off, ring + off);
 }
 
-static void tx_fab_emit(struct tx_fab *f)
+static void tx_path_push(struct oms_tx_nic *nic, unsigned stream,
+			 const uint8_t *ring, uint64_t mask, uint64_t pos)
 {
-	struct tx_fab_ent *p = f->nic->pool;
-	uint32_t i = 0;
-	uint64_t off;
+	uint64_t out;
 
-	/* a chunk is overtaken by at most 2 * reorder later ones */
-	if (f->n > 1 && f->in - p[0].idx <= 2ull * f->reorder)
-		i = (uint32_t)((tx_fab_rand(f) >> 32) * f->n >> 32);
-	off = (p[i].pos & f->mask) * OMS_TX_CHUNK;
-	memmove(p + i, p + i + 1, (f->n - i - 1) * sizeof(*p));
-	f->n--;
-	oms_tx_nic_rx(f->nic, f->stream, off, f->ring + off);
+	if (oms_fab_path_push(&nic->path, pos, &out))
+		tx_path_out(nic, stream, ring, mask, out);
 }
 
-static void tx_fab_push(struct tx_fab *f, uint64_t pos)
+static void tx_path_drain(struct oms_tx_nic *nic, unsigned stream,
+			  const uint8_t *ring, uint64_t mask)
 {
-	if (!f->reorder) {
-		uint64_t off = (pos & f->mask) * OMS_TX_CHUNK;
+	uint64_t out;
 
-		oms_tx_nic_rx(f->nic, f->stream, off, f->ring + off);
-		return;
-	}
-	f->nic->pool[f->n].pos = pos;
-	f->nic->pool[f->n].idx = f->in++;
-	f->n++;
-	if (f->n > f->reorder)
-		tx_fab_emit(f);
+	while (oms_fab_path_drain(&nic->path, &out))
+		tx_path_out(nic, stream, ring, mask, out);
 }
 
 OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
@@ -566,41 +545,40 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 				    uint64_t from, uint64_t to,
 				    const struct oms_tx_fabric *fab)
 {
-	struct tx_fab f = { 0 };
-	uint64_t slot, handed = 0;
+	const uint8_t *r = ring;
+	uint32_t reorder = fab ? fab->reorder : 0;
+	uint64_t slot, mask, seed, handed = 0;
 
 	if (!nic || !ring || !tx_pow2(ring_chunks) || from > to ||
 	    to - from > ring_chunks || stream >= nic->a.nthreads ||
-	    (fab && (fab->reserved || fab->reorder > 4096)))
+	    (fab && (fab->reserved || fab->reorder > OMS_FAB_MAX_WINDOW)))
 		return -EINVAL;
 	slot = nic->a.slot_chunks;
 	if (nic->a.format == OMS_TX_FMT_PLAIN &&
 	    (ring_chunks * OMS_TX_CHUNK != nic->a.region_len || from % slot ||
 	     to % slot))
 		return -EINVAL;
-	f.nic = nic;
-	f.stream = stream;
-	f.ring = ring;
-	f.mask = ring_chunks - 1;
-	f.reorder = fab ? fab->reorder : 0;
-	f.rng = (fab ? fab->seed : 0) ^ (from * 0xd48219c350f73ac5ull);
-	if (f.reorder + 1 > nic->pool_cap) {
-		struct tx_fab_ent *p = realloc(nic->pool, (f.reorder + 1) *
-					       sizeof(*p));
-		if (!p)
+	mask = ring_chunks - 1;
+	/* every interval its own draw, reproducible from the seed */
+	seed = (fab ? fab->seed : 0) ^ (from * 0xd48219c350f73ac5ull);
+	if (!nic->have_path || nic->path.window != reorder) {
+		if (nic->have_path)
+			oms_fab_path_destroy(&nic->path);
+		nic->have_path = 0;
+		if (oms_fab_path_init(&nic->path, reorder, seed, NULL, 0))
 			return -ENOMEM;
-		nic->pool = p;
-		nic->pool_cap = f.reorder + 1;
+		nic->have_path = 1;
 	}
+	oms_fab_path_reset(&nic->path, seed);
 	if (nic->a.format == OMS_TX_FMT_SEQ) {
 		for (uint64_t pos = from; pos < to; pos++)
-			tx_fab_push(&f, pos);
+			tx_path_push(nic, stream, r, mask, pos);
 		handed = to - from;
 	} else {
 		uint64_t slot_bytes = slot * OMS_TX_CHUNK;
 
 		for (uint64_t pos = from; pos < to; pos += slot) {
-			uint64_t h = tx_load64(f.ring + (pos & f.mask) * OMS_TX_CHUNK);
+			uint64_t h = tx_load64(r + (pos & mask) * OMS_TX_CHUNK);
 			uint64_t nch = 1;
 
 			/* a valid header's length, and the fence before a
@@ -608,15 +586,13 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			if (tx_plain_hdr_ok(h, slot_bytes)) {
 				nch = oms_tx_msg_chunks(OMS_TX_WEAK, h & TXP_LEN_MASK);
 				if (h & TXP_F)
-					while (f.n)
-						tx_fab_emit(&f);
+					tx_path_drain(nic, stream, r, mask);
 			}
 			for (uint64_t i = 0; i < nch; i++)
-				tx_fab_push(&f, pos + i);
+				tx_path_push(nic, stream, r, mask, pos + i);
 			handed += nch;	/* a slot's padding is not sent */
 		}
 	}
-	while (f.n)
-		tx_fab_emit(&f);
+	tx_path_drain(nic, stream, r, mask);
 	return (int64_t)handed;
 }
