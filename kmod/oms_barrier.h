@@ -36,7 +36,8 @@ struct oms_order {
 };
 
 /* The state at the start of a call: earlier stores may be pending. */
-#define OMS_ORDER_UNKNOWN	((struct oms_order){ .wc = { .pending = 1 } })
+#define OMS_ORDER_UNKNOWN \
+	((struct oms_order){ .wc = { .pending = 1, .any = 1 } })
 
 /* oms_order_fences() - the WC flushes issued so far. */
 static inline u64 oms_order_fences(const struct oms_order *o)

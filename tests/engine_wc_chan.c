@@ -5,9 +5,9 @@
  * from both start states, run through the machine and then through the
  * epoch model of a write-combining buffer (stores between two drains
  * reach the device in any order; epochs in order).  Checked per program:
- *   - no strong (or release) store can arrive before an earlier ordered
- *     store (L01, L03), nor before a store an earlier call may have left
- *     (the UNKNOWN start);
+ *   - no strong store can arrive before an earlier ordered store (L01,
+ *     L03), no release before any earlier store (R1), nor either before
+ *     a store an earlier call may have left (the UNKNOWN start);
  *   - every drain the machine asks for is needed: without it a forbidden
  *     arrival order would exist (so weak stores are never drained apart,
  *     L05, and a strong store never waits for an unordered one, L06);
@@ -53,11 +53,6 @@ static int ordered(unsigned int cls)
 	return cls != OMS_STORE_UNORDERED;
 }
 
-static int strong_like(unsigned int cls)
-{
-	return cls == OMS_STORE_STRONG || cls == OMS_STORE_RELEASE;
-}
-
 /*
  * Drive the machine as a driver does: ask before each store, drain where
  * it says (unless @drop_asked: the control), drain on DRAIN_STEP.
@@ -100,29 +95,39 @@ static int may_pass(const struct run *r, unsigned int a, unsigned int b)
 	return r->st[a].epoch == r->st[b].epoch;
 }
 
-/* Forbidden: a strong store that may arrive before an earlier ordered one. */
+/*
+ * Must @a (earlier) be visible before @b?  A strong store follows every
+ * earlier ordered store (L01, L03); a release every earlier store, an
+ * unordered one too (R1).
+ */
+static int must_follow(const struct run *r, unsigned int a, unsigned int b)
+{
+	if (r->st[b].cls == OMS_STORE_RELEASE)
+		return 1;
+	return r->st[b].cls == OMS_STORE_STRONG && ordered(r->st[a].cls);
+}
+
+/* Forbidden: a store that may arrive before one it must follow. */
 static unsigned int forbidden_pairs(const struct run *r)
 {
 	unsigned int bad = 0;
 
-	for (unsigned int b = 0; b < r->nst; b++) {
-		if (!strong_like(r->st[b].cls))
-			continue;
+	for (unsigned int b = 0; b < r->nst; b++)
 		for (unsigned int a = 0; a < b; a++)
-			if (ordered(r->st[a].cls) && may_pass(r, a, b))
+			if (must_follow(r, a, b) && may_pass(r, a, b))
 				bad++;
-	}
 	return bad;
 }
 
 /*
  * Is the machine's drain before store @b needed?  It is when the epoch
- * it closed holds an ordered store: without the drain @b could pass it.
+ * it closed holds a store @b must follow: without the drain @b could
+ * pass it.
  */
 static int drain_needed(const struct run *r, unsigned int b)
 {
 	for (unsigned int a = 0; a < b; a++)
-		if (ordered(r->st[a].cls) &&
+		if (must_follow(r, a, b) &&
 		    r->st[a].epoch + 1 == r->st[b].epoch)
 			return 1;
 	return 0;
@@ -253,6 +258,9 @@ TEST(L01_L03_drain_placement)
 		{ "S W W W S", 1, 2 }, { "W S", 0, 1 }, { "W R", 0, 1 },
 		{ "W D S", 1, 0 }, { "S S S S S S S", 0, 6 },
 		{ "Q S", 0, 1 }, { "U U S", 1, 1 },
+		/* a release follows unordered stores too (R1) */
+		{ "U R", 0, 1 }, { "U S", 0, 0 }, { "U D R", 0, 0 },
+		{ "R U R", 0, 1 }, { "S U S", 0, 1 },
 	};
 	struct run r;
 

@@ -25,6 +25,7 @@
 #ifndef OMS_ENGINE_FABRIC_H
 #define OMS_ENGINE_FABRIC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define OMS_FAB_MAX_WINDOW	4096u

@@ -5,7 +5,9 @@
  * write-combining window must drain its write-combining buffers.  liboms's
  * transmit queues and doorbells (lib/tx/) and oms.ko's ordered-store and
  * doorbell ioctls (kmod/oms_barrier.h) both drive it; neither has a rule
- * of its own.
+ * of its own.  (A ConnectX send queue, lib/tx/mlx5_wqe.c, follows the
+ * mlx5 provider's posting sequence instead: its doorbell is a device
+ * protocol, not a store class.)
  *
  * Why a channel of its own kind.  The store orderer's channels
  * (store_order.h) deliver a channel's stores either in order (POSTED,
@@ -19,8 +21,8 @@
  * reach the device in any order, and epochs reach it in order.
  *
  * Seed 000's classes on such a channel:
- *   UNORDERED  no drain, and it leaves nothing a later store waits for
- *              (L06);
+ *   UNORDERED  no drain, and a later strong store does not wait for it
+ *              (L06); a later release does;
  *   WEAK       no drain: weak stores may combine and pass each other
  *              (L05); it is pending for a later strong store;
  *   STRONG     visible only after every earlier ordered store (L01, L03):
@@ -28,8 +30,9 @@
  *              that it starts a new epoch; then it is pending itself.
  *              The issuing thread never waits for the device (L08): a
  *              drain waits only for the thread's own buffers;
- *   RELEASE    on one window the same as STRONG (every earlier op to the
- *              destination is every earlier store of the window);
+ *   RELEASE    after every earlier store to its destination, unordered
+ *              ones too (seed 004's MMIO-Release, docs/ordering.md R1):
+ *              a drain before it if any store may be pending;
  *   SEQUENCED  as WEAK: the destination restores program order from the
  *              sequence numbers, the buffers need not (seed 004).
  *
@@ -61,18 +64,20 @@
 struct oms_wc_chan {
 	uint64_t drains;	/* drains asked for (or done) so far */
 	uint8_t pending;	/* an ordered store may be undrained */
+	uint8_t any;		/* a store of any class may be undrained */
 };
 
 /* Start of a driver that sees every store the thread made before it. */
 #define OMS_WC_CHAN_EMPTY	((struct oms_wc_chan){ .pending = 0 })
 /* Start of a driver that does not: a store before it may be pending. */
-#define OMS_WC_CHAN_UNKNOWN	((struct oms_wc_chan){ .pending = 1 })
+#define OMS_WC_CHAN_UNKNOWN	((struct oms_wc_chan){ .pending = 1, .any = 1 })
 
 /*
  * oms_wc_chan_store() - a store of class @cls is about to be issued.
  * Returns 1 when the thread must drain its write-combining buffers first
  * (the drain is counted), 0 when it stores at once.  A class this header
- * does not know is ordered as STRONG: a drain too many, never too few.
+ * does not know is ordered as RELEASE, after every earlier store: a drain
+ * too many, never too few.
  */
 static inline int oms_wc_chan_store(struct oms_wc_chan *c, unsigned int cls)
 {
@@ -80,16 +85,21 @@ static inline int oms_wc_chan_store(struct oms_wc_chan *c, unsigned int cls)
 
 	switch (cls) {
 	case OMS_STORE_UNORDERED:
+		c->any = 1;
 		return 0;
 	case OMS_STORE_WEAK:
 	case OMS_STORE_SEQUENCED:
 		break;
-	default:			/* STRONG, RELEASE, unknown */
+	case OMS_STORE_STRONG:
 		drain = c->pending;
-		c->drains += (uint64_t)drain;
+		break;
+	default:			/* RELEASE, unknown */
+		drain = c->any;
 		break;
 	}
+	c->drains += (uint64_t)drain;
 	c->pending = 1;
+	c->any = 1;
 	return drain;
 }
 
@@ -102,6 +112,7 @@ static inline void oms_wc_chan_drain(struct oms_wc_chan *c)
 {
 	c->drains++;
 	c->pending = 0;
+	c->any = 0;
 }
 
 #endif /* OMS_ENGINE_WC_CHAN_H */
