@@ -177,6 +177,13 @@ struct oms_backend_ops {
 	 * OMS_MAX_OP_LEN everywhere.  oms_put() refuses a longer one with
 	 * -EMSGSIZE before it is issued. */
 	uint64_t (*dest_max_put)(struct oms_ctx *ctx, uint32_t dest);
+	/* Optional: the memory @region (a descriptor's) names, for
+	 * same-address order (C1): two descriptors of the same bytes at
+	 * one destination (a region's own and a listener's window on it)
+	 * give the same number, so the store orderer sees their ops
+	 * overlap.  Any answer is safe for a descriptor the device will
+	 * refuse.  NULL: every descriptor is memory of its own. */
+	uint32_t (*home_region)(struct oms_ctx *ctx, uint32_t region);
 	uint64_t (*key_drops)(struct oms_ctx *ctx);
 	/* Serve @reg at @addr:@port (oms_listen; arguments checked);
 	 * *@lpriv is handed back to listener_close. */

@@ -74,9 +74,13 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 		[OMS_OPT_GET] = OMS_SO_OP_GET,
 		[OMS_OPT_ATOMIC] = OMS_SO_OP_ATOMIC,
 	};
+	/* same bytes, same address: a window is its home region (C1) */
+	uint32_t home = ctx->be->home_region ?
+			ctx->be->home_region(ctx, op->wr.region) :
+			op->wr.region;
 	struct oms_so_store st = {
 		.cookie = op->wr.slot,
-		.addr = ((uint64_t)op->wr.region << 40) | op->wr.off,
+		.addr = ((uint64_t)home << 40) | op->wr.off,
 		.len = (uint32_t)op->wr.len,
 		.chan = (uint16_t)op->wr.dest,
 		.cls = (uint8_t)cls,

@@ -149,10 +149,14 @@ static int region_add(struct oms_emu *dev, const struct emu_region *tmpl,
 		err = oms_kc_set(&dev->kc, i, key);
 		if (err)
 			return err;
-		*r = *tmpl;
+		r->base = tmpl->base;
+		r->len = tmpl->len;
+		r->node = tmpl->node;
+		r->access = tmpl->access;
 		r->gen = gen;
-		if (tmpl->home >= EMU_MAX_REGIONS)
-			r->home = i;
+		/* read without the lock by emu_home_region() */
+		__atomic_store_n(&r->home, tmpl->home < EMU_MAX_REGIONS ?
+				 tmpl->home : i, __ATOMIC_RELAXED);
 		r->valid = 1;
 		*rmr = (struct oms_rmr){
 			.dest = r->node, .region = i, .key = key,
@@ -271,6 +275,22 @@ static void emu_caps(struct oms_ctx *ctx, struct oms_caps *c)
 	snprintf(c->backend_name, sizeof(c->backend_name), "emu");
 }
 
+/*
+ * The region a descriptor's bytes belong to: a listener's window is its
+ * home region's memory.  Without the device lock (it is on every op's
+ * path): a slot's home is written atomically when the slot is
+ * registered, and a descriptor of a slot registered again since is
+ * refused by the device whatever the orderer made of it.
+ */
+static uint32_t emu_home_region(struct oms_ctx *ctx, uint32_t region)
+{
+	struct oms_emu *dev = EC(ctx)->dev;
+
+	if (region >= EMU_MAX_REGIONS)
+		return region;
+	return __atomic_load_n(&dev->reg[region].home, __ATOMIC_RELAXED);
+}
+
 static uint64_t emu_key_drops(struct oms_ctx *ctx)
 {
 	struct oms_emu *dev = EC(ctx)->dev;
@@ -296,6 +316,7 @@ const struct oms_backend_ops oms_emu_backend = {
 	.mr_write = emu_mr_write,
 	.mr_read = emu_mr_read,
 	.caps = emu_caps,
+	.home_region = emu_home_region,
 	.key_drops = emu_key_drops,
 	.listen = emu_listen,
 	.listener_close = emu_listener_close,
