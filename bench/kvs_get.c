@@ -430,6 +430,8 @@ struct cell {
 	int err;			/* first error */
 	const char *err_what;
 	uint64_t gets_live;		/* all phases: the watchdog's */
+	uint32_t keys;			/* keys drawn from: the table's items,
+					 * capped by --items */
 };
 
 struct worker {
@@ -526,6 +528,7 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	keys = o->items_set && o->items < info.items ? o->items : info.items;
+	__atomic_store_n(&c->keys, keys, __ATOMIC_RELAXED);
 	/* the flag's range is the generator's: this cannot fail */
 	bu_zipf_init(&zf, keys, o->zipf);
 	hot_ranks = keys / 100 ? keys / 100 : 1;
@@ -615,6 +618,7 @@ out:
 
 struct result {
 	uint64_t gets, torn, retries, updates, busy;
+	uint32_t keys;			/* keys drawn from (the table's) */
 	double upd_mops;		/* remote updates per second, M */
 	double mops, gbps, p50_us, p90_us, p99_us, p999_us;
 	double hot_share;	/* of the keys drawn, those of the top 1 % */
@@ -738,6 +742,7 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		return c.err;
 	}
 	memset(r, 0, sizeof(*r));
+	r->keys = __atomic_load_n(&c.keys, __ATOMIC_RELAXED);
 	{
 		uint64_t drawn = 0, hot = 0;
 
@@ -803,12 +808,21 @@ static void print_head(const struct opts *o, const char *backend, int model)
 		printf(", responder NIC %u ns per request", o->nic_req_ns);
 	else if (!model)
 		printf(", wall time");
-	printf("\nthreads %s x %u QPs, batch %s, %u items, %u writers, "
-	       "%.1f s per cell, best of %u, keys %s (theta %.3f), "
-	       "%u %% gets\n",
-	       list_str(o->thr_list, o->nthr, 0),
-	       o->qps, list_str(o->batch_list, o->nbatch, 1), o->items,
-	       o->mode == M_LOCAL ? o->writers : 0, o->duration, o->runs,
+	/* a client knows the server's items only once connected (each
+	 * row's JSON has them) and its writers not at all */
+	if (o->mode == M_CLIENT)
+		printf("\nthreads %s x %u QPs, batch %s, the server's items%s "
+		       "and writers, ",
+		       list_str(o->thr_list, o->nthr, 0), o->qps,
+		       list_str(o->batch_list, o->nbatch, 1),
+		       o->items_set ? " (keys below --items)" : "");
+	else
+		printf("\nthreads %s x %u QPs, batch %s, %u items, %u writers, ",
+		       list_str(o->thr_list, o->nthr, 0), o->qps,
+		       list_str(o->batch_list, o->nbatch, 1), o->items,
+		       o->writers);
+	printf("%.1f s per cell, best of %u, keys %s (theta %.3f), "
+	       "%u %% gets\n", o->duration, o->runs,
 	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf, o->read_pct);
 	bu_rule();
 	printf(" %-7s %-12s %3s %5s %12s %10s %8s %8s %8s %8s %7s %9s\n",
@@ -841,9 +855,15 @@ static void print_row(const struct opts *o, const char *backend, int model,
 			.batch = o->batch, .mops = r->mops,
 			.p50_us = r->p50_us, .gets = r->gets,
 			.torn = r->torn };
+	/* a client: the keys it drew from (the server's items, capped by
+	 * --items); the server's writers it cannot know (null) */
+	char writers[16] = "null";
+
+	if (o->mode != M_CLIENT)
+		snprintf(writers, sizeof(writers), "%u", o->writers);
 	ba_set_backend(&ba, backend);
 	ba_json(&ba, "\"proto\":\"%s\",\"ordering\":\"%s\",\"size\":%u,\"threads\":%u,"
-		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%u,"
+		"\"qps\":%u,\"batch\":%u,\"items\":%u,\"writers\":%s,"
 		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
 		"\"p50_us\":%.6g,\"p90_us\":%.6g,\"p99_us\":%.6g,"
 		"\"p999_us\":%.6g,\"torn\":%llu,"
@@ -852,7 +872,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"zipf\":%.3f,\"hot1pct_share\":%.4f,\"read_pct\":%u,"
 		"\"updates\":%llu,\"update_mops\":%.6g,\"update_busy\":%llu",
 		oms_kvs_proto_name(proto), ordering, size, o->threads, o->qps,
-		o->batch, o->items, o->mode == M_LOCAL ? o->writers : 0,
+		o->batch, r->keys ? r->keys : o->items, writers,
 		(unsigned long long)r->gets, r->mops, r->gbps,
 		r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 		(unsigned long long)r->torn, (unsigned long long)r->retries,
