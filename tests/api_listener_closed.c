@@ -6,7 +6,8 @@
  * error, the owner's memory and the reader's buffer are untouched, nothing
  * hangs - on the emulated device as on verbs (where closing disconnects
  * the initiators).  The region itself is not affected: the owner's own
- * descriptor and a new listener's still work.
+ * descriptor and a new listener's still work, even right behind an op
+ * refused through the closed one's.
  */
 #include <errno.h>
 #include <string.h>
@@ -118,6 +119,27 @@ TEST_F(closed, region_still_served_otherwise)
 	ASSERT_EQ(0, oms_put(self->cli, &self->r, 24, &w, 8, OMS_STORE_WEAK));
 	EXPECT_TRUE(refused(oms_quiet(self->cli)));
 	EXPECT_EQ(FILL, self->mem[3]);
+}
+
+/*
+ * A get refused through the closed listener's descriptor does not touch
+ * the region's own ops: the revoked descriptor is memory of its own, so
+ * a put of the same bytes through the owner's descriptor right behind it
+ * is not fenced after the failure (and cancelled with it).
+ */
+TEST_F(closed, refused_get_leaves_owner_put_alone)
+{
+	struct oms_rmr own;
+	uint64_t back = FILL, v = 7;
+
+	ASSERT_EQ(0, oms_mr_remote(self->mr, &own));
+	ASSERT_EQ(0, oms_listener_close(self->l));
+	ASSERT_EQ(0, oms_get(self->cli, &back, &self->r, 0, 8,
+			     OMS_READ_RELAXED));
+	ASSERT_EQ(0, oms_put(self->cli, &own, 0, &v, 8, OMS_STORE_WEAK));
+	EXPECT_TRUE(refused(oms_quiet(self->cli)));
+	EXPECT_EQ(7, self->mem[0]);
+	EXPECT_EQ(FILL, back);
 }
 
 TEST_HARNESS_MAIN

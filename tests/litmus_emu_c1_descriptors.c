@@ -6,7 +6,10 @@
  * (oms_connect), which name the same bytes at one destination.
  *   L33 get(X via one); put(X=1 via the other): the get never returns 1,
  *       both ways round;
- *   L26 put(X=new via one); get(X via the other): the get returns new.
+ *   L26 put(X=new via one); get(X via the other): the get returns new
+ *       (the device keeps that one: it maps a window to its region at
+ *       intake; L33 needs the source's fence, which the orderer gives
+ *       only when it knows the two descriptors are one memory).
  * Each on CHAOS_SEEDS devices of their own (oms_emu_create), one batch of
  * instances per quiet, each instance on its own word.  The control is
  * the same L33 program in a context with OMS_CTX_F_NO_ORDERING, which
@@ -70,6 +73,9 @@ static int two_open(struct two *t, uint64_t seed, uint32_t ini_flags)
 		err = oms_listen(t->tgt, NULL, PORT, t->mr, &t->l);
 	if (!err)
 		err = oms_connect(t->ini, "localhost", PORT, 0, &t->win);
+	/* two descriptors, or the test would check one */
+	if (!err && t->win.region == t->own.region)
+		err = -1;
 	return err;
 }
 

@@ -167,10 +167,17 @@ static int region_add(struct oms_emu *dev, const struct emu_region *tmpl,
 	return -ENOSPC;
 }
 
-/* Lock held. */
+/*
+ * Lock held.  A freed slot is memory of its own again: a revoked
+ * window's descriptor no longer names its region's bytes for the
+ * orderer, so an op refused through it cannot touch (by C1's write
+ * after read fence) the region's live ops.
+ */
 static void region_del(struct oms_emu *dev, const struct oms_rmr *rmr)
 {
 	dev->reg[rmr->region].valid = 0;
+	__atomic_store_n(&dev->reg[rmr->region].home, rmr->region,
+			 __ATOMIC_RELAXED);
 	oms_kc_clear(&dev->kc, rmr->region);
 }
 
@@ -279,8 +286,10 @@ static void emu_caps(struct oms_ctx *ctx, struct oms_caps *c)
  * The region a descriptor's bytes belong to: a listener's window is its
  * home region's memory.  Without the device lock (it is on every op's
  * path): a slot's home is written atomically when the slot is
- * registered, and a descriptor of a slot registered again since is
- * refused by the device whatever the orderer made of it.
+ * registered and reset to the slot when it is freed.  A stale
+ * descriptor of a slot registered again since is refused by the device
+ * whatever the orderer made of it (docs/ordering.md says what a refused
+ * get does to a later write of the same bytes).
  */
 static uint32_t emu_home_region(struct oms_ctx *ctx, uint32_t region)
 {
