@@ -138,7 +138,20 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-/* Mark @ac failed; its QP goes to error, so nothing more leaves it. */
+/*
+ * Mark @ac failed; its QP goes to error, so nothing more leaves it.
+ *
+ * Then say goodbye: the requester's CM fails what it has outstanding at
+ * once, not at its next request's retries.  A connection that fails in
+ * service has had traffic on its QP (a doorbell, an answer's completion),
+ * so it is established from our side even when the CM has not yet taken the
+ * requester's RTU (still on its way, or lost and due again only after the
+ * REP is resent): the kernel's CM sends no DREQ before it has, and
+ * drops the disconnect without a word.  Telling it of the traffic first
+ * (COMM_EST, the IB way for data seen before the RTU) makes it
+ * established, so the DREQ goes; when the RTU was already taken this is
+ * a no-op (-EISCONN).
+ */
 static void conn_broken(struct va_conn *ac, int err)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
@@ -150,8 +163,7 @@ static void conn_broken(struct va_conn *ac, int err)
 	ac->chain_lands = ac->lands;
 	if (ac->id && ac->id->qp) {
 		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
-		/* say goodbye: the requester's CM fails what it has
-		 * outstanding at once, not at its next request's retries */
+		rdma_notify(ac->id, IBV_EVENT_COMM_EST);
 		rdma_disconnect(ac->id);
 	}
 }

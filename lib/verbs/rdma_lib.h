@@ -49,7 +49,8 @@
 	X(rdma_getaddrinfo) X(rdma_freeaddrinfo) X(rdma_bind_addr)	\
 	X(rdma_resolve_addr) X(rdma_resolve_route) X(rdma_listen)	\
 	X(rdma_create_qp) X(rdma_destroy_qp) X(rdma_connect)		\
-	X(rdma_accept) X(rdma_reject) X(rdma_disconnect)
+	X(rdma_accept) X(rdma_reject) X(rdma_disconnect)		\
+	X(rdma_notify)
 
 #define VB_NUMA_SYMS(X)							\
 	X(numa_available) X(numa_max_node) X(numa_alloc_onnode)		\
@@ -113,6 +114,7 @@ int vb_rdma_load(char *why, size_t whylen);
 #define rdma_accept			(*vb_rdma.rdma_accept)
 #define rdma_reject			(*vb_rdma.rdma_reject)
 #define rdma_disconnect			(*vb_rdma.rdma_disconnect)
+#define rdma_notify			(*vb_rdma.rdma_notify)
 #define numa_available			(*vb_rdma.numa_available)
 #define numa_max_node			(*vb_rdma.numa_max_node)
 #define numa_alloc_onnode		(*vb_rdma.numa_alloc_onnode)

@@ -15,7 +15,8 @@
  *     answered by their own WRITE_WITH_IMM carrying its tag);
  *   - a doorbell that counts more descriptors than the ring holds: the
  *     agent closes the connection (the requester's QP fails in bounded
- *     time), and a new connection is served.
+ *     time), and a new connection is served; also when the doorbell
+ *     comes before the agent's CM has the requester's RTU.
  *
  * Environment: OMS_RXE_SERVER, OMS_RXE_AGENT_PORT; without them every
  * test skips (this program is meant for the guest).
@@ -45,6 +46,9 @@ struct peer {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
+	struct ibv_pd *pd;	/* own_qp: ours, else librdmacm's */
+	struct ibv_qp *qp;
+	int own_qp;		/* a QP librdmacm does not drive */
 	struct ibv_mr *mr;
 	uint8_t *mem;		/* answers | landing | descriptors */
 	struct oms_vw_region reg;
@@ -79,8 +83,27 @@ static int wait_event(struct peer *p, enum rdma_cm_event_type want,
 	return 0;
 }
 
-/* Connect with a version-3 hello; 0 with the agent's block in p->reg. */
-static int peer_connect(struct peer *p)
+/* Move our own QP to @state with the CM's attributes for it. */
+static int own_qp_to(struct peer *p, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+	int mask = 0;
+
+	if (rdma_init_qp_attr(p->id, &a, &mask))
+		return -errno;
+	if (state == IBV_QPS_INIT)	/* the agent answers by WRITE */
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	return ibv_modify_qp(p->qp, &a, mask) ? -EIO : 0;
+}
+
+/*
+ * Connect with a version-3 hello; 0 with the agent's block in p->reg.
+ * @hold_rtu: with a QP of our own, which librdmacm does not drive, so the
+ * CM reports the agent's REP (CONNECT_RESPONSE) and sends our RTU only at
+ * rdma_establish(); the QP is ready to send before that, so the agent can
+ * see our traffic before its CM sees the connection established.
+ */
+static int peer_connect(struct peer *p, int hold_rtu)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
 	struct ibv_qp_init_attr qa = { 0 };
@@ -91,6 +114,7 @@ static int peer_connect(struct peer *p)
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	p->own_qp = hold_rtu;
 	if (rdma_getaddrinfo(getenv("OMS_RXE_SERVER"),
 			     getenv("OMS_RXE_AGENT_PORT"), &hints, &res))
 		return -EHOSTUNREACH;
@@ -118,16 +142,29 @@ static int peer_connect(struct peer *p)
 	qa.cap.max_send_wr = 64;
 	qa.cap.max_recv_wr = CQ_SLOTS;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(p->id, NULL, &qa))
-		return -errno;
-	p->mr = ibv_reg_mr(p->id->pd, p->mem, 3 * 4096 + LAND,
+	if (p->own_qp) {
+		p->pd = ibv_alloc_pd(p->id->verbs);
+		p->qp = p->pd ? ibv_create_qp(p->pd, &qa) : NULL;
+		if (!p->qp)
+			return -ENOMEM;
+		err = own_qp_to(p, IBV_QPS_INIT);
+		if (err)
+			return err;
+		cp.qp_num = p->qp->qp_num;
+	} else {
+		if (rdma_create_qp(p->id, NULL, &qa))
+			return -errno;
+		p->pd = p->id->pd;
+		p->qp = p->id->qp;
+	}
+	p->mr = ibv_reg_mr(p->pd, p->mem, 3 * 4096 + LAND,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!p->mr)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < CQ_SLOTS; i++) {
 		struct ibv_recv_wr r = { .wr_id = 1 }, *bad;
 
-		if (ibv_post_recv(p->id->qp, &r, &bad))
+		if (ibv_post_recv(p->qp, &r, &bad))
 			return -EIO;
 	}
 	h.flags = OMS_VW_F_AGENT;
@@ -141,13 +178,19 @@ static int peer_connect(struct peer *p)
 	cp.rnr_retry_count = 7;
 	if (rdma_connect(p->id, &cp))
 		return -errno;
-	err = wait_event(p, RDMA_CM_EVENT_ESTABLISHED, &ev);
+	err = wait_event(p, p->own_qp ? RDMA_CM_EVENT_CONNECT_RESPONSE :
+			 RDMA_CM_EVENT_ESTABLISHED, &ev);
 	if (err)
 		return err;
 	err = oms_vw_region_decode(ev->param.conn.private_data,
 				   ev->param.conn.private_data_len,
 				   OMS_VW_F_AGENT, &p->reg);
 	rdma_ack_cm_event(ev);
+	if (!err && p->own_qp) {	/* ready to send; no RTU yet */
+		err = own_qp_to(p, IBV_QPS_RTR);
+		if (!err)
+			err = own_qp_to(p, IBV_QPS_RTS);
+	}
 	if (!err && !(p->reg.flags & OMS_VW_F_AGENT))
 		err = -ENOPROTOOPT;	/* that listener runs no agent */
 	return err;
@@ -155,12 +198,16 @@ static int peer_connect(struct peer *p)
 
 static void peer_close(struct peer *p)
 {
-	if (p->id && p->id->qp) {
+	if (p->qp)
 		rdma_disconnect(p->id);
+	if (p->own_qp && p->qp)
+		ibv_destroy_qp(p->qp);
+	else if (p->qp)
 		rdma_destroy_qp(p->id);
-	}
 	if (p->mr)
 		ibv_dereg_mr(p->mr);
+	if (p->own_qp && p->pd)
+		ibv_dealloc_pd(p->pd);
 	if (p->cq)
 		ibv_destroy_cq(p->cq);
 	if (p->id)
@@ -201,7 +248,7 @@ static int send_raw(struct peer *p, const uint8_t (*d)[OMS_AD_LEN],
 	w[n - 1].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	w[n - 1].imm_data = htonl(count);
 	w[n - 1].send_flags = IBV_SEND_SIGNALED;
-	return ibv_post_send(p->id->qp, w, &bad) ? -EIO : 0;
+	return ibv_post_send(p->qp, w, &bad) ? -EIO : 0;
 }
 
 /* An acquire get of @len bytes at @off under @key into the landing. */
@@ -247,7 +294,7 @@ static int next_answer(struct peer *p, uint32_t *tag, int *status)
 		}
 		if (!(wc.opcode & IBV_WC_RECV))
 			continue;	/* our own writes */
-		ibv_post_recv(p->id->qp, &r, &bad);
+		ibv_post_recv(p->qp, &r, &bad);
 		imm = ntohl(wc.imm_data);
 		if (imm >= OMS_AD_IMM_TAG_MIN) {
 			*tag = imm;
@@ -285,7 +332,7 @@ FIXTURE_SETUP(forge)
 		SKIP(return, "OMS_RXE_SERVER/OMS_RXE_AGENT_PORT not set "
 		     "(guest test)");
 	/* the server may still be starting */
-	while ((err = peer_connect(&self->p)) && now_ms() < end) {
+	while ((err = peer_connect(&self->p, 0)) && now_ms() < end) {
 		peer_close(&self->p);
 		usleep(300000);
 	}
@@ -341,10 +388,10 @@ TEST_F(forge, forged_descriptors_refused_then_served)
 /*
  * The next CM event within 30 s: its type, or -ETIMEDOUT.  A hang bound,
  * not a deadline: the agent's disconnect is a DREQ over Soft-RoCE, and
- * one the loaded guests' link drops is sent again only after the CM's
- * response timeout (about 4.8 s for RoCE: twice the packet lifetime plus
- * the remote response time), so a bound of 10 s was seen to expire on a
- * busy machine with the agent's disconnect on its way.
+ * one that is dropped (by the loaded guests' link, or by a CM not yet
+ * established, below) is sent again only after the CM's response timeout,
+ * about 4 s.  (Two CI runs that saw no event here, with bounds of 10 and
+ * 30 s, were the agent's DREQ never sent: see the next test.)
  */
 static int next_cm_event(struct peer *p)
 {
@@ -379,13 +426,63 @@ TEST_F(forge, doorbell_past_the_ring_closes)
 	EXPECT_EQ(RDMA_CM_EVENT_DISCONNECTED, ev);
 	EXPECT_NE(0, next_answer(p, &tag, &status));	/* nothing answered */
 	/* a new requester is served */
-	ASSERT_EQ(0, peer_connect(&again));
+	ASSERT_EQ(0, peer_connect(&again, 0));
 	get_desc(d[0], &again, again.reg.rkey, RX_RES_READY, 8, 0x6001);
 	ASSERT_EQ(0, send_raw(&again, (const uint8_t (*)[OMS_AD_LEN])d, 1, 1));
 	EXPECT_EQ(0, next_answer(&again, &tag, &status));
 	EXPECT_EQ(0x6001, tag);
 	EXPECT_EQ(0, status);
 	peer_close(&again);
+}
+
+/* The next CM event other than ESTABLISHED within the bound, as above. */
+static int next_cm_change(struct peer *p)
+{
+	int ev;
+
+	while ((ev = next_cm_event(p)) == RDMA_CM_EVENT_ESTABLISHED)
+		;
+	return ev;
+}
+
+/*
+ * The same doorbell, sent before the agent's CM has the requester's RTU:
+ * on a loaded link the RTU may come after the first data, or be lost and
+ * come again only when the REP is resent; here it is held back until the
+ * agent has had the doorbell.  The agent has seen the connection's
+ * traffic, so it still says goodbye: its CM takes the connection for
+ * established and sends the DREQ.  (Without that, the CM drops the
+ * disconnect unsent, and the RTU that follows leaves the requester
+ * connected to a QP in error for ever.)  Our CM ignores a DREQ until the
+ * RTU is sent, so the one seen is the agent's CM's resend, after its
+ * response timeout (about 4 s): within the bound.
+ */
+TEST_F(forge, doorbell_before_the_rtu_closes)
+{
+	struct peer held;
+	uint8_t d[1][OMS_AD_LEN];
+	uint64_t t0;
+	struct ibv_wc wc;
+	int n = 0, ev;
+
+	ASSERT_EQ(0, peer_connect(&held, 1));
+	get_desc(d[0], &held, held.reg.rkey, RX_RES_READY, 8, 0x7000);
+	ASSERT_EQ(0, send_raw(&held, (const uint8_t (*)[OMS_AD_LEN])d, 1,
+			      held.reg.agent.ring_slots + 1));
+	/* the doorbell was acknowledged: it is in the agent's queue */
+	for (t0 = now_ms(); !n && now_ms() - t0 < 10000; usleep(1000))
+		n = ibv_poll_cq(held.cq, 1, &wc);
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	sleep(1);			/* the agent's thread takes it */
+	t0 = now_ms();
+	ASSERT_EQ(0, rdma_establish(held.id));	/* the RTU, at last */
+	ev = next_cm_change(&held);
+	TH_LOG("doorbell before the RTU: CM event %d (%s) %llu ms after the "
+	       "RTU", ev, ev >= 0 ? rdma_event_str(ev) : "none",
+	       (unsigned long long)(now_ms() - t0));
+	EXPECT_EQ(RDMA_CM_EVENT_DISCONNECTED, ev);
+	peer_close(&held);
 }
 
 TEST_HARNESS_MAIN
