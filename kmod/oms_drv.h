@@ -15,7 +15,8 @@
  *   oms.lock        attach and detach (and the PCI notifier), killable
  *   w->use          read: a store, doorbell, flush or bench on the window;
  *                   write: detach releasing what the window maps
- *   oms.files_lock  the list of open files (zapping), held briefly
+ *   oms.files_lock  the address spaces of open files (zapping), held
+ *                   briefly
  *   w->map_lock     a fault inserting a page against detach marking the
  *                   window dead, held briefly
  *   oms.win_lock    spinlock: oms.win and oms.generation
@@ -66,14 +67,23 @@ struct oms_device {
 	struct oms_window *win;		/* the attached window, or NULL */
 	u32 generation;
 	struct mutex files_lock;	/* protects files */
-	struct list_head files;		/* struct oms_file, for zapping */
+	struct list_head files;		/* struct oms_file_space, for zapping */
 	void *emu_pages;		/* OMS_EMU_MAX_LEN bytes, under lock */
 	enum oms_emu_type emu_type;
 };
 
-struct oms_file {
+/*
+ * An address space that open files of the device use (each inode of the
+ * device node has its own; usually there is one), with the count of those
+ * files.  Detach zaps each once: zapping once per open file walked every
+ * mapping of the space again for each file, which let a caller with many
+ * open files and many mappings stall detach, rmmod and unbind for as long
+ * as it liked.
+ */
+struct oms_file_space {
 	struct list_head node;
-	struct file *filp;
+	struct address_space *mapping;
+	unsigned long files;
 };
 
 extern struct oms_device oms;

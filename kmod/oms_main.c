@@ -86,32 +86,54 @@ out:
 	return ret;
 }
 
+/* The entry of @mapping in oms.files, or NULL; under oms.files_lock. */
+static struct oms_file_space *oms_space_find(struct address_space *mapping)
+{
+	struct oms_file_space *fs;
+
+	list_for_each_entry(fs, &oms.files, node)
+		if (fs->mapping == mapping)
+			return fs;
+	return NULL;
+}
+
 static int oms_open(struct inode *inode, struct file *filp)
 {
-	struct oms_file *of;
+	struct oms_file_space *fs, *fresh;
 
-	of = kzalloc(sizeof(*of), GFP_KERNEL);
-	if (!of)
+	/* allocated before the lock, freed if the space is known */
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
 		return -ENOMEM;
-	of->filp = filp;
-	filp->private_data = of;
 	if (mutex_lock_killable(&oms.files_lock)) {
-		kfree(of);
+		kfree(fresh);
 		return -EINTR;
 	}
-	list_add(&of->node, &oms.files);
+	fs = oms_space_find(filp->f_mapping);
+	if (!fs) {
+		fs = fresh;
+		fresh = NULL;
+		fs->mapping = filp->f_mapping;
+		list_add(&fs->node, &oms.files);
+	}
+	fs->files++;
+	filp->private_data = fs;
 	mutex_unlock(&oms.files_lock);
+	kfree(fresh);
 	return 0;
 }
 
 static int oms_release(struct inode *inode, struct file *filp)
 {
-	struct oms_file *of = filp->private_data;
+	struct oms_file_space *fs = filp->private_data;
 
 	mutex_lock(&oms.files_lock);
-	list_del(&of->node);
+	if (--fs->files)
+		fs = NULL;
+	else
+		list_del(&fs->node);
 	mutex_unlock(&oms.files_lock);
-	kfree(of);
+	kfree(fs);
 	return 0;
 }
 

@@ -101,15 +101,16 @@ err_put:
 }
 
 /*
- * Zap every user mapping of every open file.  Called by detach after the
- * window is marked dead, with oms.lock held.
+ * Zap every user mapping of every open file: each address space the open
+ * files use, once.  Called by detach after the window is marked dead, with
+ * oms.lock held.
  */
 void oms_zap_mappings(void)
 {
-	struct oms_file *of;
+	struct oms_file_space *fs;
 
 	mutex_lock(&oms.files_lock);
-	list_for_each_entry(of, &oms.files, node)
-		unmap_mapping_range(of->filp->f_mapping, 0, 0, 1);
+	list_for_each_entry(fs, &oms.files, node)
+		unmap_mapping_range(fs->mapping, 0, 0, 1);
 	mutex_unlock(&oms.files_lock);
 }

@@ -2,11 +2,13 @@
 /*
  * detach_live.c - tearing the window down under live users is safe:
  * detach with a live mapping (later access: SIGBUS, also after a new
- * attach), attach beside a bound driver and unbind it, remove the PCI
+ * attach; mappings through any open file and any node of the device),
+ * attach beside a bound driver and unbind it, remove the PCI
  * device with a live mapping, and rmmod with an open fd and a mapping
  * (refused until both are gone, then the module unloads and reloads).
  * Runs last in the guest: it reloads oms.ko and removes/rescans the device.
  */
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -87,6 +89,47 @@ TEST_F(win, detach_zaps_other_files)
 	ASSERT_EQ(0, t_detach(self->fd));
 	EXPECT_EQ(1, touch_sigbus(m, 0));
 	munmap((void *)m, 4096);
+}
+
+/*
+ * Detach zaps each address space that open files use once: the files of
+ * one device node share one (files without mappings come and go around
+ * the mapped ones, so its count goes up and down), and a second node of
+ * the same device (its own inode) has its own.  Every mapping of either
+ * is gone after the detach.
+ */
+TEST_F(win, detach_zaps_every_node)
+{
+	static const char alias[] = "/run/oms-alias";
+	volatile uint32_t *m[8];
+	int fds[8];
+	struct stat st;
+
+	ASSERT_EQ(0, stat(T_DEV, &st));
+	unlink(alias);
+	ASSERT_EQ(0, mknod(alias, S_IFCHR | 0600, st.st_rdev));
+	for (int i = 0; i < 8; i++) {
+		fds[i] = open(i % 2 ? alias : T_DEV, O_RDWR);
+		ASSERT_LE(0, fds[i]);
+		m[i] = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fds[i],
+			    T_SCRATCH_LIVE);
+		ASSERT_NE(MAP_FAILED, m[i]);
+		EXPECT_EQ(0, touch_sigbus(m[i], 0));
+	}
+	for (int j = 0; j < 16; j++) {
+		int f = open(j % 2 ? alias : T_DEV, O_RDWR);
+
+		ASSERT_LE(0, f);
+		close(f);
+	}
+	for (int i = 0; i < 8; i++)
+		close(fds[i]);	/* the mappings keep their files */
+	ASSERT_EQ(0, t_detach(self->fd));
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(1, touch_sigbus(m[i], 0)) TH_LOG("mapping %d", i);
+		munmap((void *)m[i], 4096);
+	}
+	unlink(alias);
 }
 
 /* Attach beside a bound driver (uio_pci_generic), then unbind it. */
