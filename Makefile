@@ -13,7 +13,7 @@
 # TAP.  scripts/run-tests.sh runs them
 # CHECK_JOBS at a time (default 2): commands never share a file.
 
-VERSION_MAJOR := 1
+VERSION_MAJOR := 2
 VERSION := $(VERSION_MAJOR).0.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib

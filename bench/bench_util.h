@@ -12,10 +12,12 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "oms.h"
+#include "oms_emu.h"
 
 static inline uint64_t bu_now_ns(void)
 {
@@ -63,6 +65,39 @@ static inline const char *bu_backend_of(struct oms_ctx *ctx, int *model)
 		return "?";
 	*model = !!(caps.flags & OMS_CAP_LATENCY_MODEL);
 	return caps.backend_name;
+}
+
+/* Whether contexts asking for @backend run on the emulated device: named,
+ * or AUTO with OMS_BACKEND=emu (AUTO otherwise may find an RDMA device). */
+static inline int bu_backend_is_emu(uint32_t backend)
+{
+	const char *env = getenv("OMS_BACKEND");
+
+	return backend == OMS_BACKEND_EMU ||
+	       (backend == OMS_BACKEND_AUTO && env && !strcmp(env, "emu"));
+}
+
+/*
+ * An emulated device of the benchmark's own: the paper's Table 2 latency
+ * model (bus 200 ns, root complex 17 ns, memory 50 ns a line, a 100 Gb/s
+ * link) at @scale wall ns per model ns (0: no model), reads ordered at
+ * @order (enum oms_read_order), reordering from @chaos (0: none).  Every
+ * context of the run names it (OMS_CTX_ATTR_EMU); destroy it after them.
+ */
+static inline int bu_emu_table2(uint32_t scale, uint32_t order,
+				uint64_t chaos, struct oms_emu **emu)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_LATENCY | OMS_EMU_ATTR_READ_ORDER |
+			     OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = chaos,
+		.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
+		.link_gbps = 100, .time_scale = scale,
+		.read_order = order, .rlsq_entries = 256,
+	};
+
+	return oms_emu_create(&ea, emu);
 }
 
 #endif

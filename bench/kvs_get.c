@@ -235,8 +235,27 @@ static void settle(struct opts *o)
 
 /* ---- contexts --------------------------------------------------------- */
 
-static int ctx_make(const struct opts *o, uint32_t node, int model,
-		    struct oms_ctx **ctx)
+/* --local on emu: the run's device (run_local()), with its model */
+static struct oms_emu *local_emu;
+
+/* The paper's Table 2, as bench/ordered_read, or the link's fit
+ * (--calibrate), at --scale (0: none), with the responder NIC's rate. */
+static int local_emu_make(const struct opts *o)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_LATENCY | OMS_EMU_ATTR_READ_ORDER |
+			     OMS_EMU_ATTR_NIC_RATE,
+		.lat_bus_ns = o->lat_bus_ns, .lat_rc_ns = o->lat_rc_ns,
+		.lat_mem_ns = o->lat_mem_ns, .link_gbps = o->link_gbps,
+		.time_scale = o->scale, .read_order = o->order,
+		.rlsq_entries = 256, .lat_req_ns = o->nic_req_ns,
+	};
+
+	return oms_emu_create(&ea, &local_emu);
+}
+
+static int ctx_make(const struct opts *o, uint32_t node, struct oms_ctx **ctx)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
@@ -247,20 +266,9 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
 		a.backend = (uint32_t)o->backend;
 	}
-	if (model) {
-		/* the paper's Table 2, as bench/ordered_read, or the
-		 * link's fit (--calibrate) */
-		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY |
-			       OMS_CTX_ATTR_READ_ORDER;
-		a.lat_bus_ns = o->lat_bus_ns;
-		a.lat_rc_ns = o->lat_rc_ns;
-		a.lat_mem_ns = o->lat_mem_ns;
-		a.link_gbps = o->link_gbps;
-		a.time_scale = o->scale;
-		a.read_order = o->order;
-		a.rlsq_entries = 256;
-		a.comp_mask |= OMS_CTX_ATTR_EMU_NIC_RATE;
-		a.lat_req_ns = o->nic_req_ns;
+	if (local_emu) {
+		a.comp_mask |= OMS_CTX_ATTR_EMU;
+		a.emu = local_emu;
 	}
 	return oms_ctx_create(&a, ctx);
 }
@@ -286,7 +294,7 @@ static void *writer_main(void *arg)
 	struct oms_ctx *ctx = NULL;
 	struct oms_kvs_writer *w = NULL;
 	uint64_t rng = (uintptr_t)&ctx ^ bu_now_ns(), n = 0, busy = 0;
-	int err = ctx_make(sv->o, 1, 0, &ctx);
+	int err = ctx_make(sv->o, 1, &ctx);
 
 	if (!err)
 		err = oms_kvs_writer_create(sv->s, ctx, NULL, &w);
@@ -378,7 +386,7 @@ static int run_server(const struct opts *o)
 	struct oms_ctx *ctx;
 	struct server sv;
 	uint64_t last = 0, t_last = bu_now_ns();
-	int model, err = ctx_make(o, 1, 0, &ctx);
+	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
@@ -497,7 +505,7 @@ static void *worker_main(void *arg)
 
 	a.batch = o->batch;
 	a.nconn = o->qps;
-	err = g && done && spare ? ctx_make(o, 0, 0, &ctx) : -ENOMEM;
+	err = g && done && spare ? ctx_make(o, 0, &ctx) : -ENOMEM;
 	if (!err)
 		err = oms_kvs_client_create(ctx, c->host, o->port, &a, &cl);
 	if (!err)
@@ -983,7 +991,7 @@ static int run_clients(const struct opts *o, const char *host)
 	int model = 0, err, fail = 0;
 
 	/* one connection up front: a clear error before any thread runs */
-	err = ctx_make(o, 0, 0, &ctx);
+	err = ctx_make(o, 0, &ctx);
 	if (err) {
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
 		return 1;
@@ -1049,15 +1057,18 @@ static int run_local(const struct opts *o)
 	struct server sv;
 	int err, fail;
 
-	/* the first context starts the emulated device with its settings */
-	err = ctx_make(o, 1, o->scale > 0, &ctx);
+	/* on emu, a device of the run's own with the model */
+	err = bu_backend_is_emu(o->backend) ? local_emu_make(o) : 0;
+	if (!err)
+		err = ctx_make(o, 1, &ctx);
 	if (err) {
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
-		return 1;
+		goto out;
 	}
 	if (server_start(&sv, o, ctx)) {
 		oms_ctx_destroy(ctx);
-		return 1;
+		err = -EIO;
+		goto out;
 	}
 	fail = run_clients(o, o->bind ? o->bind : "localhost");
 	err = server_stop(&sv);
@@ -1068,7 +1079,11 @@ static int run_local(const struct opts *o)
 		       (unsigned long long)sv.updates,
 		       (unsigned long long)sv.busy);
 	oms_ctx_destroy(ctx);
-	return fail;
+out:
+	if (local_emu)
+		oms_emu_destroy(local_emu);
+	local_emu = NULL;
+	return err ? 1 : fail;
 }
 
 /* ---- --calibrate: model vs device ------------------------------------ */
@@ -1086,7 +1101,7 @@ static int fit_link(const struct opts *o, const char *host,
 	struct oms_ctx *ctx;
 	struct oms_rmr r;
 	uint32_t p = (uint32_t)__builtin_ctz(o->protos);
-	int err = ctx_make(o, 0, 0, &ctx);
+	int err = ctx_make(o, 0, &ctx);
 
 	if (err) {
 		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));

@@ -177,8 +177,11 @@ struct rig {
 	int seq_refused;	/* verbs: the listeners run no agent */
 };
 
-static int ctx_make(const struct opts *o, uint32_t node, int first,
-		    uint32_t flags, struct oms_ctx **ctx)
+/* --local: the run's emulated device (rig_open() to rig_close()) */
+static struct oms_emu *local_emu;
+
+static int ctx_make(const struct opts *o, uint32_t node, uint32_t flags,
+		    struct oms_ctx **ctx)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
@@ -187,23 +190,10 @@ static int ctx_make(const struct opts *o, uint32_t node, int first,
 	a.timeout_ms = o->timeout_ms;
 	if (!o->local)	/* OMS_BACKEND, else an RDMA device */
 		return oms_ctx_create(&a, ctx);
-	a.comp_mask |= OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_BACKEND;
-	a.backend = OMS_BACKEND_EMU;
+	a.comp_mask |= OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU;
+	a.emu = local_emu;
 	a.node = node;
 	a.timeout_ms = 60000;	/* a loaded machine, not a dead peer */
-	if (first && o->scale) {
-		/* the paper's Table 2, as bench/ordered_read */
-		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY;
-		a.lat_bus_ns = 200;
-		a.lat_rc_ns = 17;
-		a.lat_mem_ns = 50;
-		a.link_gbps = 100;
-		a.time_scale = o->scale;
-	}
-	if (first && o->chaos) {
-		a.comp_mask |= OMS_CTX_ATTR_EMU_CHAOS;
-		a.chaos_seed = o->chaos;
-	}
 	return oms_ctx_create(&a, ctx);
 }
 
@@ -220,10 +210,10 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 		memset(r->data_mem, 0, DATA_REGION);
 		memset(r->flag_mem, 0, FLAG_REGION);
 		/* the first context starts the device with its settings */
-		err = ctx_make(o, 1, 1, 0, &r->d1);
+		err = ctx_make(o, 1, 0, &r->d1);
 	}
 	if (!err)
-		err = ctx_make(o, 2, 0, 0, &r->d2);
+		err = ctx_make(o, 2, 0, &r->d2);
 	if (!err)
 		err = oms_mr_reg(r->d1, r->data_mem, DATA_REGION,
 				 OMS_ACCESS_REMOTE_READ |
@@ -253,10 +243,10 @@ static int rig_produce(struct rig *r, const struct opts *o, const char *host)
 		struct producer *p = &r->prod[t];
 
 		r->nprod = t + 1;
-		err = ctx_make(o, 0, 0, 0, &p->ctx);
+		err = ctx_make(o, 0, 0, &p->ctx);
 		if (!err && (o->modes & 1u << MD_STRONG_SEQ) &&
 		    !r->seq_refused)
-			err = ctx_make(o, 0, 0, OMS_CTX_F_DEST_SEQ,
+			err = ctx_make(o, 0, OMS_CTX_F_DEST_SEQ,
 				       &p->ctx_seq);
 		if (!err)
 			err = oms_connect(p->ctx, host, r->port1, tmo,
@@ -296,7 +286,11 @@ static int rig_open(struct rig *r, const struct opts *o)
 	memset(r, 0, sizeof(*r));
 	snprintf(r->port1, sizeof(r->port1), "%u", o->port);
 	snprintf(r->port2, sizeof(r->port2), "%u", o->port + 1);
-	if (!o->host)
+	/* the paper's Table 2 (--scale), reordering (--chaos) */
+	if (o->local)
+		err = bu_emu_table2(o->scale, OMS_ORDER_RC_OPT, o->chaos,
+				    &local_emu);
+	if (!err && !o->host)
 		err = rig_serve(r, o, o->local ? "localhost" : o->bind);
 	if (!err && !o->server)
 		err = rig_produce(r, o, o->local ? "localhost" : o->host);
@@ -325,6 +319,9 @@ static void rig_close(struct rig *r)
 		oms_ctx_destroy(r->d2);
 	free(r->data_mem);
 	free(r->flag_mem);
+	if (local_emu)
+		oms_emu_destroy(local_emu);
+	local_emu = NULL;
 }
 
 /* ---- the consumer at D2 ----------------------------------------------- */
@@ -353,7 +350,7 @@ static void *consumer_main(void *arg)
 	struct oms_rmr d1;
 	uint8_t *buf = malloc(DATA_MAX);
 	uint64_t last[MAX_THREADS] = { 0 };
-	int err = buf ? ctx_make(&args, 3, 0, 0, &ctx) : -ENOMEM;
+	int err = buf ? ctx_make(&args, 3, 0, &ctx) : -ENOMEM;
 
 	if (!err)
 		err = oms_connect(ctx, "localhost", c->r->port1, 0, &d1);

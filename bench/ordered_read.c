@@ -67,7 +67,8 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	       double *mops)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_ctx *ini, *tgt;
+	struct oms_ctx *ini, *tgt = NULL;
+	struct oms_emu *emu;
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	uint64_t issued = 0, done = 0, off = 0, t0, t1;
@@ -79,23 +80,21 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	if (qd > 65536 / size)
 		qd = 65536 / size > 8 ? 65536 / size : 8;
 
-	a.comp_mask = OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_READ_ORDER |
-		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_QDEPTH |
-		      OMS_CTX_ATTR_TIMEOUT;
+	err = bu_emu_table2(scale, m->order, 0, &emu);
+	if (err)
+		return err;
+	a.comp_mask = OMS_CTX_ATTR_EMU | OMS_CTX_ATTR_NODE |
+		      OMS_CTX_ATTR_QDEPTH | OMS_CTX_ATTR_TIMEOUT;
+	a.emu = emu;
 	/* in process: a stall is a busy machine, never a dead peer (the
 	 * default 5 s once expired under two make checks) */
 	a.timeout_ms = 60000;
-	a.lat_bus_ns = 200;
-	a.lat_rc_ns = 17;
-	a.lat_mem_ns = 50;
-	a.link_gbps = 100;
-	a.time_scale = scale;
-	a.read_order = m->order;
-	a.rlsq_entries = 256;
 	a.queue_depth = 1024;
 	err = oms_ctx_create(&a, &ini);
-	if (err)
+	if (err) {
+		oms_emu_destroy(emu);
 		return err;
+	}
 	note_backend(ini);
 	a.node = 1;
 	err = oms_ctx_create(&a, &tgt);
@@ -132,7 +131,9 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	err = oms_quiet(ini);
 out:
 	oms_ctx_destroy(ini);
-	oms_ctx_destroy(tgt);
+	if (tgt)
+		oms_ctx_destroy(tgt);
+	oms_emu_destroy(emu);
 	return err;
 }
 

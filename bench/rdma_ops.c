@@ -158,7 +158,10 @@ static struct ba ba = {
 	.need_group = 1,
 };
 
-static int ctx_make(const struct opts *o, uint32_t node, int model,
+/* --local on emu: the run's device, with the latency model if asked */
+static struct oms_emu *local_emu;
+
+static int ctx_make(const struct opts *o, uint32_t node,
 		    struct oms_ctx **ctx)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
@@ -170,14 +173,9 @@ static int ctx_make(const struct opts *o, uint32_t node, int model,
 		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
 		a.backend = o->backend;
 	}
-	if (model) {
-		/* the paper's Table 2, as bench/ordered_read and kvs_get */
-		a.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY;
-		a.lat_bus_ns = 200;
-		a.lat_rc_ns = 17;
-		a.lat_mem_ns = 50;
-		a.link_gbps = 100;
-		a.time_scale = o->scale;
+	if (local_emu) {
+		a.comp_mask |= OMS_CTX_ATTR_EMU;
+		a.emu = local_emu;
 	}
 	return oms_ctx_create(&a, ctx);
 }
@@ -191,12 +189,12 @@ struct server {
 	void *mem;
 };
 
-static int server_open(struct server *sv, const struct opts *o, int model)
+static int server_open(struct server *sv, const struct opts *o)
 {
 	int err;
 
 	memset(sv, 0, sizeof(*sv));
-	err = ctx_make(o, 1, model, &sv->ctx);
+	err = ctx_make(o, 1, &sv->ctx);
 	if (!err) {
 		sv->mem = aligned_alloc(4096, REGION);
 		err = sv->mem ? 0 : -ENOMEM;
@@ -241,7 +239,7 @@ static int run_server(const struct opts *o)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (server_open(&sv, o, 0)) {
+	if (server_open(&sv, o)) {
 		server_close(&sv);
 		return 1;
 	}
@@ -341,7 +339,7 @@ static void *worker_main(void *arg)
 	uint64_t next = (uint64_t)w->id * o->batch;
 	uint64_t user0, sys0, t;
 	unsigned idle = 0;
-	int err = ctx_make(o, 0, 0, &ctx);
+	int err = ctx_make(o, 0, &ctx);
 
 	for (uint32_t i = 0; !err && i < o->qps; i++)
 		err = oms_connect(ctx, c->host, o->port, o->timeout_ms,
@@ -518,7 +516,7 @@ static int run_clients(const struct opts *o, const char *host)
 	const char *backend;
 	int model = 0, err;
 
-	err = ctx_make(o, 0, 0, &ctx);
+	err = ctx_make(o, 0, &ctx);
 	if (!err)
 		err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
 	if (err) {
@@ -615,15 +613,28 @@ static int run_clients(const struct opts *o, const char *host)
 static int run_local(const struct opts *o)
 {
 	struct server sv;
-	int fail;
+	int fail, err;
 
-	/* the first context starts the emulated device with its settings */
-	if (server_open(&sv, o, o->scale > 0)) {
+	/* on emu, a device of the run's own: the paper's Table 2 model, as
+	 * bench/ordered_read and kvs_get, when --scale asks for it */
+	if (bu_backend_is_emu(o->backend)) {
+		err = bu_emu_table2(o->scale, OMS_ORDER_RC_OPT, 0, &local_emu);
+		if (err) {
+			fprintf(stderr, "rdma_ops: no emulated device: %s\n",
+				strerror(-err));
+			return 1;
+		}
+	}
+	if (server_open(&sv, o)) {
 		server_close(&sv);
+		if (local_emu)
+			oms_emu_destroy(local_emu);
 		return 1;
 	}
 	fail = run_clients(o, o->bind ? o->bind : "localhost");
 	server_close(&sv);
+	if (local_emu)
+		oms_emu_destroy(local_emu);
 	return fail;
 }
 

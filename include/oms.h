@@ -88,14 +88,12 @@ enum oms_read_order {
 #define OMS_CTX_ATTR_NODE	(1u << 1)	/* node */
 #define OMS_CTX_ATTR_QDEPTH	(1u << 2)	/* queue_depth */
 #define OMS_CTX_ATTR_FLAGS	(1u << 3)	/* flags */
-#define OMS_CTX_ATTR_EMU_CHAOS	(1u << 4)	/* chaos_seed */
-#define OMS_CTX_ATTR_EMU_LATENCY (1u << 5)	/* lat_* and time_scale */
-#define OMS_CTX_ATTR_READ_ORDER	(1u << 6)	/* read_order, rlsq_entries */
 #define OMS_CTX_ATTR_TIMEOUT	(1u << 7)	/* timeout_ms */
 #define OMS_CTX_ATTR_DEST_SEQ	(1u << 8)	/* dest_seq_mask */
-#define OMS_CTX_ATTR_EMU_NIC_RATE (1u << 9)	/* lat_req_ns */
 #define OMS_CTX_ATTR_EMU	(1u << 10)	/* emu */
-#define OMS_CTX_ATTR_ALL	0x7ffu
+#define OMS_CTX_ATTR_ALL	0x58fu
+/* Bits 4-6 and 9 were liboms.so.1's emulator fields (chaos, latency
+ * model, read ordering, NIC rate), now struct oms_emu_attr's: refused. */
 
 /* struct oms_ctx_attr.flags */
 #define OMS_CTX_F_NONBLOCK	(1u << 0) /* -EAGAIN instead of waiting for a
@@ -104,7 +102,7 @@ enum oms_read_order {
 #define OMS_CTX_F_NO_ORDERING	(1u << 1) /* baseline/test only: store
 					   * classes, fences and acquire are
 					   * ignored (everything unordered) */
-#define OMS_CTX_F_NO_HOLD	(1u << 2) /* emu baseline: no seed-002 hold */
+/* (1u << 2) was liboms.so.1's NO_HOLD, now OMS_EMU_F_NO_HOLD: refused */
 #define OMS_CTX_F_DEST_SEQ	(1u << 3) /* destination ordering by sequence
 					   * number (seed 004 5.2): ordered
 					   * ops to a destination carry a
@@ -114,29 +112,27 @@ enum oms_read_order {
 					   * and strong stores to one
 					   * destination never wait for acks;
 					   * queue_depth <= 256 (default 256) */
-#define OMS_CTX_F_HOLD_GLOBAL	(1u << 4) /* emu, and the agent of a verbs
-					   * listener made on this context:
-					   * the seed-002 hold has global
-					   * scope (a class-2 response waits
-					   * for posted writes to any node)
-					   * instead of per destination */
-#define OMS_CTX_F_ALL		0x1fu
+#define OMS_CTX_F_HOLD_GLOBAL	(1u << 4) /* verbs: the agent of a listener
+					   * made on this context holds
+					   * class-2 responses with global
+					   * scope (waiting for posted writes
+					   * to any node) instead of per
+					   * destination; on emu the hold
+					   * scope is the device's
+					   * (OMS_EMU_F_HOLD_GLOBAL): -EINVAL */
+#define OMS_CTX_F_ALL		0x1bu
 
 /*
  * Context attributes.  Extensible: @size is sizeof() as the caller was
  * compiled (bytes beyond what the library knows must be zero), @comp_mask
  * says which optional fields are set; unset fields take defaults.
  *
- * The fields marked "emu" configure the emulated device.  A context that
- * names a device object (@emu, made by oms_emu_create() of oms_emu.h)
- * runs on it, and its device's settings are the object's: it may not set
- * them here too.  Contexts that name none share the process's default
- * device, which takes these fields from the context that starts it (the
- * first one); a later context that asks for another chaos seed, latency
- * model (while either runs one), read ordering, NIC rate or hold flag
- * than the running device has is refused (-EBUSY), since it would not
- * get it: name a device of its own instead.  (A context that sets no hold
- * flag joins a device started with one.)
+ * Nothing here configures the emulated device: how it behaves (chaos,
+ * latency model, read ordering, NIC rate, hold) is the device object's
+ * (oms_emu_create() of oms_emu.h), and a context names the one it runs on
+ * with @emu.  Contexts on emu that name none share the process's default
+ * device, which runs with every default of struct oms_emu_attr.
+ * (liboms.so.1 took those settings from the first context here.)
  */
 struct oms_ctx_attr {
 	uint32_t size;
@@ -145,15 +141,6 @@ struct oms_ctx_attr {
 	uint32_t node;		/* this context's node, < OMS_MAX_NODES; 0 */
 	uint32_t queue_depth;	/* ops in flight, power of two 8..4096; 1024 */
 	uint32_t flags;		/* OMS_CTX_F_* */
-	uint64_t chaos_seed;	/* emu: reorder with this seed; 0 = in order */
-	uint32_t lat_bus_ns;	/* emu: one-way I/O bus latency; 200 */
-	uint32_t lat_rc_ns;	/* emu: root complex latency; 17 */
-	uint32_t lat_mem_ns;	/* emu: memory latency per line; 50 */
-	uint32_t link_gbps;	/* emu: response link rate; 100 */
-	uint32_t time_scale;	/* emu: wall ns per model ns; 0 = no latency
-				 * model (everything at once); bench: 100 */
-	uint32_t read_order;	/* enum oms_read_order */
-	uint32_t rlsq_entries;	/* emu: RLSQ entries; 256 */
 	uint32_t timeout_ms;	/* declare the device dead after this long
 				 * without progress; 2000, or the
 				 * OMS_TIMEOUT_MS environment variable */
@@ -161,17 +148,9 @@ struct oms_ctx_attr {
 				 * sequence number as with OMS_CTX_F_DEST_SEQ
 				 * (which means all of them); the others are
 				 * acknowledged channels */
-	uint32_t reserved;	/* must be 0 */
-	uint32_t lat_req_ns;	/* emu, with the latency model: service time
-				 * of the responder NIC per request (puts,
-				 * gets, atomics, whatever their length): its
-				 * message rate is 1/lat_req_ns; 0 = no limit */
-	uint32_t reserved2;	/* must be 0 */
 	struct oms_emu *emu;	/* the emulated device to run on (emu
-				 * backend; AUTO then means emu); with it,
-				 * none of OMS_CTX_ATTR_EMU_CHAOS, _LATENCY,
-				 * _READ_ORDER, _NIC_RATE, OMS_CTX_F_NO_HOLD,
-				 * OMS_CTX_F_HOLD_GLOBAL: -EINVAL */
+				 * backend; AUTO then means emu); NULL: the
+				 * default device */
 };
 
 #define OMS_MAX_NODES	16
@@ -293,10 +272,12 @@ int oms_ctx_destroy(struct oms_ctx *ctx);
  * The version of the header compiled against; oms_version() returns the
  * library's at run time, "MAJOR.MINOR.PATCH".  A program may refuse a
  * library older than its header (same MAJOR: same ABI, the soname).
- * 1.0 (liboms.so.1) renumbered the transmit classes of oms_tx.h into
- * oms_order.h's numbering; 0.1 (liboms.so.0) was the first.
+ * 2.0 (liboms.so.2) took the emulated device's settings out of struct
+ * oms_ctx_attr (into oms_emu.h's device object); 1.0 (liboms.so.1)
+ * renumbered the transmit classes of oms_tx.h into oms_order.h's
+ * numbering; 0.1 (liboms.so.0) was the first.
  */
-#define OMS_VERSION_MAJOR 1
+#define OMS_VERSION_MAJOR 2
 #define OMS_VERSION_MINOR 0
 #define OMS_VERSION_PATCH 0
 

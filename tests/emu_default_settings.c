@@ -1,45 +1,35 @@
 // SPDX-License-Identifier: MIT
 /*
  * The default emulated device, through the public headers only: contexts
- * that name no device share it, and it runs with the settings of the
- * first of them.  A later context that asks for other settings (chaos
- * seed, latency model, read ordering, NIC rate, hold) is refused with
- * -EBUSY rather than silently run without them, and the refusal changes
- * nothing: the device keeps its settings and its contexts keep working.
- * A context asking for the same settings, or for none, joins; so does one
- * whose latency fields differ while neither side runs the latency model
- * (they act only with it).
+ * on emu that name no device share it, and it runs with every default of
+ * struct oms_emu_attr, whichever context starts it.  No context configures
+ * it (liboms.so.1 took chaos, latency, read ordering, NIC rate and hold
+ * from the first context): the retired attribute bits and flag are
+ * refused, and the refusal changes nothing, the device and its contexts
+ * go on.  Settings are a device object's (oms_emu_create()).
  */
 #include <errno.h>
-#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "harness.h"
 #include "oms.h"
+#include "oms_emu.h"
 
-/* An emu context on node @node with the device settings of @mask. */
-static struct oms_ctx_attr attr_of(uint32_t node, uint32_t mask)
+static struct oms_ctx_attr attr_on(uint32_t node, struct oms_emu *emu)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 
 	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE |
-		      OMS_CTX_ATTR_TIMEOUT | mask;
+		      OMS_CTX_ATTR_TIMEOUT;
 	a.backend = OMS_BACKEND_EMU;
 	a.node = node;
 	a.timeout_ms = 60000;	/* a loaded machine: never the verdict */
-	/* the documented defaults, for the groups @mask sets */
-	a.lat_bus_ns = 200;
-	a.lat_rc_ns = 17;
-	a.lat_mem_ns = 50;
-	a.link_gbps = 100;
-	a.read_order = OMS_ORDER_RC_OPT;
-	a.rlsq_entries = 256;
+	if (emu) {
+		a.comp_mask |= OMS_CTX_ATTR_EMU;
+		a.emu = emu;
+	}
 	return a;
-}
-
-static int make(const struct oms_ctx_attr *a, struct oms_ctx **c)
-{
-	*c = NULL;
-	return oms_ctx_create(a, c);
 }
 
 static struct oms_caps caps_of(struct __test_metadata *_metadata,
@@ -51,113 +41,98 @@ static struct oms_caps caps_of(struct __test_metadata *_metadata,
 	return caps;
 }
 
-/* Refused, and nothing made. */
-#define REFUSED(a) do {							\
-		struct oms_ctx *_c;					\
-		EXPECT_EQ(-EBUSY, make(a, &_c));			\
-		EXPECT_EQ(NULL, _c);					\
-	} while (0)
-
-TEST(a_later_context_asking_other_settings_is_refused)
+/* A put from @ini lands in @tgt's region and a get reads it back: the
+ * two contexts are on one fabric. */
+static void same_fabric(struct __test_metadata *_metadata,
+			struct oms_ctx *ini, struct oms_ctx *tgt, uint64_t v)
 {
-	struct oms_ctx_attr a = attr_of(1, OMS_CTX_ATTR_EMU_CHAOS);
-	struct oms_ctx *first, *same, *plain, *other;
-	uint64_t mem[4] = { 0 }, v = 0x5eed;
-	struct oms_listener *l;
+	static uint64_t mem[8] __attribute__((aligned(64)));
+	uint64_t back = 0;
 	struct oms_mr *mr;
 	struct oms_rmr r;
 
-	a.chaos_seed = 5;
-	ASSERT_EQ(0, make(&a, &first));
-	EXPECT_EQ(5, caps_of(_metadata, first).chaos_seed);
-
-	/* another chaos seed */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_CHAOS);
-	a.chaos_seed = 7;
-	REFUSED(&a);
-	/* a latency model the device does not run */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_LATENCY);
-	a.time_scale = 1;
-	REFUSED(&a);
-	/* with it, a NIC rate */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_EMU_NIC_RATE);
-	a.time_scale = 1;
-	a.lat_req_ns = 29;
-	REFUSED(&a);
-	/* reads ordered at the NIC, or a smaller RLSQ */
-	a = attr_of(0, OMS_CTX_ATTR_READ_ORDER);
-	a.read_order = OMS_ORDER_NIC;
-	REFUSED(&a);
-	a = attr_of(0, OMS_CTX_ATTR_READ_ORDER);
-	a.rlsq_entries = 64;
-	REFUSED(&a);
-	/* no seed-002 hold, or a global one */
-	a = attr_of(0, OMS_CTX_ATTR_FLAGS);
-	a.flags = OMS_CTX_F_NO_HOLD;
-	REFUSED(&a);
-	a.flags = OMS_CTX_F_HOLD_GLOBAL;
-	REFUSED(&a);
-
-	/* the same seed, and no device settings at all: they join */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_CHAOS);
-	a.chaos_seed = 5;
-	ASSERT_EQ(0, make(&a, &same));
-	a = attr_of(0, 0);
-	ASSERT_EQ(0, make(&a, &plain));
-	EXPECT_EQ(5, caps_of(_metadata, same).chaos_seed);
-	EXPECT_EQ(5, caps_of(_metadata, plain).chaos_seed);
-	/* the device runs no latency model: other latency fields without
-	 * one act on nothing, and join */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_LATENCY);
-	a.lat_bus_ns = 900;
-	ASSERT_EQ(0, make(&a, &other));
-	EXPECT_EQ(0, oms_ctx_destroy(other));
-
-	/* one fabric: a joiner reaches the first context's listener */
-	ASSERT_EQ(0, oms_mr_reg(first, mem, sizeof(mem), OMS_ACCESS_ALL, &mr));
-	ASSERT_EQ(0, oms_listen(first, NULL, "7486", mr, &l));
-	ASSERT_EQ(0, oms_connect(plain, "localhost", "7486", 0, &r));
-	ASSERT_EQ(0, oms_put(plain, &r, 8, &v, 8, OMS_STORE_STRONG));
-	ASSERT_EQ(0, oms_quiet(plain));
-	EXPECT_EQ(v, mem[1]);
-	EXPECT_EQ(5, caps_of(_metadata, first).chaos_seed);
-
-	oms_listener_close(l);
-	oms_mr_dereg(mr);
-	EXPECT_EQ(0, oms_ctx_destroy(same));
-	EXPECT_EQ(0, oms_ctx_destroy(plain));
-	EXPECT_EQ(0, oms_ctx_destroy(first));
-
-	/* the last context gone, the device with it: the next one starts
-	 * the default device anew, with its own settings */
-	a = attr_of(0, OMS_CTX_ATTR_EMU_CHAOS);
-	a.chaos_seed = 7;
-	ASSERT_EQ(0, make(&a, &other));
-	EXPECT_EQ(7, caps_of(_metadata, other).chaos_seed);
-	EXPECT_EQ(0, oms_ctx_destroy(other));
+	memset(mem, 0, sizeof(mem));
+	ASSERT_EQ(0, oms_mr_reg(tgt, mem, sizeof(mem), OMS_ACCESS_ALL, &mr));
+	ASSERT_EQ(0, oms_mr_remote(mr, &r));
+	EXPECT_EQ(0, oms_put(ini, &r, 8, &v, 8, OMS_STORE_STRONG));
+	EXPECT_EQ(0, oms_quiet(ini));
+	EXPECT_EQ(v, __atomic_load_n(&mem[1], __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, oms_get(ini, &back, &r, 8, 8, OMS_READ_ACQUIRE));
+	EXPECT_EQ(0, oms_quiet(ini));
+	EXPECT_EQ(v, back);
+	EXPECT_EQ(0, oms_mr_dereg(mr));
 }
 
-/* A device running the latency model: the same model joins, another
- * link rate or NIC rate is refused. */
-TEST(latency_model_settings_must_match)
+/* Two contexts naming no device share one; it runs with the defaults of
+ * a device made with oms_emu_create(NULL). */
+TEST(contexts_share_a_device_with_the_defaults)
 {
-	struct oms_ctx_attr a = attr_of(1, OMS_CTX_ATTR_EMU_LATENCY |
-					   OMS_CTX_ATTR_EMU_NIC_RATE);
-	struct oms_ctx *first, *same;
+	struct oms_ctx_attr a0 = attr_on(0, NULL), a1 = attr_on(1, NULL);
+	struct oms_ctx *c0, *c1, *own;
+	struct oms_caps d, o;
+	struct oms_emu *emu;
+	struct oms_ctx_attr ao;
 
-	a.time_scale = 2;
-	a.lat_req_ns = 29;
-	ASSERT_EQ(0, make(&a, &first));
-	EXPECT_NE(0, caps_of(_metadata, first).flags & OMS_CAP_LATENCY_MODEL);
-	a.node = 0;
-	ASSERT_EQ(0, make(&a, &same));
-	a.link_gbps = 25;
-	REFUSED(&a);
-	a.link_gbps = 100;
-	a.lat_req_ns = 0;
-	REFUSED(&a);
-	EXPECT_EQ(0, oms_ctx_destroy(same));
-	EXPECT_EQ(0, oms_ctx_destroy(first));
+	ASSERT_EQ(0, oms_ctx_create(&a0, &c0));
+	ASSERT_EQ(0, oms_ctx_create(&a1, &c1));
+	same_fabric(_metadata, c0, c1, 0x5151);
+	d = caps_of(_metadata, c0);
+	ASSERT_EQ(0, oms_emu_create(NULL, &emu));
+	ao = attr_on(0, emu);
+	ASSERT_EQ(0, oms_ctx_create(&ao, &own));
+	o = caps_of(_metadata, own);
+	EXPECT_STREQ("emu", d.backend_name);
+	EXPECT_EQ(o.flags, d.flags);
+	EXPECT_EQ(0, d.flags & OMS_CAP_CHAOS);
+	EXPECT_EQ(0, d.flags & OMS_CAP_LATENCY_MODEL);
+	EXPECT_EQ(o.read_order, d.read_order);
+	EXPECT_EQ(OMS_ORDER_RC_OPT, d.read_order);
+	EXPECT_EQ(0, d.chaos_seed);
+	EXPECT_EQ(o.max_op_len, d.max_op_len);
+	EXPECT_EQ(0, oms_ctx_destroy(own));
+	EXPECT_EQ(0, oms_emu_destroy(emu));
+	EXPECT_EQ(0, oms_ctx_destroy(c1));
+	EXPECT_EQ(0, oms_ctx_destroy(c0));
+}
+
+/*
+ * What a context of liboms.so.1 asked the default device for is refused
+ * (-EINVAL, nothing made), whether or not the device runs: the retired
+ * attribute bits, the NO_HOLD flag, and a hold scope on emu.  The
+ * running device and its contexts are untouched.
+ */
+TEST(retired_settings_are_refused_and_change_nothing)
+{
+	struct oms_ctx_attr a0 = attr_on(0, NULL), a1 = attr_on(1, NULL), b;
+	static const uint32_t bits[] = { 1u << 4, 1u << 5, 1u << 6, 1u << 9 };
+	struct oms_ctx *c0, *c1, *c;
+
+	for (int running = 0; running < 2; running++) {
+		if (running) {
+			ASSERT_EQ(0, oms_ctx_create(&a0, &c0));
+			ASSERT_EQ(0, oms_ctx_create(&a1, &c1));
+		}
+		for (unsigned i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+			b = attr_on(2, NULL);
+			b.comp_mask |= bits[i];
+			c = NULL;
+			EXPECT_EQ(-EINVAL, oms_ctx_create(&b, &c));
+			EXPECT_EQ(NULL, c);
+		}
+		b = attr_on(2, NULL);
+		b.comp_mask |= OMS_CTX_ATTR_FLAGS;
+		b.flags = 1u << 2;		/* was NO_HOLD */
+		c = NULL;
+		EXPECT_EQ(-EINVAL, oms_ctx_create(&b, &c));
+		EXPECT_EQ(NULL, c);
+		b.flags = OMS_CTX_F_HOLD_GLOBAL;
+		EXPECT_EQ(-EINVAL, oms_ctx_create(&b, &c));
+		EXPECT_EQ(NULL, c);
+	}
+	same_fabric(_metadata, c0, c1, 0x7272);
+	EXPECT_EQ(0, caps_of(_metadata, c0).chaos_seed);
+	EXPECT_EQ(0, oms_ctx_destroy(c1));
+	EXPECT_EQ(0, oms_ctx_destroy(c0));
 }
 
 TEST_HARNESS_MAIN

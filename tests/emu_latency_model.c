@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "oms.h"
+#include "oms_emu.h"
 
 #define REGION (256u << 10)
 
@@ -59,22 +60,26 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	uint8_t *mem = aligned_alloc(64, REGION), *dst = aligned_alloc(64, REGION);
 	struct oms_ctx *ini, *tgt;
+	struct oms_emu *emu;
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	uint64_t issued = 0, off = 0, t0, t1, done = 0;
 	int out = 0;
 	const uint32_t scale = TIME_SCALE;
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_LATENCY | OMS_EMU_ATTR_READ_ORDER |
+			     OMS_EMU_ATTR_NIC_RATE,
+		.lat_req_ns = nic_req_ns,
+		.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
+		.link_gbps = 100, .time_scale = scale,
+		.read_order = order, .rlsq_entries = 256,
+	};
 
-	a.comp_mask = OMS_CTX_ATTR_EMU_LATENCY | OMS_CTX_ATTR_READ_ORDER |
-		      OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU_NIC_RATE;
-	a.lat_req_ns = nic_req_ns;
-	a.lat_bus_ns = 200;
-	a.lat_rc_ns = 17;
-	a.lat_mem_ns = 50;
-	a.link_gbps = 100;
-	a.time_scale = scale;
-	a.read_order = order;
-	a.rlsq_entries = 256;
+	if (oms_emu_create(&ea, &emu))
+		return -1;
+	a.comp_mask = OMS_CTX_ATTR_EMU | OMS_CTX_ATTR_NODE;
+	a.emu = emu;
 	memset(mem, 3, REGION);
 	if (oms_ctx_create(&a, &ini))
 		return -1;
@@ -102,6 +107,7 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 	oms_quiet(ini);
 	oms_ctx_destroy(ini);
 	oms_ctx_destroy(tgt);
+	oms_emu_destroy(emu);
 	free(mem);
 	free(dst);
 	return (double)done * size * 8 * scale / (double)(t1 - t0);

@@ -456,12 +456,12 @@ TEST(bad_input_changes_nothing)
 		EXPECT_EQ(NULL, c);					\
 	} while (0)
 	CTX_REFUSED(ca.emu = NULL);
-	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_EMU_CHAOS);
-	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_EMU_LATENCY);
-	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_READ_ORDER);
-	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_EMU_NIC_RATE);
-	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_FLAGS;
-		    ca.flags = OMS_CTX_F_NO_HOLD);
+	/* liboms.so.1's device bits and NO_HOLD flag */
+	CTX_REFUSED(ca.comp_mask |= 1u << 4);
+	CTX_REFUSED(ca.comp_mask |= 1u << 5);
+	CTX_REFUSED(ca.comp_mask |= 1u << 6);
+	CTX_REFUSED(ca.comp_mask |= 1u << 9);
+	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_FLAGS; ca.flags = 1u << 2);
 	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_FLAGS;
 		    ca.flags = OMS_CTX_F_HOLD_GLOBAL);
 	CTX_REFUSED(ca.comp_mask |= OMS_CTX_ATTR_BACKEND;

@@ -3,6 +3,7 @@
 
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 
 uint64_t t_seed(uint64_t dflt)
 {
@@ -27,6 +28,17 @@ unsigned long t_trials(unsigned long dflt)
 	const char *s = getenv("OMS_TEST_TRIALS");
 
 	return s && *s ? strtoul(s, NULL, 0) : dflt;
+}
+
+struct oms_emu *t_chaos_emu(uint64_t seed)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_CHAOS,
+		.chaos_seed = seed,
+	};
+	struct oms_emu *emu;
+
+	return oms_emu_create(&ea, &emu) ? NULL : emu;
 }
 
 struct oms_ctx *t_emu_ctx(uint32_t node)

@@ -55,4 +55,9 @@ struct oms_emu;
 struct oms_ctx *t_emu_ctx(uint32_t node);
 struct oms_ctx *t_emu_ctx_on(struct oms_emu *emu, uint32_t node);
 
+/* An emulated device of the test's own that reorders all it may from
+ * @seed (0: in order), or NULL; oms_emu_destroy() it after its
+ * contexts. */
+struct oms_emu *t_chaos_emu(uint64_t seed);
+
 #endif

@@ -46,6 +46,7 @@
 #include "helpers.h"
 #include "kvs/kvs_priv.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "oms_kvs.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -61,6 +62,7 @@
 #define VALUE		200u	/* 4 lines: a writer is always near */
 
 struct rig {
+	struct oms_emu *emu;	/* the rig's device */
 	struct oms_ctx *srv;
 	struct oms_kvs_server *s;
 	struct oms_kvs_table_spec spec[MAX_TABLES];
@@ -81,19 +83,18 @@ struct tally {
 	int status;		/* the first failed get's */
 };
 
-static struct oms_ctx *ctx_on(uint32_t node, uint64_t chaos)
+static struct oms_ctx *ctx_on(uint32_t node, struct oms_emu *emu)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *c;
 
-	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE |
-		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_TIMEOUT;
-	a.backend = OMS_BACKEND_EMU;
+	a.comp_mask = OMS_CTX_ATTR_NODE |
+		      OMS_CTX_ATTR_EMU | OMS_CTX_ATTR_TIMEOUT;
 	/* two make checks and a third job on two cores: the device thread
 	 * may not run for seconds; only a hang should fail */
 	a.timeout_ms = 60000;
 	a.node = node;
-	a.chaos_seed = chaos;
+	a.emu = emu;
 	return oms_ctx_create(&a, &c) ? NULL : c;
 }
 
@@ -111,7 +112,9 @@ static int rig_open(struct rig *r, uint64_t seed)
 
 	r->seed = seed;
 	snprintf(r->port, sizeof(r->port), "%d", port++);
-	r->srv = ctx_on(1, seed);	/* first: it starts the device */
+	/* the rig's device: a fabric that reorders from @seed */
+	r->emu = t_chaos_emu(seed);
+	r->srv = r->emu ? ctx_on(1, r->emu) : NULL;
 	if (!r->srv || oms_kvs_server_create(r->srv, r->spec, r->ntables,
 					     &r->s) ||
 	    oms_kvs_server_listen(r->s, NULL, r->port))
@@ -134,6 +137,10 @@ static void rig_close(struct rig *r)
 		oms_kvs_server_destroy(r->s);
 	if (r->srv)
 		oms_ctx_destroy(r->srv);
+	/* after every context of the rig: else -EBUSY, and it lives on */
+	if (r->emu && oms_emu_destroy(r->emu))
+		fprintf(stderr, "rig_close: a context outlives the rig\n");
+	r->emu = NULL;
 }
 
 static struct oms_kvs_client *client_on(struct rig *r, struct oms_ctx *ctx,
@@ -169,7 +176,7 @@ static void count_update(struct rig *r, uint32_t t, uint32_t k, int e,
 static void *remote_writer(void *arg)
 {
 	struct rig *r = arg;
-	struct oms_ctx *ctx = ctx_on(2, r->seed);
+	struct oms_ctx *ctx = ctx_on(2, r->emu);
 	struct oms_kvs_table *tab[MAX_TABLES];
 	struct oms_kvs_client *c = client_on(r, ctx, tab);
 	unsigned long n = 0, busy = 0, err = !c;
@@ -198,7 +205,7 @@ static void *remote_writer(void *arg)
 static void *server_writer(void *arg)
 {
 	struct rig *r = arg;
-	struct oms_ctx *ctx = ctx_on(1, r->seed);
+	struct oms_ctx *ctx = ctx_on(1, r->emu);
 	struct oms_kvs_writer *w = NULL;
 	unsigned long busy = 0, err = 0;
 	struct t_rng rng;
@@ -230,7 +237,7 @@ static void *server_writer(void *arg)
 static void *unordered_writer(void *arg)
 {
 	struct rig *r = arg;
-	struct oms_ctx *ctx = ctx_on(2, r->seed);
+	struct oms_ctx *ctx = ctx_on(2, r->emu);
 	struct kvs_layout l;
 	struct oms_rmr rmr;
 	uint8_t img[512], val[VALUE];
@@ -289,7 +296,7 @@ static int read_table(struct rig *r, uint32_t t, uint32_t proto,
 {
 	static struct oms_kvs_get g[BATCH], *done[BATCH];
 	struct oms_kvs_table *tab[MAX_TABLES];
-	struct oms_ctx *ctx = ctx_on(0, r->seed);
+	struct oms_ctx *ctx = ctx_on(0, r->emu);
 	struct oms_kvs_client *c = client_on(r, ctx, tab);
 	struct oms_kvs_table *rt = NULL;
 	uint8_t bufs[BATCH][512], want[VALUE];
@@ -353,7 +360,7 @@ static int read_table(struct rig *r, uint32_t t, uint32_t proto,
 static int get_one(struct rig *r, uint32_t t, uint64_t key, uint64_t *ver)
 {
 	struct oms_kvs_table *tab[MAX_TABLES];
-	struct oms_ctx *ctx = ctx_on(0, r->seed);
+	struct oms_ctx *ctx = ctx_on(0, r->emu);
 	struct oms_kvs_client *c = client_on(r, ctx, tab);
 	struct oms_kvs_get g = { 0 }, *done[1];
 	uint8_t buf[512];
@@ -489,7 +496,7 @@ TEST(kvs_remote_write_versions)
 	for (uint32_t p = OMS_KVS_SINGLE; p <= OMS_KVS_PESSIMISTIC; p++)
 		spec1(&r, p, 4, OMS_KVS_TABLE_REMOTE_WRITE);
 	ASSERT_EQ(0, rig_open(&r, t_seed(0x3204)));
-	ctx = ctx_on(2, r.seed);
+	ctx = ctx_on(2, r.emu);
 	c = client_on(&r, ctx, tab);
 	ASSERT_NE(NULL, c);
 	for (uint32_t t = 0; t < r.ntables; t++) {
@@ -532,7 +539,7 @@ TEST(kvs_remote_write_bad_args)
 	spec1(&r, OMS_KVS_SINGLE, 4, 0);		/* read-only */
 	spec1(&r, OMS_KVS_VALIDATION, 4, OMS_KVS_TABLE_REMOTE_WRITE);
 	ASSERT_EQ(0, rig_open(&r, t_seed(0x3205)));
-	ctx = ctx_on(2, r.seed);
+	ctx = ctx_on(2, r.emu);
 	c = client_on(&r, ctx, tab);
 	c2 = client_on(&r, ctx, tab + 4);
 	ASSERT_NE(NULL, c);

@@ -28,6 +28,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 #include "oms_kvs.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -42,6 +43,7 @@
 #define BATCH		256u
 
 struct rig {
+	struct oms_emu *emu;	/* the rig's device */
 	struct oms_ctx *srv;
 	struct oms_kvs_server *s;
 	struct oms_kvs_table_spec spec[MAX_TABLES];
@@ -59,23 +61,22 @@ struct tally {
 	unsigned long gets, torn, retries, errors, mismatch;
 };
 
-static struct oms_ctx *ctx_on(uint32_t node, uint64_t chaos)
+static struct oms_ctx *ctx_on(uint32_t node, struct oms_emu *emu)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *c;
 
-	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_NODE |
-		      OMS_CTX_ATTR_EMU_CHAOS;
-	a.backend = OMS_BACKEND_EMU;
+	a.comp_mask = OMS_CTX_ATTR_NODE |
+		      OMS_CTX_ATTR_EMU;
 	a.node = node;
-	a.chaos_seed = chaos;
+	a.emu = emu;
 	return oms_ctx_create(&a, &c) ? NULL : c;
 }
 
 static void *writer(void *arg)
 {
 	struct rig *r = arg;
-	struct oms_ctx *ctx = ctx_on(1, r->seed);
+	struct oms_ctx *ctx = ctx_on(1, r->emu);
 	struct oms_kvs_writer *w = NULL;
 	struct t_rng rng;
 	unsigned long n = 0, busy = 0, err = 0;
@@ -116,7 +117,9 @@ static int rig_open(struct rig *r, uint64_t seed, int writers)
 
 	r->seed = seed;
 	snprintf(r->port, sizeof(r->port), "%d", port++);
-	r->srv = ctx_on(1, seed);	/* first: it starts the device */
+	/* the rig's device: a fabric that reorders from @seed */
+	r->emu = t_chaos_emu(seed);
+	r->srv = r->emu ? ctx_on(1, r->emu) : NULL;
 	if (!r->srv || oms_kvs_server_create(r->srv, r->spec, r->ntables,
 					     &r->s) ||
 	    oms_kvs_server_listen(r->s, NULL, r->port))
@@ -136,6 +139,10 @@ static void rig_close(struct rig *r)
 		oms_kvs_server_destroy(r->s);
 	if (r->srv)
 		oms_ctx_destroy(r->srv);
+	/* after every context of the rig: else -EBUSY, and it lives on */
+	if (r->emu && oms_emu_destroy(r->emu))
+		fprintf(stderr, "rig_close: a context outlives the rig\n");
+	r->emu = NULL;
 }
 
 /* Count one returned get; check its value independently. */
@@ -179,7 +186,7 @@ static void *reader(void *arg)
 	uint32_t tproto[MAX_TABLES * 2], vsize[MAX_TABLES * 2];
 	uint32_t titems[MAX_TABLES * 2], ntab = 0;
 	static __thread struct oms_kvs_get g[BATCH], *done[BATCH];
-	struct oms_ctx *ctx = ctx_on(0, rd->r->seed);
+	struct oms_ctx *ctx = ctx_on(0, rd->r->emu);
 	struct oms_kvs_client *c = NULL;
 	uint8_t *bufs = NULL, *scratch = malloc(OMS_KVS_MAX_VALUE);
 	uint32_t free_ix[BATCH], nfree = BATCH, bufsz = 0;

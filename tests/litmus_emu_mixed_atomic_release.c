@@ -415,18 +415,20 @@ static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
 	uint64_t *mem = calloc(16, 8), v = 1;
 	static uint64_t call[COST_ROUNDS], qr[COST_ROUNDS], qw[COST_ROUNDS];
 	struct cost c = { 0 };
+	struct oms_emu *emu = NULL;
 	struct oms_mr *mr;
 	struct oms_rmr r;
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_LATENCY,
+		.lat_bus_ns = lat_bus_ns, .lat_rc_ns = 17, .lat_mem_ns = 50,
+		.link_gbps = 100, .time_scale = 10,
+	};
 
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_LATENCY;
+		      OMS_CTX_ATTR_EMU;
 	a.flags = flags;
-	a.lat_bus_ns = lat_bus_ns;
-	a.lat_rc_ns = 17;
-	a.lat_mem_ns = 50;
-	a.link_gbps = 100;
-	a.time_scale = 10;
-	if (!mem || oms_ctx_create(&a, &ini) ||
+	if (!mem || oms_emu_create(&ea, &emu) ||
+	    (a.emu = emu, oms_ctx_create(&a, &ini)) ||
 	    (a.node = 1, a.flags = 0, oms_ctx_create(&a, &tgt)) ||
 	    oms_mr_reg(tgt, mem, 16 * 8, OMS_ACCESS_ALL, &mr) ||
 	    oms_mr_remote(mr, &r)) {
@@ -457,6 +459,8 @@ out:
 		oms_ctx_destroy(ini);
 	if (tgt)
 		oms_ctx_destroy(tgt);
+	if (emu)
+		oms_emu_destroy(emu);
 	free(mem);
 	return c;
 }

@@ -27,6 +27,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS	100000ul
@@ -43,6 +44,7 @@
 enum { A = 0, B = 0, F = 1, G = 2, SLOTS = 4 };
 
 struct fl {
+	struct oms_emu *emu;		/* reorders from the instance's seed */
 	struct oms_ctx *ini[NINI], *tgt[NTGT];
 	struct oms_mr *mr[NTGT];
 	struct oms_rmr r[NTGT], forged;
@@ -59,9 +61,11 @@ static int fl_open(struct fl *l, uint32_t flags, uint64_t seed)
 	memset(l, 0, sizeof(*l));
 	l->one = 1;
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS;
-	a.chaos_seed = seed;
+		      OMS_CTX_ATTR_EMU;
+	a.emu = l->emu = t_chaos_emu(seed);
 	a.flags = flags;
+	if (!a.emu)
+		return -1;
 	for (int k = 0; k < NINI && !err; k++)
 		err = oms_ctx_create(&a, &l->ini[k]);
 	a.flags = 0;
@@ -90,6 +94,8 @@ static void fl_close(struct fl *l)
 			oms_ctx_destroy(l->tgt[d]);
 		free(l->mem[d]);
 	}
+	if (l->emu)
+		oms_emu_destroy(l->emu);
 }
 
 static uint64_t off_of(uint32_t i, uint32_t w)

@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "oms_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define DEFAULT_TRIALS	100000ul
@@ -37,6 +38,7 @@
 
 /* One target (node 1), NINI initiators; instance i uses word i. */
 struct war {
+	struct oms_emu *emu;	/* the seed's reordering, the read order */
 	struct oms_ctx *ini[NINI], *tgt;
 	struct oms_mr *mr;
 	struct oms_rmr r;
@@ -54,14 +56,18 @@ static int war_open(struct war *w, uint32_t flags, uint32_t order,
 		    uint64_t seed)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
-	int err = 0;
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
+		.chaos_seed = seed, .read_order = order, .rlsq_entries = 256,
+	};
+	int err;
 
 	memset(w, 0, sizeof(*w));
+	err = oms_emu_create(&ea, &w->emu);
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU_CHAOS | OMS_CTX_ATTR_READ_ORDER;
-	a.chaos_seed = seed;
-	a.read_order = order;
-	a.rlsq_entries = 256;
+		      OMS_CTX_ATTR_EMU;
+	a.emu = w->emu;
 	a.flags = flags;
 	for (int k = 0; k < NINI && !err; k++)
 		err = oms_ctx_create(&a, &w->ini[k]);
@@ -87,6 +93,8 @@ static void war_close(struct war *w)
 			oms_ctx_destroy(w->ini[k]);
 	if (w->tgt)
 		oms_ctx_destroy(w->tgt);
+	if (w->emu)
+		oms_emu_destroy(w->emu);
 	free(w->mem);
 }
 

@@ -27,12 +27,6 @@ static void attr_defaults(struct oms_ctx_attr *a)
 	a->size = sizeof(*a);
 	a->backend = OMS_BACKEND_AUTO;
 	a->queue_depth = 1024;
-	a->lat_bus_ns = 200;
-	a->lat_rc_ns = 17;
-	a->lat_mem_ns = 50;
-	a->link_gbps = 100;
-	a->read_order = OMS_ORDER_RC_OPT;
-	a->rlsq_entries = 256;
 	a->timeout_ms = 2000;
 }
 
@@ -108,31 +102,6 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 			return -EINVAL;
 		a->flags = t.flags;
 	}
-	if (t.comp_mask & OMS_CTX_ATTR_EMU_CHAOS) {
-		if (!HAS(in, OMS_CTX_ATTR_EMU_CHAOS, chaos_seed))
-			return -EINVAL;
-		a->chaos_seed = t.chaos_seed;
-	}
-	if (t.comp_mask & OMS_CTX_ATTR_EMU_LATENCY) {
-		if (!HAS(in, OMS_CTX_ATTR_EMU_LATENCY, time_scale) ||
-		    t.link_gbps == 0 || t.link_gbps > 10000 ||
-		    t.lat_bus_ns > 1000000 || t.lat_rc_ns > 1000000 ||
-		    t.lat_mem_ns > 1000000 || t.time_scale > 1000000)
-			return -EINVAL;
-		a->lat_bus_ns = t.lat_bus_ns;
-		a->lat_rc_ns = t.lat_rc_ns;
-		a->lat_mem_ns = t.lat_mem_ns;
-		a->link_gbps = t.link_gbps;
-		a->time_scale = t.time_scale;
-	}
-	if (t.comp_mask & OMS_CTX_ATTR_READ_ORDER) {
-		if (!HAS(in, OMS_CTX_ATTR_READ_ORDER, rlsq_entries) ||
-		    t.read_order > OMS_ORDER_NIC || t.rlsq_entries == 0 ||
-		    t.rlsq_entries > 4096)
-			return -EINVAL;
-		a->read_order = t.read_order;
-		a->rlsq_entries = t.rlsq_entries;
-	}
 	if (t.comp_mask & OMS_CTX_ATTR_TIMEOUT) {
 		if (!HAS(in, OMS_CTX_ATTR_TIMEOUT, timeout_ms) ||
 		    t.timeout_ms == 0 || t.timeout_ms > 600000)
@@ -140,25 +109,15 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 		a->timeout_ms = t.timeout_ms;
 	}
 	if (t.comp_mask & OMS_CTX_ATTR_DEST_SEQ) {
-		if (!HAS(in, OMS_CTX_ATTR_DEST_SEQ, reserved) || t.reserved ||
+		if (!HAS(in, OMS_CTX_ATTR_DEST_SEQ, dest_seq_mask) ||
 		    (OMS_MAX_NODES < 32 && (t.dest_seq_mask >> OMS_MAX_NODES)))
 			return -EINVAL;
 		a->dest_seq_mask = t.dest_seq_mask;
 	}
-	if (t.comp_mask & OMS_CTX_ATTR_EMU_NIC_RATE) {
-		if (!HAS(in, OMS_CTX_ATTR_EMU_NIC_RATE, reserved2) ||
-		    t.reserved2 || t.lat_req_ns > 1000000)
-			return -EINVAL;
-		a->lat_req_ns = t.lat_req_ns;
-	}
 	if (t.comp_mask & OMS_CTX_ATTR_EMU) {
 		/* The device's settings belong to the device object. */
 		if (!HAS(in, OMS_CTX_ATTR_EMU, emu) || !t.emu ||
-		    (t.comp_mask & (OMS_CTX_ATTR_EMU_CHAOS |
-				    OMS_CTX_ATTR_EMU_LATENCY |
-				    OMS_CTX_ATTR_READ_ORDER |
-				    OMS_CTX_ATTR_EMU_NIC_RATE)) ||
-		    (a->flags & (OMS_CTX_F_NO_HOLD | OMS_CTX_F_HOLD_GLOBAL)) ||
+		    (a->flags & OMS_CTX_F_HOLD_GLOBAL) ||
 		    a->backend == OMS_BACKEND_VERBS)
 			return -EINVAL;
 		a->emu = t.emu;

@@ -30,34 +30,15 @@ struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
 static int emu_open(struct oms_ctx *ctx)
 {
 	const struct oms_ctx_attr *a = oms_be_view(ctx)->attr;
-	struct emu_cfg cfg = {
-		.chaos_seed = a->chaos_seed,
-		.read_order = a->read_order,
-		.rlsq_entries = a->rlsq_entries,
-		.lat_bus_ns = a->lat_bus_ns,
-		.lat_rc_ns = a->lat_rc_ns,
-		.lat_mem_ns = a->lat_mem_ns,
-		.link_gbps = a->link_gbps,
-		.time_scale = a->time_scale,
-		.lat_req_ns = a->lat_req_ns,
-		.no_hold = !!(a->flags & OMS_CTX_F_NO_HOLD),
-		.hold_global = !!(a->flags & OMS_CTX_F_HOLD_GLOBAL),
-	};
-	unsigned set = (a->comp_mask & OMS_CTX_ATTR_EMU_CHAOS ?
-			EMU_SET_CHAOS : 0) |
-		       (a->comp_mask & OMS_CTX_ATTR_EMU_LATENCY ?
-			EMU_SET_LATENCY : 0) |
-		       (a->comp_mask & OMS_CTX_ATTR_READ_ORDER ?
-			EMU_SET_READ : 0) |
-		       (a->comp_mask & OMS_CTX_ATTR_EMU_NIC_RATE ?
-			EMU_SET_NIC_RATE : 0) |
-		       (cfg.no_hold ? EMU_SET_NO_HOLD : 0) |
-		       (cfg.hold_global ? EMU_SET_HOLD_GLOBAL : 0);
 	struct emu_ctx *ec;
 	struct oms_emu *dev;
 	struct emu_queue *q;
 	int err;
 
+	/* the hold scope is a setting of the device (OMS_EMU_F_HOLD_GLOBAL),
+	 * which a context does not choose for the one it shares */
+	if (a->flags & OMS_CTX_F_HOLD_GLOBAL)
+		return -EINVAL;
 	ec = calloc(1, sizeof(*ec));
 	if (!ec)
 		return -ENOMEM;
@@ -66,7 +47,7 @@ static int emu_open(struct oms_ctx *ctx)
 		dev = a->emu;
 		emu_dev_hold(dev);
 	} else {
-		err = emu_dev_get(&cfg, set, &dev);
+		err = emu_dev_get(&dev);
 		if (err)
 			goto fail_free;
 	}

@@ -189,55 +189,31 @@ int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 	return 0;
 }
 
-/* Whether @have lacks a setting of @set that @want asks for.  The
- * latency fields and the NIC rate act only with the latency model on
- * (time_scale): with it off on both sides they cannot differ in effect.
- * The hold flags are checked one way: a context that asks for no flag
- * joins a device started without the hold, or with global scope (tests
- * start such a device from the initiator, then add plain targets). */
-static int cfg_differs(const struct emu_cfg *have, const struct emu_cfg *want,
-		       unsigned set)
+/* What oms_emu_create(NULL) and the default device run with. */
+void emu_cfg_defaults(struct emu_cfg *cfg)
 {
-	int model = have->time_scale || want->time_scale;
-
-	if ((set & EMU_SET_CHAOS) && have->chaos_seed != want->chaos_seed)
-		return 1;
-	if ((set & EMU_SET_LATENCY) && model &&
-	    (have->lat_bus_ns != want->lat_bus_ns ||
-	     have->lat_rc_ns != want->lat_rc_ns ||
-	     have->lat_mem_ns != want->lat_mem_ns ||
-	     have->link_gbps != want->link_gbps ||
-	     have->time_scale != want->time_scale))
-		return 1;
-	if ((set & EMU_SET_READ) && (have->read_order != want->read_order ||
-				     have->rlsq_entries != want->rlsq_entries))
-		return 1;
-	if ((set & EMU_SET_NIC_RATE) && model &&
-	    have->lat_req_ns != want->lat_req_ns)
-		return 1;
-	if ((set & EMU_SET_NO_HOLD) && !have->no_hold)
-		return 1;
-	return (set & EMU_SET_HOLD_GLOBAL) && !have->hold_global;
+	*cfg = (struct emu_cfg){
+		.read_order = OMS_ORDER_RC_OPT, .rlsq_entries = 256,
+		.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
+		.link_gbps = 100,
+	};
 }
 
-int emu_dev_get(const struct emu_cfg *cfg, unsigned set, struct oms_emu **dev)
+int emu_dev_get(struct oms_emu **dev)
 {
+	struct emu_cfg cfg;
 	int err = 0;
 
 	pthread_mutex_lock(&default_lock);
 	if (default_dev) {
-		/* the first context's settings are the device's: a later
-		 * one asking for others would silently not get them.  A dead
-		 * device says so first, whatever was asked. */
 		if (__atomic_load_n(&default_dev->dead, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&default_dev->stop, __ATOMIC_ACQUIRE))
 			err = -ENODEV;
-		else if (cfg_differs(&default_dev->cfg, cfg, set))
-			err = -EBUSY;
 		else
 			emu_dev_hold(default_dev);
 	} else {
-		err = emu_dev_create(cfg, &default_dev);
+		emu_cfg_defaults(&cfg);
+		err = emu_dev_create(&cfg, &default_dev);
 		if (!err)
 			default_dev->is_default = 1;
 	}

@@ -233,25 +233,17 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 /* backend.c: the device a context runs on */
 struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx);
 
-/* The settings of @cfg a context asked for (context attribute bits and
- * hold flags), which a running default device must have. */
-#define EMU_SET_CHAOS		(1u << 0)	/* chaos_seed */
-#define EMU_SET_LATENCY		(1u << 1)	/* lat_*, link, time_scale */
-#define EMU_SET_READ		(1u << 2)	/* read_order, rlsq_entries */
-#define EMU_SET_NIC_RATE	(1u << 3)	/* lat_req_ns */
-#define EMU_SET_NO_HOLD		(1u << 4)
-#define EMU_SET_HOLD_GLOBAL	(1u << 5)
-
 /* dev.c: devices.  emu_dev_create() starts one holding one reference;
  * emu_dev_get() takes a reference to the process's default device,
- * starting it from @cfg if there is none, and refuses (-EBUSY) when the
- * running one differs from @cfg in a setting of @set; emu_dev_put() drops
- * one (the last stops the device and frees it).  The default device is
- * reached only through its contexts: code that needs a device's insides
- * (tests of internals) makes its own with oms_emu_create(). */
+ * starting it with every default (emu_cfg_defaults()) if there is none;
+ * emu_dev_put() drops one (the last stops the device and frees it).  No
+ * context configures the default device: what it runs with is fixed, so
+ * the first context to start it decides nothing.  It is reached only
+ * through its contexts: code that needs a device's insides (tests of
+ * internals) makes its own with oms_emu_create(). */
 int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **dev);
-int emu_dev_get(const struct emu_cfg *cfg, unsigned set,
-		struct oms_emu **dev);
+int emu_dev_get(struct oms_emu **dev);
+void emu_cfg_defaults(struct emu_cfg *cfg);
 void emu_dev_hold(struct oms_emu *dev);
 void emu_dev_put(struct oms_emu *dev);
 int emu_dev_destroy(struct oms_emu *dev);	/* -EBUSY unless only the

@@ -24,11 +24,7 @@ static int emu_attr_parse(const struct oms_emu_attr *in, struct emu_cfg *cfg)
 	struct oms_emu_attr t;
 	int err;
 
-	*cfg = (struct emu_cfg){
-		.read_order = OMS_ORDER_RC_OPT, .rlsq_entries = 256,
-		.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
-		.link_gbps = 100,
-	};
+	emu_cfg_defaults(cfg);
 	if (!in)
 		return 0;
 	err = oms_ext_copy(&t, sizeof(t), in,
