@@ -67,6 +67,10 @@ struct oms_ctx {
 	uint64_t src_seen;		/* backend's source-consumed count */
 	uint32_t unrung;		/* posted, doorbell not yet rung */
 	int dead;			/* device gone: every call fails */
+	uint32_t dest_failed;		/* destinations where an op failed
+					 * since the last resume, unordered
+					 * ones too (which the orderer does
+					 * not track: they have no number) */
 	uint64_t hb_last, hb_time_ns;	/* liveness watch */
 	uint64_t alive_calls;
 	struct oms_stats st;

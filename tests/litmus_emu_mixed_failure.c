@@ -18,6 +18,8 @@
  * modes (100 000 under ASan), batched over NINI contexts with one quiet
  * and one resume per context and batch.  Control: the same program with
  * OMS_CTX_F_NO_ORDERING, where F is not held and must land.
+ * A resume also forgets a failed unordered put: what follows at its
+ * destination, a release and a fenced write included, is performed.
  * Bad input: oms_ctx_resume(NULL) is -EINVAL.
  */
 #include <errno.h>
@@ -273,6 +275,63 @@ TEST_F(fail, litmus_L37_failed_store_breaks_chain_on_emu)
 	TH_LOG("L37 F@D%d: control (ordering off): F visible %lu times in "
 	       "%lu instances", variant->fd, r.f_visible, r.trials);
 	EXPECT_GT(r.f_visible, 0);
+}
+
+/*
+ * After oms_ctx_resume() traffic flows again, also when what failed was
+ * an unordered put: the device remembers every failure at a destination
+ * (a release behind an unordered failure is refused there, R1), so the
+ * resume must reset that channel too, though the orderer never numbered
+ * the put.  Each round: U(A@D1, forged key); quiet (the wrong-key error);
+ * resume; then W(A@D1), REL(F@D1), W(G@D1), a get of G and a put to the
+ * same bytes (a write after a read: fenced); quiet 0, everything landed.
+ * Acknowledged and sequenced channels, 64 rounds each on one context: a
+ * failure left behind by one round would cancel the next.
+ */
+TEST(litmus_L37_resume_forgets_unordered_failure_on_emu)
+{
+	static const uint32_t modes[] = { 0, OMS_CTX_F_DEST_SEQ };
+	struct fl *l = calloc(1, sizeof(*l));
+
+	ASSERT_NE(NULL, l);
+	for (unsigned m = 0; m < 2; m++) {
+		unsigned long bad_quiet = 0, lost = 0, errors = 0;
+		struct oms_ctx *c;
+		uint64_t got;
+
+		ASSERT_EQ(0, fl_open(l, modes[m], t_seed(0x3703)));
+		c = l->ini[0];
+		for (uint32_t i = 0; i < 64; i++) {
+			errors += oms_put(c, &l->forged, off_of(i, A), &l->one,
+					  8, OMS_STORE_UNORDERED) != 0;
+			bad_quiet += !wrong_key(oms_quiet(c));
+			errors += oms_ctx_resume(c) != 0;
+			errors += oms_put(c, &l->r[1], off_of(i, A), &l->one,
+					  8, OMS_STORE_WEAK) != 0;
+			errors += oms_put(c, &l->r[1], off_of(i, F), &l->one,
+					  8, OMS_STORE_RELEASE) != 0;
+			errors += oms_put(c, &l->r[1], off_of(i, G), &l->one,
+					  8, OMS_STORE_WEAK) != 0;
+			errors += oms_get(c, &got, &l->r[1], off_of(i, G), 8,
+					  OMS_READ_RELAXED) != 0;
+			errors += oms_put(c, &l->r[1], off_of(i, G), &l->one,
+					  8, OMS_STORE_WEAK) != 0;
+			lost += oms_quiet(c) != 0;
+			lost += word(l, 1, i, A) != 1 || word(l, 1, i, F) != 1 ||
+				word(l, 1, i, G) != 1;
+		}
+		TH_LOG("%s: 64 rounds of a failed unordered put, resume, "
+		       "then W, REL, W, get, put at its destination: %lu "
+		       "rounds lost or cancelled, %lu quiets without the "
+		       "wrong-key error, %lu errors",
+		       modes[m] ? "sequenced" : "acknowledged", lost,
+		       bad_quiet, errors);
+		EXPECT_EQ(0, lost);
+		EXPECT_EQ(0, bad_quiet);
+		EXPECT_EQ(0, errors);
+		fl_close(l);
+	}
+	free(l);
 }
 
 TEST(litmus_L37_resume_bad_input_on_emu)

@@ -315,10 +315,12 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		err = ctx->dead;
 	if (err)
 		return err;
-	failed = oms_so_failed_chans(&ctx->so);
-	/* Restart the destinations' stopped channels.  A backend that
+	/* The orderer's failed channels, and the destinations where an
+	 * unordered op failed: the device remembers those failures too.
+	 * Restart the destinations' stopped channels.  A backend that
 	 * cannot (a QP in error) answers -ENOTCONN: that connection stays
 	 * unusable and says so on every later op. */
+	failed = oms_so_failed_chans(&ctx->so) | ctx->dest_failed;
 	for (uint32_t c = 0; c < OMS_MAX_NODES; c++) {
 		struct oms_op *op;
 
@@ -338,6 +340,7 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 	oms_oc_take_error(&ctx->oc);	/* the RESETs' own answers */
 	if (err)
 		return err;
+	ctx->dest_failed = 0;
 	err = oms_so_resume(&ctx->so);
 	oms_so_take_error(&ctx->so);
 	return err;

@@ -206,6 +206,12 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 		ctx->st.cancelled++;
 	if (status) {
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, status);
+		/* what the destination refused or cancelled, it remembers
+		 * (a release or fenced op behind it is refused there) until
+		 * oms_ctx_resume() resets that channel */
+		if (!op->cancelled && op->type != OMS_OPT_FLUSH &&
+		    op->type != OMS_OPT_RESET && op->wr.dest < 32)
+			ctx->dest_failed |= 1u << op->wr.dest;
 	} else {
 		oms_oc_advance(&ctx->oc, OMS_OC_AWAITING_ACK, 1);
 		if (op->result)
