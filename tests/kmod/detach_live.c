@@ -114,6 +114,7 @@ TEST_F(win, detach_zaps_every_node)
 		m[i] = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fds[i],
 			    T_SCRATCH_LIVE);
 		ASSERT_NE(MAP_FAILED, m[i]);
+		(void)m[i][0];	/* faulted in here: only a zap removes it */
 		EXPECT_EQ(0, touch_sigbus(m[i], 0));
 	}
 	for (int j = 0; j < 16; j++) {
