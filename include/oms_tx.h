@@ -159,7 +159,10 @@ int oms_tx_window_file(const char *path, size_t len, unsigned flags,
  * The window of oms.ko: open @dev (NULL: "/dev/oms"), OMS_IOC_INFO, mmap
  * the whole window shared (write-combining for a PCI BAR).  Errors:
  * -ENOENT (no such device node: oms.ko not loaded), -ENODEV (no window
- * attached), the errno of open/ioctl/mmap.
+ * attached), -EACCES (the window has holes, pages of the device's MSI-X
+ * table that the module never maps: a ring over the whole window would
+ * fault there; also the errno of open without membership of the device
+ * file's group), the errno of open/ioctl/mmap.
  */
 int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
 
@@ -176,7 +179,8 @@ int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
  * the order of the classes holds across calls.  The queue's fences count is
  * the barriers the module reports.  The module's errors reach the caller
  * of oms_tx_send / oms_tx_store / oms_tx_load* / oms_tx_flush as -errno
- * (-ENODEV: the window was detached; -EPERM: lockdown); the batch stays
+ * (-ENODEV: the window was detached; -ESTALE: it was replaced by another
+ * window, open it again; -EPERM: lockdown); the batch stays
  * pending and is retried by the next flush.
  * Errors: as oms_tx_window_kmod(), -EINVAL for a window length that is not
  * a multiple of 64.

@@ -29,6 +29,10 @@
  *           (LOCKDOWN_PCI_ACCESS), also for a BAR attached before.
  *   EINTR   a fatal signal arrived while the call waited (for a detach in
  *           progress, or for another attach or detach).
+ *   ESTALE  the file is bound to a window that was detached (see
+ *           OMS_IOC_INFO): the data ioctls and mmap() of another window.
+ *   EACCES  a range of a data ioctl touches a hole of the window: the
+ *           device's MSI-X table or pending-bit array (see OMS_IOC_INFO).
  * A failing call never changes the window or its contents: ORDERED_STORE
  * validates the whole vector before it writes anything.  One exception:
  * EFAULT from writing the results back (the argument's memory unmapped or
@@ -37,8 +41,10 @@
  *
  * mmap(): the offset must be page aligned, and offset and length (rounded
  * up to pages) lie inside the window; a window that does not start on a
- * page boundary (a BAR smaller than a page) cannot be mapped
- * (EINVAL otherwise, ENODEV without a window); the mapping must be
+ * page boundary (a BAR smaller than a page) cannot be mapped; a page of
+ * a hole (OMS_IOC_INFO) raises SIGBUS when touched
+ * (EINVAL otherwise, ENODEV without a window, ESTALE for a file bound to
+ * a window that was detached); the mapping must be
  * MAP_SHARED (EINVAL for MAP_PRIVATE).  PROT_WRITE needs a file open for
  * writing (EACCES, from the VFS); PROT_EXEC is refused (EPERM) and cannot
  * be added by mprotect() (EACCES); a PCI BAR under lockdown gives EPERM.  Pages are mapped write-combining,
@@ -91,16 +97,21 @@
  * OMS_ATTACH_UC maps the window uncached instead of write-combining, in the
  * kernel and in every mmap().
  *
- * Errors: EBADF (read-only file), EPERM (no CAP_SYS_ADMIN, or a PCI BAR
- * while the kernel is locked down), EBUSY (a window is attached, or the
- * BAR is claimed by a driver), ENODEV
+ * A PCI BAR also needs CAP_SYS_RAWIO, as the kernel's /proc/bus/pci mmap
+ * of a BAR does: attaching hands the BAR to every user of the device file.
+ *
+ * Errors: EBADF (read-only file), EPERM (no CAP_SYS_ADMIN, no
+ * CAP_SYS_RAWIO for a PCI BAR, or a PCI BAR while the kernel is locked
+ * down), EACCES (every page of the BAR holds the MSI-X table or PBA),
+ * EBUSY (a window is attached, or the BAR is claimed by a driver), ENODEV
  * (no such PCI device), EINVAL (@bar > 5, @slot > 31, @func > 7, @length
  * set for a PCI window, bad emulated length), ENODATA (the BAR is
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
- * EOPNOTSUPP (an I/O port BAR; an emulated window outside x86), ENOMEM, EIO (the BAR cannot be mapped),
- * or the error of pci_enable_device_mem() for a device that cannot be
- * enabled.  Write-combining (no OMS_ATTACH_UC) needs a prefetchable BAR,
- * as sysfs resourceN_wc does: a register BAR gives EINVAL.  A BAR whose
+ * EOPNOTSUPP (an I/O port BAR; an emulated window outside x86), ENOMEM,
+ * EIO (the BAR cannot be mapped), or the error of pci_enable_device_mem()
+ * or of resuming a device that cannot be enabled or resumed.
+ * Write-combining (no OMS_ATTACH_UC) needs a prefetchable BAR, as sysfs
+ * resourceN_wc does: a register BAR gives EINVAL.  A BAR whose
  * claim fails while no driver holds it gives EBUSY.  OMS_INFO_WC says what
  * was asked: x86 PAT may give the range the type another mapping holds.
  */
@@ -131,9 +142,32 @@ struct oms_attach {
 /*
  * OMS_IOC_INFO - describe the window.  Never fails with a window or
  * without one (then @kind is OMS_WINDOW_NONE and the rest is zero).
- * @generation counts attaches since load.
+ *
+ * @generation names the attached window: it counts attaches since load
+ * (never 0).  A file is bound to one window: the one attached when it was
+ * opened, else the first one it meets (INFO, mmap() or a data ioctl), and
+ * the file that attaches a window is bound to it.  A file bound to a
+ * window that was detached gets ESTALE from mmap() and the data ioctls,
+ * whatever is attached now, and INFO sets OMS_INFO_STALE: open the device
+ * again to use the new window.
+ *
+ * @hole lists, in pages (sysconf(_SC_PAGESIZE)), the parts of a PCI BAR
+ * that hold the device's MSI-X table or pending-bit array (@holes entries,
+ * at most OMS_INFO_MAX_HOLES).  A device's MSI-X table tells it where to
+ * write for an interrupt: whoever writes it can make the device DMA
+ * anywhere.  So, as vfio-pci does, the window never hands those pages out:
+ * a mapping that covers them raises SIGBUS there, and an ioctl whose range
+ * touches them fails with EACCES.  A BAR that is all holes cannot be
+ * attached (EACCES).
  */
 #define OMS_INFO_WC		(1U << 0)	/* mapped write-combining */
+#define OMS_INFO_STALE		(1U << 1)	/* this file's window is gone */
+#define OMS_INFO_MAX_HOLES	2
+
+struct oms_info_hole {
+	__u32 pgoff;		/* first page */
+	__u32 pages;
+};
 
 struct oms_info {
 	__u32 kind;		/* OMS_WINDOW_* */
@@ -145,8 +179,9 @@ struct oms_info {
 	__u8 func;
 	__u8 bar;
 	__u32 generation;
-	__u32 reserved0;
-	__u64 reserved[3];
+	__u32 holes;		/* entries of @hole in use */
+	struct oms_info_hole hole[OMS_INFO_MAX_HOLES];
+	__u64 reserved;
 };
 
 /*

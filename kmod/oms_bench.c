@@ -64,14 +64,18 @@ int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 	u64 span = a->span, pos = 0, done = 0, next_check;
 	u64 t0, t1;
 	cycles_t c0, c1;
+	int ret;
 
 	if (a->offset >= w->len)
 		return -ERANGE;
 	if (!span)
 		span = rounddown(min_t(u64, OMS_BENCH_DEFAULT_SPAN,
 				       w->len - a->offset), a->msg_size);
-	if (span < a->msg_size || !oms_range_ok(w, a->offset, span))
+	if (span < a->msg_size)
 		return -ERANGE;
+	ret = oms_range_check(w, a->offset, span);
+	if (ret)
+		return ret;
 
 	next_check = OMS_BENCH_CHECK_EVERY;
 	t0 = ktime_get_ns();

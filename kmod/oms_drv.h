@@ -38,6 +38,12 @@
 
 #include "../include/oms_uapi.h"
 
+/* A page-aligned byte range of a window that is never handed out. */
+struct oms_hole {
+	u64 start;
+	u64 end;			/* exclusive */
+};
+
 struct oms_window {
 	struct kref ref;		/* the device, each VMA, each call */
 	struct rw_semaphore use;	/* see above */
@@ -53,6 +59,12 @@ struct oms_window {
 	struct pci_dev *pdev;		/* referenced with pci_dev_get() */
 	int bar;
 	bool claimed;			/* we hold pci_request_region() */
+	/*
+	 * The pages of the BAR that hold the device's MSI-X table and PBA:
+	 * never mapped, never written or read by an ioctl (oms_window.c).
+	 */
+	struct oms_hole hole[OMS_INFO_MAX_HOLES];
+	u32 holes;
 };
 
 /*
@@ -86,6 +98,17 @@ struct oms_file_space {
 	unsigned long files;
 };
 
+/*
+ * An open file: the address space it shares with the other files of its
+ * device node, and the window it is bound to (the generation it was
+ * attached with; 0 until the file first meets a window).  A file bound to
+ * one window never reaches another (ESTALE): see oms_window_get_bound().
+ */
+struct oms_file {
+	struct oms_file_space *space;
+	u32 generation;			/* cmpxchg()ed from 0 once */
+};
+
 extern struct oms_device oms;
 
 /* oms_window.c: attach/detach with oms.lock held. */
@@ -93,8 +116,12 @@ int oms_attach_pci(const struct oms_attach *a);
 int oms_attach_emulated(const struct oms_attach *a);
 int oms_detach(void);
 void oms_emu_free(void);
-void oms_fill_info(struct oms_info *info);
+void oms_fill_info(struct file *filp, struct oms_info *info);
 struct oms_window *oms_window_get(void);
+struct oms_window *oms_window_get_bound(struct file *filp);
+void oms_file_bind(struct file *filp, u32 generation);
+bool oms_file_stale(struct file *filp, u32 generation);
+bool oms_window_in_hole(const struct oms_window *w, u64 offset, u64 len);
 int oms_window_lockdown(const struct oms_window *w);
 void oms_window_put(struct oms_window *w);
 int oms_window_use(struct oms_window *w);
@@ -126,7 +153,7 @@ int oms_doorbell_exec(struct oms_window *w, struct oms_doorbell *a,
 		      const u8 *wqe);
 int oms_flush_check(const struct oms_flush *a);
 int oms_flush_exec(struct oms_window *w, struct oms_flush *a);
-bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len);
+int oms_range_check(const struct oms_window *w, u64 offset, u64 len);
 
 /* oms_bench.c */
 int oms_bench_check(const struct oms_bench *a);

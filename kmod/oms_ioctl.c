@@ -6,8 +6,8 @@
  * capability, copy the argument in and run the lock-free checks (which
  * also copy user buffers in), then call one helper: attach and detach
  * under oms.lock (killable), INFO under the spinlock that publishes the
- * window, the data calls on a referenced window they use (killable, never
- * behind a benchmark), then copy out.
+ * window, the data calls on a referenced window they use (the one the
+ * file is bound to; killable, never behind a benchmark), then copy out.
  * For commands that write results back, the argument is written back
  * unchanged before the operation, so an unwritable argument fails with
  * EFAULT before anything happens.
@@ -90,14 +90,15 @@ static int oms_call_prepare(unsigned int cmd, struct oms_call *c)
 	return 0;
 }
 
-/* A store, doorbell, flush or bench on the attached window. */
-static int oms_call_window(unsigned int cmd, struct oms_call *c)
+/* A store, doorbell, flush or bench on the window @filp is bound to. */
+static int oms_call_window(struct file *filp, unsigned int cmd,
+			   struct oms_call *c)
 {
-	struct oms_window *w = oms_window_get();
+	struct oms_window *w = oms_window_get_bound(filp);
 	int ret;
 
-	if (!w)
-		return -ENODEV;
+	if (IS_ERR(w))
+		return PTR_ERR(w);
 	ret = oms_window_lockdown(w);
 	if (ret)
 		goto out_put;
@@ -127,28 +128,46 @@ out_put:
 	return ret;
 }
 
-static int oms_call(unsigned int cmd, struct oms_call *c)
+/*
+ * Attach or detach.  A PCI BAR also needs CAP_SYS_RAWIO, as the kernel's
+ * /proc/bus/pci mmap of a BAR does: the attach hands the BAR to every
+ * user of the device file.  The file that attaches is bound to the new
+ * window.
+ */
+static int oms_call_attach(struct file *filp, unsigned int cmd,
+			   const struct oms_attach *a)
 {
+	struct oms_file *f = filp->private_data;
+	bool emulated = a->flags & OMS_ATTACH_EMULATED;
 	int ret;
 
+	if (cmd == OMS_IOC_ATTACH && !emulated && !capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	if (mutex_lock_killable(&oms.lock))
+		return -EINTR;
+	if (cmd == OMS_IOC_DETACH)
+		ret = oms_detach();
+	else if (emulated)
+		ret = oms_attach_emulated(a);
+	else
+		ret = oms_attach_pci(a);
+	if (!ret && cmd == OMS_IOC_ATTACH)
+		WRITE_ONCE(f->generation, oms.win->generation);
+	mutex_unlock(&oms.lock);
+	return ret;
+}
+
+static int oms_call(struct file *filp, unsigned int cmd, struct oms_call *c)
+{
 	switch (cmd) {
 	case OMS_IOC_INFO:
-		oms_fill_info(&c->arg.info);
+		oms_fill_info(filp, &c->arg.info);
 		return 0;
 	case OMS_IOC_ATTACH:
 	case OMS_IOC_DETACH:
-		if (mutex_lock_killable(&oms.lock))
-			return -EINTR;
-		if (cmd == OMS_IOC_DETACH)
-			ret = oms_detach();
-		else if (c->arg.attach.flags & OMS_ATTACH_EMULATED)
-			ret = oms_attach_emulated(&c->arg.attach);
-		else
-			ret = oms_attach_pci(&c->arg.attach);
-		mutex_unlock(&oms.lock);
-		return ret;
+		return oms_call_attach(filp, cmd, &c->arg.attach);
 	}
-	return oms_call_window(cmd, c);
+	return oms_call_window(filp, cmd, c);
 }
 
 long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -184,7 +203,7 @@ long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	if (ret)
 		goto out_free;
 
-	ret = oms_call(cmd, c);
+	ret = oms_call(filp, cmd, c);
 
 	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(uarg, &c->arg, size))

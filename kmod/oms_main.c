@@ -97,16 +97,24 @@ static struct oms_file_space *oms_space_find(struct address_space *mapping)
 	return NULL;
 }
 
+/*
+ * A new file: counted in the entry of its address space (detach zaps each
+ * space once) and bound to the window attached now, if any.
+ */
 static int oms_open(struct inode *inode, struct file *filp)
 {
 	struct oms_file_space *fs, *fresh;
+	struct oms_window *w;
+	struct oms_file *f;
 
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	/* allocated before the lock, freed if the space is known */
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
-	if (!fresh)
-		return -ENOMEM;
+	if (!f || !fresh)
+		goto err_free;
 	if (mutex_lock_killable(&oms.files_lock)) {
 		kfree(fresh);
+		kfree(f);
 		return -EINTR;
 	}
 	fs = oms_space_find(filp->f_mapping);
@@ -117,15 +125,28 @@ static int oms_open(struct inode *inode, struct file *filp)
 		list_add(&fs->node, &oms.files);
 	}
 	fs->files++;
-	filp->private_data = fs;
+	f->space = fs;
+	filp->private_data = f;
 	mutex_unlock(&oms.files_lock);
 	kfree(fresh);
+
+	w = oms_window_get();
+	if (w) {
+		f->generation = w->generation;
+		oms_window_put(w);
+	}
 	return 0;
+
+err_free:
+	kfree(fresh);
+	kfree(f);
+	return -ENOMEM;
 }
 
 static int oms_release(struct inode *inode, struct file *filp)
 {
-	struct oms_file_space *fs = filp->private_data;
+	struct oms_file *f = filp->private_data;
+	struct oms_file_space *fs = f->space;
 
 	mutex_lock(&oms.files_lock);
 	if (--fs->files)
@@ -134,6 +155,7 @@ static int oms_release(struct inode *inode, struct file *filp)
 		list_del(&fs->node);
 	mutex_unlock(&oms.files_lock);
 	kfree(fs);
+	kfree(f);
 	return 0;
 }
 

@@ -8,8 +8,10 @@
  * time, under the window's map_lock: a fault on a window that detach has
  * marked dead gets SIGBUS, so after a detach, unbind or rmmod has zapped
  * the mappings no access reaches a released BAR or freed pages, even from
- * a VMA that was being set up while the detach ran.  A fault never waits
- * for another window's users or for a running benchmark.
+ * a VMA that was being set up while the detach ran.  A page of a hole (the
+ * device's MSI-X table or PBA) is never inserted: touching it raises
+ * SIGBUS.  A fault never waits for another window's users or for a
+ * running benchmark.
  */
 #include <linux/mm.h>
 
@@ -23,7 +25,8 @@ static vm_fault_t oms_vm_fault(struct vm_fault *vmf)
 	unsigned long pfn;
 
 	mutex_lock(&w->map_lock);
-	if (w->dead || vmf->pgoff >= (w->len >> PAGE_SHIFT))
+	if (w->dead || vmf->pgoff >= (w->len >> PAGE_SHIFT) ||
+	    oms_window_in_hole(w, (u64)vmf->pgoff << PAGE_SHIFT, PAGE_SIZE))
 		goto out;
 	pfn = PHYS_PFN(w->phys) + vmf->pgoff;
 	ret = vmf_insert_pfn_prot(vmf->vma, vmf->address, pfn,
@@ -71,9 +74,9 @@ int oms_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 
-	w = oms_window_get();
-	if (!w)
-		return -ENODEV;
+	w = oms_window_get_bound(filp);
+	if (IS_ERR(w))
+		return PTR_ERR(w);
 	ret = oms_window_lockdown(w);
 	if (ret)
 		goto err_put;

@@ -16,13 +16,20 @@
 #include "oms_barrier.h"
 #include "oms_compat.h"
 
-bool oms_range_ok(const struct oms_window *w, u64 offset, u64 len)
+/*
+ * oms_range_check() - may a call touch [@offset, @offset + @len) of @w?
+ * -ERANGE outside the window (or if the end overflows), -EACCES in a hole
+ * (the device's MSI-X table or PBA), else 0.
+ */
+int oms_range_check(const struct oms_window *w, u64 offset, u64 len)
 {
 	u64 end;
 
-	if (check_add_overflow(offset, len, &end))
-		return false;
-	return end <= w->len;
+	if (check_add_overflow(offset, len, &end) || end > w->len)
+		return -ERANGE;
+	if (oms_window_in_hole(w, offset, len))
+		return -EACCES;
+	return 0;
 }
 
 /*
@@ -125,9 +132,14 @@ int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
 	const u8 *src = req->data;
 	u32 i;
 
-	for (i = 0; i < req->count; i++)
-		if (!oms_range_ok(w, req->ops[i].offset, req->ops[i].length))
-			return -ERANGE;
+	int ret;
+
+	for (i = 0; i < req->count; i++) {
+		ret = oms_range_check(w, req->ops[i].offset,
+				      req->ops[i].length);
+		if (ret)
+			return ret;
+	}
 
 	for (i = 0; i < req->count; i++) {
 		op = &req->ops[i];
@@ -185,11 +197,15 @@ int oms_doorbell_exec(struct oms_window *w, struct oms_doorbell *a,
 	bool bf = a->flags & OMS_DB_BLUEFLAME;
 	void __iomem *base = w->base;
 	struct oms_order order = {};
+	int ret;
 
-	if (!oms_range_ok(w, a->wqe_offset, a->wqe_len) ||
-	    !oms_range_ok(w, a->dbrec_offset, 4) ||
-	    !oms_range_ok(w, a->db_offset, bf ? a->wqe_len : 8))
-		return -ERANGE;
+	ret = oms_range_check(w, a->wqe_offset, a->wqe_len);
+	if (!ret)
+		ret = oms_range_check(w, a->dbrec_offset, 4);
+	if (!ret)
+		ret = oms_range_check(w, a->db_offset, bf ? a->wqe_len : 8);
+	if (ret)
+		return ret;
 
 	/* 1. weak store: the WQE */
 	oms_order_store(&order, OMS_STORE_WEAK);
@@ -222,9 +238,10 @@ int oms_flush_check(const struct oms_flush *a)
 int oms_flush_exec(struct oms_window *w, struct oms_flush *a)
 {
 	struct oms_order order = {};
+	int ret = oms_range_check(w, a->offset, 4);
 
-	if (!oms_range_ok(w, a->offset, 4))
-		return -ERANGE;
+	if (ret)
+		return ret;
 	a->value = oms_flush_read(&order, w->base + a->offset);
 	return 0;
 }

@@ -13,8 +13,11 @@
  * only for those: a register BAR may have read side effects and must see
  * its stores as issued.  An unclaimed BAR is claimed with
  * pci_request_region() while attached, so no driver takes it meanwhile.
- * The device gets a reference and an enable count (both refcounted), and
- * the BAR is mapped with ioremap_wc().  On x86, PAT gives a range one
+ * The device gets a reference, an enable count and a runtime PM reference
+ * (so neither it nor the bridge above it powers down under the window),
+ * and the BAR is mapped with ioremap_wc().  The pages holding the
+ * device's MSI-X table and PBA are holes of the window: a user who could
+ * write them could make the device DMA anywhere (oms_msix_holes()).  On x86, PAT gives a range one
  * memory type: if another mapping of the BAR holds uncached-minus,
  * ioremap_wc() takes that type silently, so INFO's OMS_INFO_WC says what
  * was asked (docs/kmod.md).  Attach and detach run with oms.lock held.
@@ -27,6 +30,7 @@
 #include <linux/ioport.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/pm_runtime.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <asm/set_memory.h>
@@ -67,6 +71,53 @@ struct oms_window *oms_window_get(void)
 void oms_window_put(struct oms_window *w)
 {
 	kref_put(&w->ref, oms_window_free);
+}
+
+/* Bind @filp to window @generation if it is bound to none yet. */
+void oms_file_bind(struct file *filp, u32 generation)
+{
+	struct oms_file *f = filp->private_data;
+
+	cmpxchg(&f->generation, 0, generation);
+}
+
+/* Is @filp bound to a window other than @generation? */
+bool oms_file_stale(struct file *filp, u32 generation)
+{
+	struct oms_file *f = filp->private_data;
+	u32 bound = READ_ONCE(f->generation);
+
+	return bound && bound != generation;
+}
+
+/*
+ * oms_window_get_bound() - the attached window with a reference, if it is
+ * the one @filp is bound to (binding a file that is bound to none):
+ * ERR_PTR(-ENODEV) without a window, ERR_PTR(-ESTALE) for another one.
+ */
+struct oms_window *oms_window_get_bound(struct file *filp)
+{
+	struct oms_window *w = oms_window_get();
+
+	if (!w)
+		return ERR_PTR(-ENODEV);
+	oms_file_bind(filp, w->generation);
+	if (oms_file_stale(filp, w->generation)) {
+		oms_window_put(w);
+		return ERR_PTR(-ESTALE);
+	}
+	return w;
+}
+
+/* Does [@offset, @offset + @len) touch a hole of @w?  @len > 0. */
+bool oms_window_in_hole(const struct oms_window *w, u64 offset, u64 len)
+{
+	u32 i;
+
+	for (i = 0; i < w->holes; i++)
+		if (offset < w->hole[i].end && offset + len > w->hole[i].start)
+			return true;
+	return false;
 }
 
 /*
@@ -112,7 +163,10 @@ static void oms_window_publish(struct oms_window *w, void __iomem *base,
 	w->wc = wc;
 	w->kind = kind;
 	spin_lock(&oms.win_lock);
-	w->generation = ++oms.generation;
+	/* 0 means "no window" to a file's binding: skipped when it wraps */
+	if (!++oms.generation)
+		++oms.generation;
+	w->generation = oms.generation;
 	oms.win = w;
 	spin_unlock(&oms.win_lock);
 }
@@ -165,6 +219,81 @@ static int oms_bar_claim(struct pci_dev *pdev, int bar)
 	return 0;
 }
 
+/* Add the pages of [@off, @off + @len) of the BAR to @w's holes. */
+static void oms_hole_add(struct oms_window *w, u64 off, u64 len, u64 bar_len)
+{
+	u64 start = round_down(off, PAGE_SIZE);
+	u64 end = min_t(u64, round_up(off + len, PAGE_SIZE),
+			round_up(bar_len, PAGE_SIZE));
+	u32 i;
+
+	if (start >= end)
+		return;
+	for (i = 0; i < w->holes; i++) {
+		/* the table and the PBA often share a page */
+		if (start <= w->hole[i].end && end >= w->hole[i].start) {
+			w->hole[i].start = min(w->hole[i].start, start);
+			w->hole[i].end = max(w->hole[i].end, end);
+			return;
+		}
+	}
+	w->hole[w->holes].start = start;
+	w->hole[w->holes].end = end;
+	w->holes++;
+}
+
+/*
+ * oms_msix_holes() - make holes of the pages of BAR @bar that hold the
+ * device's MSI-X table or pending-bit array.  An MSI-X table entry is an
+ * address and a value the device writes to raise an interrupt: whoever
+ * can write the table can make the device write anywhere in memory, so
+ * vfio-pci keeps these pages out of user mappings, and so does the
+ * window, whether or not a driver has enabled MSI-X and whatever
+ * allow_claimed says.  Returns -EACCES if the whole BAR is holes.
+ */
+static int oms_msix_holes(struct oms_window *w, struct pci_dev *pdev, int bar,
+			  u64 bar_len)
+{
+	/* pdev->msix_cap is set only where the kernel has CONFIG_PCI_MSI */
+	u8 cap = pci_find_capability(pdev, PCI_CAP_ID_MSIX);
+	u32 table, pba, n;
+	u16 ctrl;
+
+	if (!cap)
+		return 0;
+	pci_read_config_word(pdev, cap + PCI_MSIX_FLAGS, &ctrl);
+	pci_read_config_dword(pdev, cap + PCI_MSIX_TABLE, &table);
+	pci_read_config_dword(pdev, cap + PCI_MSIX_PBA, &pba);
+	n = (ctrl & PCI_MSIX_FLAGS_QSIZE) + 1;
+	if ((table & PCI_MSIX_TABLE_BIR) == bar)
+		oms_hole_add(w, table & PCI_MSIX_TABLE_OFFSET,
+			     (u64)n * PCI_MSIX_ENTRY_SIZE, bar_len);
+	if ((pba & PCI_MSIX_PBA_BIR) == bar)
+		oms_hole_add(w, pba & PCI_MSIX_PBA_OFFSET,
+			     DIV_ROUND_UP(n, 64) * 8, bar_len);
+	if (w->holes == 1 && !w->hole[0].start &&
+	    w->hole[0].end >= bar_len) {
+		pci_info(pdev, "BAR %d holds only the MSI-X table and PBA: refused\n",
+			 bar);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * Undo the enable count of attach, unless it is already gone: a write of 0
+ * to the device's sysfs "enable" (allowed while no driver is bound, and
+ * the module is not the device's driver) takes the count the module held,
+ * and disabling again would underflow it.
+ */
+static void oms_pci_disable(struct pci_dev *pdev)
+{
+	if (pci_is_enabled(pdev))
+		pci_disable_device(pdev);
+	else
+		pci_notice(pdev, "was disabled through sysfs under the window: not disabled again\n");
+}
+
 int oms_attach_pci(const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
@@ -213,9 +342,18 @@ int oms_attach_pci(const struct oms_attach *a)
 		goto err_put;
 	}
 
-	ret = pci_enable_device_mem(pdev);
+	ret = oms_msix_holes(w, pdev, a->bar, len);
 	if (ret)
 		goto err_free;
+
+	/* powered up for as long as the window is attached */
+	ret = pm_runtime_resume_and_get(&pdev->dev);
+	if (ret)
+		goto err_free;
+
+	ret = pci_enable_device_mem(pdev);
+	if (ret)
+		goto err_pm;
 
 	ret = oms_bar_claim(pdev, a->bar);
 	if (ret < 0)
@@ -240,7 +378,9 @@ err_release:
 	if (w->claimed)
 		pci_release_region(pdev, a->bar);
 err_disable:
-	pci_disable_device(pdev);
+	oms_pci_disable(pdev);
+err_pm:
+	pm_runtime_put(&pdev->dev);
 err_free:
 	kfree(w);
 err_put:
@@ -385,7 +525,8 @@ static void oms_window_kill(struct oms_window *w)
 		iounmap(w->base);
 		if (w->claimed)
 			pci_release_region(w->pdev, w->bar);
-		pci_disable_device(w->pdev);
+		oms_pci_disable(w->pdev);
+		pm_runtime_put(&w->pdev->dev);
 		pci_info_ratelimited(w->pdev, "detached BAR %d\n", w->bar);
 		pci_dev_put(w->pdev);
 		w->pdev = NULL;
@@ -415,18 +556,28 @@ int oms_detach(void)
 	return 0;
 }
 
-void oms_fill_info(struct oms_info *info)
+void oms_fill_info(struct file *filp, struct oms_info *info)
 {
 	const struct oms_window *w;
+	u32 i;
 
 	memset(info, 0, sizeof(*info));
 	spin_lock(&oms.win_lock);
 	w = oms.win;
 	info->generation = oms.generation;
 	if (w) {
+		oms_file_bind(filp, w->generation);
 		info->kind = w->kind;
 		info->length = w->len;
 		info->flags = w->wc ? OMS_INFO_WC : 0;
+		if (oms_file_stale(filp, w->generation))
+			info->flags |= OMS_INFO_STALE;
+		info->holes = w->holes;
+		for (i = 0; i < w->holes; i++) {
+			info->hole[i].pgoff = w->hole[i].start >> PAGE_SHIFT;
+			info->hole[i].pages = (w->hole[i].end -
+					       w->hole[i].start) >> PAGE_SHIFT;
+		}
 	}
 	if (w && w->kind == OMS_WINDOW_PCI) {
 		info->domain = pci_domain_nr(w->pdev->bus);

@@ -32,6 +32,14 @@ int tx_window_kmod_open(const char *dev, uint64_t align, int *fd_out,
 		err = -ENODEV;
 		goto err_fd;
 	}
+	/*
+	 * A transmit ring covers the whole window: one with holes (a BAR that
+	 * also holds the device's MSI-X table) would fault in them.
+	 */
+	if (info.holes) {
+		err = -EACCES;
+		goto err_fd;
+	}
 	if (info.length > SIZE_MAX || info.length % align) {
 		err = -EINVAL;
 		goto err_fd;

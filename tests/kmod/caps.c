@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * caps.c - a caller without CAP_SYS_ADMIN cannot attach or detach (EPERM,
- * nothing changes) but may use an open descriptor; a caller without root
+ * nothing changes) but may use an open descriptor; a caller without
+ * CAP_SYS_RAWIO cannot attach a PCI BAR (as /proc/bus/pci refuses it a
+ * BAR mapping) but may attach an emulated window; a caller without root
  * cannot open /dev/oms (mode 0600).
  */
 #include <linux/capability.h>
@@ -51,6 +53,31 @@ TEST(no_cap_sys_admin)
 	EXPECT_EQ(0, t_store1(fd, T_SCRATCH_LIVE, &v, 8, OMS_STORE_STRONG, 0));
 	EXPECT_EQ(0, t_read_window(fd, T_SCRATCH_LIVE, &back, 8));
 	EXPECT_EQ(v, back);
+	close(fd);
+}
+
+TEST(no_cap_sys_rawio)
+{
+	struct oms_info before, after;
+	struct t_pci p;
+	int fd = open(T_DEV, O_RDWR);
+
+	ASSERT_LE(0, fd);
+	if (t_find_ivshmem(&p))
+		SKIP(return, "no ivshmem device");
+	t_detach(fd);
+	ASSERT_EQ(0, t_info(fd, &before));
+	ASSERT_EQ(0, drop_cap(CAP_SYS_RAWIO));
+
+	EXPECT_EQ(-EPERM, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
+	EXPECT_EQ(-EPERM, t_attach_pci(fd, &p, T_IVSHMEM_BAR, OMS_ATTACH_UC));
+	ASSERT_EQ(0, t_info(fd, &after));
+	EXPECT_EQ(0, memcmp(&before, &after, sizeof(after)));
+	EXPECT_EQ(OMS_WINDOW_NONE, after.kind);
+
+	/* kernel pages hand out no device: CAP_SYS_ADMIN is enough */
+	EXPECT_EQ(0, t_attach_emulated(fd, 0, 0));
+	EXPECT_EQ(0, t_detach(fd));
 	close(fd);
 }
 

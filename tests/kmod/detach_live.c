@@ -16,31 +16,6 @@
 #include "oms_guest.h"
 #include "oms_window_fixture.h"
 
-/* Touch @p in a child: 1 if the child died of SIGBUS, 0 if it read fine. */
-static int touch_sigbus(volatile uint32_t *p, int write)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		if (write)
-			*p = 1;
-		else
-			(void)*p;
-		_exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS;
-}
-
-static void bdf_str(const struct t_pci *p, char *s, size_t n)
-{
-	snprintf(s, n, "%04x:%02x:%02x.%x", p->domain, p->bus, p->slot,
-		 p->func);
-}
-
-
 TEST_F(win, detach_with_live_mapping)
 {
 	volatile uint32_t *m, *m2;
@@ -53,21 +28,21 @@ TEST_F(win, detach_with_live_mapping)
 	m[16] = 0xc0ffee01;
 	ASSERT_EQ(0, t_flush(self->fd, T_SCRATCH_LIVE + 64, &v));
 	EXPECT_EQ(0xc0ffee01, v);
-	EXPECT_EQ(0, touch_sigbus(&m[16], 0));
+	EXPECT_EQ(0, t_touch_sigbus(&m[16], 0));
 
 	ASSERT_EQ(0, t_detach(self->fd));
 	ASSERT_EQ(0, t_info(self->fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
-	EXPECT_EQ(1, touch_sigbus(&m[16], 0));
-	EXPECT_EQ(1, touch_sigbus(&m[1000], 1));
+	EXPECT_EQ(1, t_touch_sigbus(&m[16], 0));
+	EXPECT_EQ(1, t_touch_sigbus(&m[1000], 1));
 
 	/* A new window does not revive the old mapping. */
 	ASSERT_EQ(0, t_setup_window(self->fd, variant->pci));
-	EXPECT_EQ(1, touch_sigbus(&m[16], 0));
+	EXPECT_EQ(1, t_touch_sigbus(&m[16], 0));
 	m2 = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 		 T_SCRATCH_LIVE);
 	ASSERT_NE(MAP_FAILED, m2);
-	EXPECT_EQ(0, touch_sigbus(&m2[16], 0));
+	EXPECT_EQ(0, t_touch_sigbus(&m2[16], 0));
 	m2[17] = 0xc0ffee02;
 	ASSERT_EQ(0, t_flush(self->fd, T_SCRATCH_LIVE + 68, &v));
 	EXPECT_EQ(0xc0ffee02, v);
@@ -84,10 +59,10 @@ TEST_F(win, detach_zaps_other_files)
 	ASSERT_LE(0, fd2);
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd2, T_SCRATCH_LIVE);
 	ASSERT_NE(MAP_FAILED, m);
-	EXPECT_EQ(0, touch_sigbus(m, 0));
+	EXPECT_EQ(0, t_touch_sigbus(m, 0));
 	close(fd2);		/* the mapping keeps the file */
 	ASSERT_EQ(0, t_detach(self->fd));
-	EXPECT_EQ(1, touch_sigbus(m, 0));
+	EXPECT_EQ(1, t_touch_sigbus(m, 0));
 	munmap((void *)m, 4096);
 }
 
@@ -115,7 +90,7 @@ TEST_F(win, detach_zaps_every_node)
 			    T_SCRATCH_LIVE);
 		ASSERT_NE(MAP_FAILED, m[i]);
 		(void)m[i][0];	/* faulted in here: only a zap removes it */
-		EXPECT_EQ(0, touch_sigbus(m[i], 0));
+		EXPECT_EQ(0, t_touch_sigbus(m[i], 0));
 	}
 	for (int j = 0; j < 16; j++) {
 		int f = open(j % 2 ? alias : T_DEV, O_RDWR);
@@ -127,7 +102,7 @@ TEST_F(win, detach_zaps_every_node)
 		close(fds[i]);	/* the mappings keep their files */
 	ASSERT_EQ(0, t_detach(self->fd));
 	for (int i = 0; i < 8; i++) {
-		EXPECT_EQ(1, touch_sigbus(m[i], 0)) TH_LOG("mapping %d", i);
+		EXPECT_EQ(1, t_touch_sigbus(m[i], 0)) TH_LOG("mapping %d", i);
 		munmap((void *)m[i], 4096);
 	}
 	unlink(alias);
@@ -148,7 +123,7 @@ TEST(unbind_with_live_mapping)
 	/* Built in (the debug kernel) or a module (Debian's). */
 	if (access(drv, F_OK) && system("modprobe uio_pci_generic 2>/dev/null"))
 		SKIP(return, "uio_pci_generic not available");
-	bdf_str(&p, bdf, sizeof(bdf));
+	t_bdf_str(&p, bdf, sizeof(bdf));
 	fd = open(T_DEV, O_RDWR);
 	ASSERT_LE(0, fd);
 	t_detach(fd);
@@ -161,7 +136,7 @@ TEST(unbind_with_live_mapping)
 	ASSERT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, T_SCRATCH_LIVE);
 	ASSERT_NE(MAP_FAILED, m);
-	EXPECT_EQ(0, touch_sigbus(m, 1));
+	EXPECT_EQ(0, t_touch_sigbus(m, 1));
 
 	snprintf(path, sizeof(path), "%s/remove_id", drv);
 	t_write_file(path, "1af4 1110");
@@ -169,7 +144,7 @@ TEST(unbind_with_live_mapping)
 	ASSERT_EQ(0, t_write_file(path, bdf));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
-	EXPECT_EQ(1, touch_sigbus(m, 0));
+	EXPECT_EQ(1, t_touch_sigbus(m, 0));
 	munmap((void *)m, 4096);
 	/* The device is still there and can be attached again. */
 	EXPECT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
@@ -188,7 +163,7 @@ TEST(remove_with_live_mapping)
 
 	if (t_find_ivshmem(&p))
 		SKIP(return, "no ivshmem device");
-	bdf_str(&p, bdf, sizeof(bdf));
+	t_bdf_str(&p, bdf, sizeof(bdf));
 	fd = open(T_DEV, O_RDWR);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, t_setup_window(fd, 1));
@@ -202,14 +177,14 @@ TEST(remove_with_live_mapping)
 	ASSERT_EQ(0, t_write_file(path, "1"));
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_NONE, info.kind);
-	EXPECT_EQ(1, touch_sigbus(&m[1024 + 7], 0));
+	EXPECT_EQ(1, t_touch_sigbus(&m[1024 + 7], 0));
 	EXPECT_EQ(-ENODEV, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
 
 	ASSERT_EQ(0, t_write_file("/sys/bus/pci/rescan", "1"));
 	for (i = 0; i < 50 && t_find_ivshmem(&p); i++)
 		usleep(100000);
 	ASSERT_EQ(0, t_attach_pci(fd, &p, T_IVSHMEM_BAR, 0));
-	EXPECT_EQ(1, touch_sigbus(&m[1024 + 7], 0));
+	EXPECT_EQ(1, t_touch_sigbus(&m[1024 + 7], 0));
 	/* Same BAR memory behind the re-enumerated device. */
 	ASSERT_EQ(0, t_flush(fd, T_SCRATCH_LIVE + 4096 + 28, &v));
 	EXPECT_EQ(marker, v);
@@ -244,7 +219,7 @@ TEST(rmmod_with_open_fd_and_mapping)
 	errno = 0;
 	EXPECT_EQ(-1, syscall(SYS_delete_module, "oms", O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
-	EXPECT_EQ(0, touch_sigbus(m, 1));
+	EXPECT_EQ(0, t_touch_sigbus(m, 1));
 
 	munmap(m, 4096);
 	ASSERT_EQ(0, syscall(SYS_delete_module, "oms", O_NONBLOCK));

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "oms_test.h"
@@ -228,6 +229,107 @@ static inline int t_read_window(int fd, uint64_t off, void *buf, size_t len)
 	memcpy(buf, (char *)m + (off - pg), len);
 	munmap(m, maplen);
 	return 0;
+}
+
+/*
+ * Touch *@p (a write if @write) in a child: 1 if the child died of SIGBUS,
+ * 0 if the access went through, -1 if the child could not be run.
+ */
+static inline int t_touch_sigbus(volatile uint32_t *p, int write)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		if (write)
+			*p = 1;
+		else
+			(void)*p;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS;
+}
+
+/* "dddd:bb:ss.f" of @p into @s. */
+static inline void t_bdf_str(const struct t_pci *p, char *s, size_t n)
+{
+	snprintf(s, n, "%04x:%02x:%02x.%x", p->domain, p->bus, p->slot,
+		 p->func);
+}
+
+/* Bytes [@off, @off + @len) of the config space of @bdf: 0 or -1. */
+static inline int t_config_read(const char *bdf, unsigned int off, void *buf,
+				size_t len)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.64s/config", bdf);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ret = pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Where a device keeps its MSI-X table and pending-bit array. */
+struct t_msix {
+	unsigned int entries;
+	int enabled;
+	int table_bar, pba_bar;
+	uint32_t table_off, pba_off;
+};
+
+/* The MSI-X capability of @bdf: 0, or -1 if it has none. */
+static inline int t_msix_find(const char *bdf, struct t_msix *x)
+{
+	uint8_t cfg[256];
+	unsigned int pos, hops = 0;
+	uint32_t table, pba;
+	uint16_t ctrl;
+
+	if (t_config_read(bdf, 0, cfg, sizeof(cfg)) || !(cfg[6] & 0x10))
+		return -1;	/* no capability list */
+	for (pos = cfg[0x34] & ~3u; pos >= 0x40 && hops < 48;
+	     pos = cfg[pos + 1] & ~3u, hops++) {
+		if (cfg[pos] != 0x11)	/* PCI_CAP_ID_MSIX */
+			continue;
+		memcpy(&ctrl, &cfg[pos + 2], 2);
+		memcpy(&table, &cfg[pos + 4], 4);
+		memcpy(&pba, &cfg[pos + 8], 4);
+		x->entries = (ctrl & 0x7ff) + 1;
+		x->enabled = !!(ctrl & 0x8000);
+		x->table_bar = table & 7;
+		x->table_off = table & ~7u;
+		x->pba_bar = pba & 7;
+		x->pba_off = pba & ~7u;
+		return 0;
+	}
+	return -1;
+}
+
+/* Length of BAR @bar of @bdf from sysfs "resource", 0 if unimplemented. */
+static inline uint64_t t_bar_len(const char *bdf, int bar)
+{
+	unsigned long long s, e, fl;
+	char path[256];
+	uint64_t len = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.64s/resource",
+		 bdf);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	for (i = 0; i <= bar && fscanf(f, "%llx %llx %llx", &s, &e, &fl) == 3; i++)
+		if (i == bar && e > s)
+			len = e - s + 1;
+	fclose(f);
+	return len;
 }
 
 #endif /* OMS_GUEST_H */

@@ -6,18 +6,27 @@
 # Each test binary gets a freshly loaded module, so one that fails or times
 # out leaves nothing (an attached window, a held fd) for the next.
 #
-# usage: run-kmod-guest.sh OMS_KO TESTDIR [debug]
+# usage: run-kmod-guest.sh OMS_KO TESTDIR [debug] [only=NAME,...]
+#   only=: the test binaries to run, in order (default: all, below).
 #   debug: the debug kernel (KASAN, lockdep: each call is about ten times
 #   slower): longer timeouts, a quarter of the fuzzer's calls, and a kmemleak
 #   scan once the module is unloaded.
 set -u
-ko=${1:?usage: $0 OMS_KO TESTDIR [debug]}
-dir=${2:?usage: $0 OMS_KO TESTDIR [debug]}
-kind=${3:-}
+ko=${1:?usage: $0 OMS_KO TESTDIR [debug] [only=NAME,...]}
+dir=${2:?usage: $0 OMS_KO TESTDIR [debug] [only=NAME,...]}
+shift 2
+kind="" only=""
+for a in "$@"; do
+	case $a in
+	debug) kind=debug ;;
+	only=*) only=$(echo "${a#only=}" | tr , ' ') ;;
+	esac
+done
 # Order matters: the data the host checks is written after the fuzzer, and
 # detach_live (rmmod, PCI remove/rescan) runs last.  lockdown raises the
 # kernel's lockdown for good, so it runs after everything else (below).
-tests="compat32 attach caps security directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
+tests="compat32 attach caps security msix generation pci_state directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
+[ -n "$only" ] && tests=$only
 # Bounds for hangs only, far above an idle run's need (the longest binary,
 # fuzz_ioctl, takes about a minute): on a loaded 2-core host, two make
 # checks side by side, the guest runs several times slower.

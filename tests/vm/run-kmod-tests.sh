@@ -3,12 +3,15 @@
 # ivshmem-plain device backed by a fresh file in /dev/shm, run the module's
 # kselftests in the guest (run-kmod-guest.sh), then check on the host what
 # the guest wrote into the BAR (check_backing).  The guest also gets an
-# e1000 NIC (no peer): a BAR that its driver claims.  Prints TAP.
+# e1000 NIC (no peer): a BAR that its driver claims, and a virtio-rng
+# device with 512 MSI-X vectors: a BAR of table, PBA and one more page
+# (tests/kmod/msix.c).  Prints TAP.
 #
 # usage: run-kmod-tests.sh [-k IMAGE] OMS_KO TESTDIR
 #   OMS_KO was built for one kernel (scripts/kmod-build.sh); the guest boots
 #   that kernel: the installed Debian release the module records, or the
-#   image given by -k (the debug kernel).
+#   image given by -k (the debug kernel).  OMS_KMOD_ONLY=NAME,... runs
+#   only those test binaries of tests/kmod/ (while working on one).
 set -u
 image=""
 [ "${1:-}" = -k ] && { image=$2; shift 2; }
@@ -33,9 +36,11 @@ else
 	kind=""
 fi
 sh "$here/boot.sh" -n "kmod-$rel" "$@" \
-	"$here/run-kmod-guest.sh" "$ko" "$dir" $kind -- \
+	"$here/run-kmod-guest.sh" "$ko" "$dir" $kind \
+	${OMS_KMOD_ONLY:+"only=$OMS_KMOD_ONLY"} -- \
 	-object "memory-backend-file,id=hm,share=on,mem-path=$shm,size=4M" \
-	-device ivshmem-plain,memdev=hm -device e1000
+	-device ivshmem-plain,memdev=hm -device e1000 \
+	-device virtio-rng-pci,vectors=512
 rc=$?
 "$dir/check_backing" "$shm" || rc=1
 exit $rc

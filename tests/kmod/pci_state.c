@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pci_state.c - the module is not the device's driver, so sysfs lets root
+ * change the device under an attached window.  "enable" = 0 takes the
+ * enable count the module holds: the window goes on (disabling turns off
+ * bus mastering, not memory decoding), and detach does not disable the
+ * device a second time (no "disabling already-disabled device" WARN, no
+ * count below zero).  Runtime PM: while a window is attached the device
+ * stays powered even with power/control = auto; without one it suspends
+ * (the control that shows the module's reference is what keeps it up).
+ * The runner fails a test whose run leaves a WARNING in dmesg.
+ */
+#include "harness.h"
+#include "oms_guest.h"
+
+static void dev_path(char *path, size_t n, const char *bdf, const char *file)
+{
+	snprintf(path, n, "/sys/bus/pci/devices/%.64s/%.64s", bdf, file);
+}
+
+/* The first line of a sysfs file of the ivshmem device, in @buf. */
+static int dev_read(const char *bdf, const char *file, char *buf, size_t n)
+{
+	char path[256];
+	FILE *f;
+	int ret = -1;
+
+	dev_path(path, sizeof(path), bdf, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, n, f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int dev_write(const char *bdf, const char *file, const char *s)
+{
+	char path[256];
+
+	dev_path(path, sizeof(path), bdf, file);
+	return t_write_file(path, s);
+}
+
+static int enabled(const char *bdf)
+{
+	char buf[16];
+
+	return dev_read(bdf, "enable", buf, sizeof(buf)) ? -1 : atoi(buf);
+}
+
+/* Wait up to @ms for power/runtime_status to read @want: 0 or -1. */
+static int wait_status(const char *bdf, const char *want, int ms)
+{
+	char buf[32];
+
+	for (; ms >= 0; ms -= 50) {
+		if (!dev_read(bdf, "power/runtime_status", buf, sizeof(buf)) &&
+		    !strcmp(buf, want))
+			return 0;
+		usleep(50000);
+	}
+	return -1;
+}
+
+FIXTURE(dev) {
+	int fd;
+	struct t_pci p;
+	char bdf[32];
+	int enable0;		/* "enable" with no window */
+};
+
+FIXTURE_SETUP(dev)
+{
+	if (t_find_ivshmem(&self->p))
+		SKIP(return, "no ivshmem device");
+	t_bdf_str(&self->p, self->bdf, sizeof(self->bdf));
+	self->fd = open(T_DEV, O_RDWR);
+	ASSERT_LE(0, self->fd);
+	t_detach(self->fd);
+	self->enable0 = enabled(self->bdf);
+	ASSERT_LE(0, self->enable0);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* A store that lands and reads back through a fresh mapping. */
+static int store_lands(int fd, uint64_t v)
+{
+	uint64_t back = 0;
+
+	if (t_store1(fd, T_SCRATCH_LIVE, &v, 8, OMS_STORE_STRONG,
+		     OMS_STORE_F_FLUSH) ||
+	    t_read_window(fd, T_SCRATCH_LIVE, &back, 8))
+		return -1;
+	return back == v ? 0 : -1;
+}
+
+TEST_F(dev, enable_0_under_window)
+{
+	ASSERT_EQ(0, t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0));
+	EXPECT_EQ(1, enabled(self->bdf));
+	ASSERT_EQ(0, dev_write(self->bdf, "enable", "0"));
+	EXPECT_EQ(0, enabled(self->bdf));
+	EXPECT_EQ(0, store_lands(self->fd, 0x0e0e0e0e01010101ull));
+	EXPECT_EQ(0, t_detach(self->fd));
+	EXPECT_EQ(self->enable0, enabled(self->bdf));
+	/* and the next attach takes and gives back a count of its own */
+	ASSERT_EQ(0, t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0));
+	EXPECT_EQ(1, enabled(self->bdf));
+	EXPECT_EQ(0, store_lands(self->fd, 0x0e0e0e0e02020202ull));
+	EXPECT_EQ(0, t_detach(self->fd));
+	EXPECT_EQ(self->enable0, enabled(self->bdf));
+}
+
+/* Disabled and enabled again under the window: the counts still add up. */
+TEST_F(dev, enable_0_then_1_under_window)
+{
+	ASSERT_EQ(0, t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0));
+	ASSERT_EQ(0, dev_write(self->bdf, "enable", "0"));
+	ASSERT_EQ(0, dev_write(self->bdf, "enable", "1"));
+	EXPECT_EQ(1, enabled(self->bdf));
+	EXPECT_EQ(0, store_lands(self->fd, 0x0e0e0e0e03030303ull));
+	EXPECT_EQ(0, t_detach(self->fd));
+	EXPECT_EQ(0, enabled(self->bdf));
+	/* a second disable from sysfs finds nothing to undo */
+	EXPECT_EQ(-EIO, dev_write(self->bdf, "enable", "0"));
+}
+
+TEST_F(dev, runtime_pm_held_while_attached)
+{
+	char ctl[16] = "on";
+
+	if (dev_read(self->bdf, "power/control", ctl, sizeof(ctl)))
+		SKIP(return, "no runtime PM in this kernel (CONFIG_PM)");
+	ASSERT_EQ(0, dev_write(self->bdf, "power/control", "auto"));
+	/* the control: with no window nothing holds the device up */
+	EXPECT_EQ(0, wait_status(self->bdf, "suspended", 3000));
+
+	ASSERT_EQ(0, t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0));
+	EXPECT_EQ(0, wait_status(self->bdf, "active", 0));
+	usleep(500000);
+	EXPECT_EQ(0, wait_status(self->bdf, "active", 0));
+	EXPECT_EQ(0, store_lands(self->fd, 0x0e0e0e0e04040404ull));
+	EXPECT_EQ(0, t_detach(self->fd));
+	EXPECT_EQ(0, wait_status(self->bdf, "suspended", 3000));
+
+	ASSERT_EQ(0, dev_write(self->bdf, "power/control", ctl));
+	EXPECT_EQ(0, wait_status(self->bdf, "active", 1000));
+}
+
+TEST_HARNESS_MAIN
