@@ -761,15 +761,9 @@ static void summary(const struct opts *o,
 
 /* gnuplot columns: size, then each mode's three figures per path, the
  * mapped (or memory) path first so its columns stay where they were. */
-static int write_dat(const struct opts *o,
+static int write_dat(FILE *dat, const struct opts *o,
 		     struct point pts[][P_COUNT][M_COUNT])
 {
-	FILE *dat = fopen(o->dat, "w");
-
-	if (!dat) {
-		fprintf(stderr, "mmio_tx: %s: %s\n", o->dat, strerror(errno));
-		return -1;
-	}
 	fprintf(dat, "# size");
 	for (int pa = 0; pa < P_COUNT; pa++)
 		for (int m = 0; m < M_COUNT; m++)
@@ -810,10 +804,18 @@ int main(int argc, char **argv)
 			 "sequenced, with the emulated NIC verifying order.",
 	};
 	struct opts o;
+	FILE *dat = NULL;
 	int rc = ba_parse(&ba, argc, argv);
 
 	if (rc != BA_GO_ON)
 		return rc;
+	/* opened before the run: a path that cannot be written costs no run */
+	if (args.dat) {
+		dat = fopen(args.dat, "w");
+		if (!dat)
+			return ba_fail(&ba, "--dat %s: %s", args.dat,
+				       strerror(errno));
+	}
 	if (args.window == W_MEM &&
 	    (ba_seen(&ba, "paths") || ba_seen(&ba, "oms-dev")))
 		return ba_fail(&ba, "--paths and --oms-dev need --window kmod");
@@ -853,7 +855,7 @@ int main(int argc, char **argv)
 	bu_printf(!o.json, "%s\n", BU_RULE);
 	if (!o.json)
 		summary(&o, pts);
-	if (o.dat && write_dat(&o, pts))
+	if (dat && write_dat(dat, &o, pts))
 		return 1;
 	for (int i = 0; i < NSRC; i++)
 		free(src_buf[i]);

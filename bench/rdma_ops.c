@@ -638,6 +638,34 @@ static int run_local(const struct opts *o)
 	return fail;
 }
 
+/*
+ * Each thread of a cell registers --batch x --size bytes: refuse, before
+ * anything runs, a largest cell that would take more than a quarter of
+ * this machine's memory (64 threads x 4096 x 64 KiB is 16 GiB).
+ */
+static int buffers_too_big(const struct ba *b, const struct opts *o)
+{
+	uint64_t thr = 0, size = 0, need, mem;
+	long pages = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+
+	for (uint32_t i = 0; i < o->nthr; i++)
+		thr = o->thr[i] > thr ? o->thr[i] : thr;
+	for (uint32_t i = 0; i < o->nsizes; i++)
+		size = o->sizes[i] > size ? o->sizes[i] : size;
+	need = thr * o->batch * size;
+	if (pages <= 0 || pg <= 0)
+		return 0;
+	mem = (uint64_t)pages * (uint64_t)pg;
+	if (need <= mem / 4)
+		return 0;
+	ba_fail(b, "--threads %llu x --batch %u x --size %llu need %llu MiB "
+		"of buffers, more than a quarter of this machine's %llu MiB: "
+		"lower one of them", (unsigned long long)thr, o->batch,
+		(unsigned long long)size, (unsigned long long)(need >> 20),
+		(unsigned long long)(mem >> 20));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts *o = &args;
@@ -656,6 +684,8 @@ int main(int argc, char **argv)
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = sizeof(sweep_sizes) / sizeof(sweep_sizes[0]);
 	}
+	if (o->mode != M_SERVER && buffers_too_big(&ba, o))
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	timer_calibrate();
 	switch (o->mode) {

@@ -138,6 +138,8 @@ check_bad mmio_tx --window --window bogus
 check_bad mmio_tx --paths --paths ioctl
 check_bad mmio_tx --paths --window kmod --paths ''
 check_run mmio_tx -s 64 -D 0.001 --reps 1 --verify-mib 1
+# an output file that cannot be written is found before the run
+check_bad mmio_tx --dat -s 64 -D 0.001 --reps 1 --dat /nonexistent/x.dat
 # batched sends, verified by the consumer: every message, in order
 run mmio_tx -s 64,192 --modes fenced,sequenced -D 0.001 --reps 1 \
 	--verify-mib 1 --batch 8 --json
@@ -278,6 +280,8 @@ check_bad rdma_ops --size --local -s 100
 check_bad rdma_ops --threads --local --threads 0
 check_bad rdma_ops --qps --local -q 17
 check_bad rdma_ops --batch --local --batch 0
+# in-range maxima whose buffers would not fit: refused before any run
+check_bad rdma_ops --batch --local --threads 64 --batch 4096 -s 65536
 check_bad rdma_ops --client --local --client h
 check_run rdma_ops --local -D 0.05 --port 7990 --timeout-ms 30000
 # Fig 3: a record per (op, size, threads), each with operations done

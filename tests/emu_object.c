@@ -422,6 +422,9 @@ TEST(bad_input_changes_nothing)
 		    .lat_req_ns = 2000000);
 	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS, .flags = 4);
 	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS, .reserved = 1);
+	/* reserved is reserved whichever bits comp_mask has */
+	EMU_REFUSED(-EINVAL, .reserved = 1);
+	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_CHAOS, .reserved = 1);
 	/* too short to hold comp_mask's fields */
 	ea = (struct oms_emu_attr){ .size = 4 };
 	EXPECT_EQ(-EINVAL, oms_emu_create(&ea, &e));

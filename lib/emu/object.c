@@ -31,7 +31,8 @@ static int emu_attr_parse(const struct oms_emu_attr *in, struct emu_cfg *cfg)
 			   offsetof(struct oms_emu_attr, chaos_seed));
 	if (err)
 		return err;
-	if (t.comp_mask & ~OMS_EMU_ATTR_ALL)
+	/* reserved must be zero whatever comp_mask says (short: copied as 0) */
+	if (t.comp_mask & ~OMS_EMU_ATTR_ALL || t.reserved)
 		return -EINVAL;
 	if (t.comp_mask & OMS_EMU_ATTR_CHAOS) {
 		if (!EA_HAS(in, OMS_EMU_ATTR_CHAOS, chaos_seed))
@@ -60,7 +61,7 @@ static int emu_attr_parse(const struct oms_emu_attr *in, struct emu_cfg *cfg)
 	}
 	if (t.comp_mask & OMS_EMU_ATTR_FLAGS) {
 		if (!EA_HAS(in, OMS_EMU_ATTR_FLAGS, reserved) ||
-		    (t.flags & ~OMS_EMU_F_ALL) || t.reserved)
+		    (t.flags & ~OMS_EMU_F_ALL))
 			return -EINVAL;
 		cfg->no_hold = !!(t.flags & OMS_EMU_F_NO_HOLD);
 		cfg->hold_global = !!(t.flags & OMS_EMU_F_HOLD_GLOBAL);
