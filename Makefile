@@ -83,6 +83,8 @@ TESTS := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 TESTS_ASAN := $(TEST_SRCS:tests/%.c=$(B)/tests-asan/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCHES := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(B)/examples/%)
 APP_SRCS := $(sort $(wildcard apps/*.c))
 APPS := $(APP_SRCS:apps/%.c=$(B)/apps/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
@@ -99,7 +101,7 @@ CHECK_CMDS :=
 .PHONY: all lib print-layer-cflags print-test-cflags print-internal-tests tests check check-run demo demo-run deps install clean fuzz \
 	figures bench-compare \
 	headers-check
-all: lib $(APPS) $(BENCHES) tests
+all: lib $(APPS) $(BENCHES) $(EXAMPLES) tests
 
 lib: $(STATIC) $(SHARED)
 
@@ -225,6 +227,14 @@ $(B)/apps/%: apps/%.c $(STATIC) $(LIB_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIB_LDLIBS)
+
+# The examples see only the installed headers' directory, as a user's
+# program does (#include <oms.h>).
+$(B)/examples/%: examples/%.c $(STATIC) $(LIB_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -Iinclude -o $@ $< $(STATIC) \
+		$(LIB_LDLIBS)
 
 # oms_probe is several files (apps/probe/) and calls verbs itself: a live
 # device is one of what it probes.

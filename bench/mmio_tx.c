@@ -536,6 +536,29 @@ static void settle(void)
 		args.path_set = 1u << P_MAPPED;
 }
 
+/* What to do about a window oms_tx_window_kmod() refused. */
+static const char *kmod_hint(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return "oms.ko is not loaded: sudo insmod kmod/oms.ko "
+		       "(after make kmod), or sudo make dkms-install";
+	case -EACCES:
+		return "the device file is root's and group oms's: sudo usermod "
+		       "-aG oms $USER and log in again (or the window has "
+		       "MSI-X holes: attach another BAR)";
+	case -ENODEV:
+		return "no window is attached: load oms.ko with pci= and bar=, "
+		       "or with no pci= for an emulated window";
+	case -ENOSPC:
+		return "the window must hold 256 KiB: attach a larger one";
+	case -ESTALE:
+		return "the window was replaced while opening it: run again";
+	default:
+		return "see docs/kmod.md";
+	}
+}
+
 /* The path as the records name it: a memory window has one. */
 static const char *path_label(const struct opts *o, int pa)
 {
@@ -562,9 +585,9 @@ static int open_windows(struct ba *ba, const struct opts *o)
 		err = oms_tx_window_kmod_ioctl(o->oms_dev, &win[P_IOCTL]);
 	if (err) {
 		/* not the command line's fault: exit 1, as a failed run */
-		fprintf(stderr, "mmio_tx: --window kmod: %s: %s (the window must hold %u KiB)\n",
+		fprintf(stderr, "mmio_tx: --window kmod: %s: %s: %s\n",
 			o->oms_dev ? o->oms_dev : "/dev/oms", strerror(-err),
-			WINDOW >> 10);
+			kmod_hint(err));
 		return 1;
 	}
 	ba_set_backend(ba, "kmod");

@@ -2,8 +2,8 @@
 # Install into a DESTDIR tree and build apps/oms_info.c against it the way a
 # user does, through pkg-config: linked dynamically, then fully statically
 # (gcc -static, pkg-config --static: liboms.a and its Libs.private; rdma-core
-# is not among them, the verbs backend loads it at run time), and run both.
-# TAP.
+# is not among them, the verbs backend loads it at run time), and run both;
+# then examples/hello.c, the README's first program, the same way.  TAP.
 #
 # usage: check-install.sh
 set -u
@@ -11,7 +11,7 @@ cc=${CC:-cc}
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 prefix=/usr/local
-echo "1..3"
+echo "1..4"
 
 if make -s install DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 &&
    [ -f "$dest$prefix/lib/pkgconfig/liboms.pc" ]; then
@@ -50,3 +50,15 @@ for how in dynamic static; do
 		echo "not ok $n - apps/oms_info through pkg-config ($how)"
 	fi
 done
+
+# The README's quickstart: the hello example through pkg-config.
+flags=$(pkg-config --cflags --libs liboms)
+# shellcheck disable=SC2086
+if $cc -o "$dest/hello" examples/hello.c $flags >"$dest/cc.log" 2>&1 &&
+   LD_LIBRARY_PATH="$dest$prefix/lib" "$dest/hello" >"$dest/run.log" 2>&1 &&
+   grep -q '^flag 1, data "hello, ordered world"$' "$dest/run.log"; then
+	echo "ok 4 - examples/hello built through pkg-config and ran: $(cat "$dest/run.log")"
+else
+	sed 's/^/# /' "$dest/cc.log" "$dest/run.log" | head -n 20
+	echo "not ok 4 - examples/hello through pkg-config"
+fi
