@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fitting the emulated device's latency model to a live link (issue 14
- * part 5, kvs_get --calibrate).  Three measurements with liboms's own
+ * Fitting the emulated device's latency model to a live link (kvs_get
+ * --calibrate).  Three measurements with liboms's own
  * relaxed gets on one connection into a registered buffer, each the
  * median of many rounds, the three kinds of round taken in turn (so a
  * burst of load on a shared machine weighs on all three alike):

@@ -26,7 +26,7 @@
  * wall time): figures are then in model time, and every protocol of one run
  * gets the same settings, so compare them as ratios.
  *
- * --calibrate (model vs device, issue 14): fit the emulated device's
+ * --calibrate (model vs device): fit the emulated device's
  * latency model to the link to HOST (bench_fit.h), run the cells on HOST,
  * then the same cells in this process on the emulated device with the
  * fitted model in wall time (scale 1), and print them side by side.

@@ -1,4 +1,4 @@
-# oms.ko and its tests in guest kernels (issues 3, 11, 12).
+# oms.ko and its tests in guest kernels.
 #
 #   make kmod [W=1]   build kmod/oms.ko against the installed Debian kernel
 #   make kmod-check   checkpatch + a clean W=1 build per kernel, as TAP

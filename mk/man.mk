@@ -1,4 +1,4 @@
-# Man pages (issue 11): one Markdown page per call or group of calls in
+# Man pages: one Markdown page per call or group of calls in
 # man/, converted by pandoc at build time as rdma-core does.
 #
 #   make man       build/man/*.1, *.3 and *.7, and a ".so" link for every name

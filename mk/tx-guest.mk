@@ -1,4 +1,4 @@
-# liboms transmitting through oms.ko in the QEMU guest (issue 6).
+# liboms transmitting through oms.ko in the QEMU guest.
 #
 #   make tx-guest   boot the guest, send the streams of
 #                   tests/tx-guest/txg_stream.h through the oms.ko window on

@@ -1,5 +1,5 @@
 # The verbs backend on two QEMU guests joined by a virtual wire, with
-# Soft-RoCE (rdma_rxe) in each (issue 5, ../shared/testbed.md).
+# Soft-RoCE (rdma_rxe) in each (tests/vm/, docs/verbs.md).
 #
 #   make verbs-tests   the guest programs (tests/verbs/) into build/verbs-tests
 #   make rxe-check     boot both guests and run them (also part of make check)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The man pages as TAP (issue 11): every call lib/liboms.map exports has a
+# The man pages as TAP: every call lib/liboms.map exports has a
 # page or a link in BUILD/man; every page renders without a groff warning;
 # each page's NAME line names exactly the calls of its SYNOPSIS, whose
 # prototypes are, whitespace aside, the declarations of the header the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build (once) the debug guest kernel of issue 12 from the linux-source-6.1
+# Build (once) the debug guest kernel from the linux-source-6.1
 # package: tinyconfig + tests/vm/debug-kernel.config (KASAN, KFENCE,
 # lockdep, DEBUG_ATOMIC_SLEEP, kmemleak, hung-task detection).  The result is
 # cached outside the checkout, keyed by a hash of the config fragment, the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The requester's side of the destination agent (lib/agent/client.c,
- * issue 16) against the agent's core (lib/agent/agent.c), joined by a
- * model transport that does what RDMA will: descriptors written into the
+ * The requester's side of the destination agent (lib/agent/client.c)
+ * against the agent's core (lib/agent/agent.c), joined by a
+ * model transport that does what RDMA does: descriptors written into the
  * agent's request ring, payloads into its staging slots, a doorbell by
  * count, answers written into the requester's completion ring.  The
  * transport checks what the credits promise - no ring slot written before

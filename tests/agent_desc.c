@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The destination agent's descriptors (lib/agent/agent_desc.c, issue 16):
+ * The destination agent's descriptors (lib/agent/agent_desc.c):
  * every op round-trips; every field a requester could forge - op, flags,
  * a flag its op does not take, reserved bytes, lengths, wrapping ranges,
  * a misaligned atomic, landing fields on a put, a torn descriptor - is

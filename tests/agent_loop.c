@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The destination agent's core (lib/agent/agent.c, issue 16 step 3),
+ * The destination agent's core (lib/agent/agent.c),
  * driven by a model requester on the host: no verbs, but the same bytes a
  * requester will write into the agent's ring, a landing buffer standing
  * for the requester's memory, and real threads where the agent meets

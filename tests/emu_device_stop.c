@@ -147,8 +147,8 @@ TEST(stopped_mid_run)
 /*
  * Setup calls on a stopped device fail at once with -ENODEV, before any
  * data call of the context has noticed the stop: a region, a listener, a
- * connection.  Before stop 34 all three succeeded (a region was added to
- * a dead device's table).  Nothing is left to free but the rig.
+ * connection (a region must not be added to a dead device's table).
+ * Nothing is left to free but the rig.
  */
 TEST(stopped_device_refuses_setup)
 {

@@ -245,8 +245,8 @@ TEST_F(kvs, writer_bad_args)
  * A writer must reach its own server's listener.  Two servers of one spec
  * (so regions of one size) on two fabrics, on one port: a writer of A
  * whose context is on B's fabric reaches B.  It is refused (-EPROTO), with
- * nothing made: before stop 34 it was accepted, then locked B's items and
- * wrote A's, and A's Pessimistic readers got torn values.
+ * nothing made: accepted, it would lock B's items and write A's, and A's
+ * Pessimistic readers would get torn values.
  */
 TEST(writer_of_another_server_refused)
 {

@@ -11,9 +11,9 @@
  *   but Broken and sizes 8, 56 and 64 bytes: 0 torn values (by the
  *   client's detector and by a fresh comparison here), no odd version
  *   returned, and the writer really raced the reader (updates > 0, and
- *   over the whole run gets that retried).  Before stop 34 a FaRM item of
- *   one line (8 or 56 bytes) came back under the writer's odd lock
- *   version with the old bytes: torn in about a quarter of gets.
+ *   over the whole run gets that retried).  A FaRM reader that took a
+ *   one-line item (8 or 56 bytes) under the writer's odd lock version
+ *   would return the old bytes: torn in about a quarter of gets.
  *
  * Public headers only.
  */

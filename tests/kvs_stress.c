@@ -4,8 +4,8 @@
  * lines of a relaxed read land in any order, puts and atomics execute in
  * any order, completions come back late and shuffled).
  *
- * litmus_L32_kvs_gets_under_writer_on_emu: litmus L32 of
- *   ../shared/litmus.md.  A writer thread (the server's CPU) keeps
+ * litmus_L32_kvs_gets_under_writer_on_emu: litmus L32 (docs/kvs.md).
+ *   A writer thread (the server's CPU) keeps
  *   rewriting a few hot items in each protocol's write order while a
  *   client gets them: Single Read, Validation, FaRM and Pessimistic return
  *   0 torn values in >= 1 000 000 gets (100 000 under ASan); the writer

@@ -6,8 +6,8 @@
  * oversized or wrapping region, unknown access bits, a bad line size or
  * node - is refused with -EPROTO and leaves the output untouched; random
  * bytes never get through unless every field is in range.  Version 3
- * (the destination agent's blocks, issue 16): version-2 bytes are what
- * they were; a hello's completion ring and a reply's agent block
+ * (the destination agent's blocks): version-2 bytes carry no agent
+ * fields; a hello's completion ring and a reply's agent block
  * round-trip, each field out of range is neither sent nor accepted, a
  * block the initiator did not ask for is refused.
  *

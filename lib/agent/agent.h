@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The destination agent's core (docs/dest-agent.md, issue 16 step 3):
+ * The destination agent's core (docs/dest-agent.md, "Layers", 3):
  * what a listener's agent does with the requests of its connections.  It
- * has no verbs and no thread of its own: the verbs backend will drive it
+ * has no verbs and no thread of its own: the verbs backend drives it
  * from the agent thread, and tests drive it from a model requester on the
  * host, exactly as the engine's state machines are driven by their model
  * fabrics.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A connection's requests to its listener's destination agent
- * (docs/dest-agent.md, step 4; the agent's side is agent_srv.c).  The
+ * (docs/dest-agent.md, "Layers", 4; the agent's side is agent_srv.c).  The
  * hello asks for the agent unless OMS_AGENT=0, and says where the agent's
  * answers go: a completion ring of 16-byte records that only the agent
  * writes, each with a WRITE_WITH_IMM that this side's receive completion
@@ -66,7 +66,7 @@ struct vb_areq {
 					 * the failed request's WRs are done */
 	struct oms_vw_agent blk;
 	uint32_t out;			/* requests taken, not answered */
-	uint32_t unrung;		/* descriptors in the chain being built */
+	uint32_t unrung;		/* descriptors in the open chain */
 	/*
 	 * DEST_SEQ through the agent (docs/dest-agent.md): every operation
 	 * of the connection is a request.  The engine numbers an operation

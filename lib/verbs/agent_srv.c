@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The destination agent on a verbs listener (docs/dest-agent.md, step 4):
+ * The destination agent on a verbs listener (docs/dest-agent.md, "Layers"):
  * the transport around the agent's core (lib/agent/agent.h).  A listener
  * started with OMS_AGENT=1 in its environment runs one; the listener's
  * thread is the agent's thread, so the core is only ever driven from it.
@@ -94,7 +94,7 @@ struct va_conn {
 	uint64_t ans_pos;	/* answers made */
 	uint64_t ans_sent;	/* of which in a chain posted */
 	uint32_t sq_depth, sq_used;
-	/* the chain being built: bytes back, then the answer records */
+	/* the open chain: bytes back, then the answer records */
 	struct ibv_send_wr pend[VA_CHAIN];
 	struct ibv_sge psge[VA_CHAIN];
 	uint32_t npend;
@@ -103,7 +103,7 @@ struct va_conn {
 	 * still in the chain becomes its own answer (agent_desc.h) */
 	uint64_t lands;		/* WRITEs of bytes back, ever */
 	uint64_t lands_answered;
-	uint64_t chain_lands;	/* lands before the chain being built */
+	uint64_t chain_lands;	/* lands before the open chain */
 	uint8_t land_at[VA_CHAIN];	/* its WR, per land in the chain */
 	struct oms_vw_cq cq;	/* the requester's completion ring */
 };
@@ -372,7 +372,7 @@ static int va_land(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 
 /*
  * One answer.  A get or atomic that succeeded had its bytes written back
- * (va_land()); if that WRITE is still in the chain being built it becomes
+ * (va_land()); if that WRITE is still in the open chain it becomes
  * the answer: a WRITE_WITH_IMM of the request's tag, no record.  (It is,
  * unless room() had to post the chain early because the bytes in flight
  * filled the out ring: doorbell() answers before a chain is full.)  Any

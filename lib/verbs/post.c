@@ -407,7 +407,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 	struct vb_op *ops[VB_CHAIN];
 	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
 	uint32_t ci = (uint32_t)(c - vc->conn);
-	uint32_t chain_sig = 0;	/* signaled WRs in the chain being built */
+	uint32_t chain_sig = 0;	/* signaled WRs in the open chain */
 	int n = 0, last_ag = -1;
 
 	if (c->err || !c->qp)

@@ -4,7 +4,7 @@
  * Soft-RoCE in `make check`): this client connects to rxe_server several
  * times (each connection is one destination, one RC QP) and checks, with
  * the server's observer thread counting what lands (rxe_proto.h), that no
- * forbidden outcome of ../shared/litmus.md is ever seen:
+ * forbidden outcome (docs/ordering.md) is ever seen:
  *
  *   L01  WO(A) WO(B) SO(F), on one destination and on three;
  *   L02  WO(A@1, behind a busy QP) SO(F@2): cumulative across QPs;

@@ -1,6 +1,6 @@
 #!/bin/sh
-# `make check` entry for liboms transmitting through oms.ko (issue 6; the
-# ioctl path, issue 13): boot the Debian kernel in QEMU with two
+# `make check` entry for liboms transmitting through oms.ko (its mapped
+# window and its ioctl path): boot the Debian kernel in QEMU with two
 # ivshmem-plain devices, each backed by a fresh file in /dev/shm; in the
 # guest send the test streams through the oms.ko window, once through its
 # mapping and once through its ioctls (run-tx-guest.sh, txg_guest), then
