@@ -28,8 +28,10 @@ say() { [ $quiet -eq 1 ] || echo "debug-kernel: $*" >&2; }
 tar=$(ls /usr/src/linux-source-6.1*.tar.xz 2>/dev/null | head -n 1)
 [ -n "$tar" ] || [ $dironly -eq 1 ] || { echo "debug-kernel: /usr/src/linux-source-6.1.tar.xz not found (make deps)" >&2; exit 1; }
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo none)
-key=$( { cat "$frag"; echo "$srcver"; gcc --version | head -n 1; } |
-	sha256sum | cut -c1-16)
+# The key is the fragment's settings, not its comments: a reworded comment
+# does not cost a kernel build.
+key=$( { grep -v -e '^#' -e '^[[:space:]]*$' "$frag"; echo "$srcver";
+	gcc --version | head -n 1; } | sha256sum | cut -c1-16)
 cache=${OMS_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/liboms}
 src=$cache/linux-source-6.1-$srcver
 obj=$cache/debug-kernel-$key
