@@ -39,8 +39,12 @@ extern "C" {
  * - per address (same bytes, same destination) every operation, whatever
  *   its class or flags, is performed in program order (coherence);
  * - OMS_STORE_UNORDERED  outside the ordered view: no store class or fence
- *                      orders it and nothing waits for it (only the same
- *                      bytes and an earlier acquire get order it);
+ *                      orders it and no strong store or fence waits for
+ *                      it; the same bytes, an earlier acquire get and a
+ *                      later release put to its destination order it,
+ *                      and it waits behind an op that is held at the
+ *                      source for its destination (a strong put, an
+ *                      acquire in flight);
  * - OMS_STORE_WEAK       part of the ordered view; not ordered against other
  *                      weak stores to other bytes; cheap;
  * - OMS_STORE_STRONG     performed only after every earlier ordered
@@ -50,17 +54,19 @@ extern "C" {
  * - OMS_STORE_RELEASE    performed only after every earlier put, get and
  *                      atomic of the context to the same destination,
  *                      enforced at the destination (no round trip at the
- *                      source): seed 004's MMIO-Release.  Not cumulative
- *                      across destinations (that is STRONG).
+ *                      source).  Narrower than seed 004's MMIO-Release,
+ *                      which waits for all prior host memory operations:
+ *                      not cumulative across destinations (that is
+ *                      STRONG).
  */
 #include "oms_order.h"	/* enum oms_store_class, shared with oms.ko */
 
 /* Read ordering (seed 004): flags of oms_get(). */
 enum oms_read_flags {
 	OMS_READ_RELAXED = 0,	/* cache lines read in any order */
-	OMS_READ_ACQUIRE = 1,	/* lines read in address order; later reads
-				 * of the context to that destination are not
-				 * performed before it */
+	OMS_READ_ACQUIRE = 1,	/* lines read in address order; no later
+				 * operation of the context, to any
+				 * destination, is performed before it */
 	OMS_READ_RESP_ORDERED = 2, /* class-2 response (seed 002): the owner's
 				 * node holds the response until its own
 				 * earlier posted writes to the reader's node
