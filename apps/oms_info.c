@@ -21,7 +21,11 @@ int main(void)
 
 	err = oms_ctx_create(NULL, &ctx);
 	if (err) {
-		fprintf(stderr, "oms_ctx_create: %s\n", strerror(-err));
+		/* why, without a context: what the default would choose */
+		oms_query_caps(NULL, &caps);
+		fprintf(stderr, "oms_info: oms_ctx_create: %s%s%s\n",
+			strerror(-err), caps.backend_why[0] ? ": " : "",
+			caps.backend_why);
 		return 1;
 	}
 	oms_query_caps(ctx, &caps);

@@ -292,6 +292,11 @@ const char *oms_version(void);
 /*
  * Capabilities.  caps->size must be set; the answer says whether
  * destination ordering is done in hardware or emulated.  -EINVAL.
+ * With a NULL @ctx: what oms_ctx_create(NULL) would choose now and why
+ * (backend, backend_name, backend_why; the rest zero), or why it would
+ * fail, returning the error the create gives (-EINVAL for a bad
+ * OMS_BACKEND, -ENODEV for verbs without an RDMA device, -ELIBACC without
+ * rdma-core): a program whose context cannot be made can say why.
  */
 int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps);
 

@@ -181,12 +181,15 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 	} else if (a->backend != OMS_BACKEND_AUTO) {
 		snprintf(why, whylen, "asked for in oms_ctx_attr.backend");
 	} else if (env && *env) {
-		if (!strcmp(env, "emu"))
+		if (!strcmp(env, "emu")) {
 			a->backend = OMS_BACKEND_EMU;
-		else if (!strcmp(env, "verbs"))
+		} else if (!strcmp(env, "verbs")) {
 			a->backend = OMS_BACKEND_VERBS;
-		else
+		} else {
+			snprintf(why, whylen, "OMS_BACKEND=%.32s: expected emu or "
+				 "verbs (or unset, to choose by the machine)", env);
 			return -EINVAL;
+		}
 		snprintf(why, whylen, "OMS_BACKEND=%.32s", env);
 	} else if (!rdma_device_present(dev, sizeof(dev))) {
 		a->backend = OMS_BACKEND_EMU;
@@ -202,8 +205,15 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 	if (a->backend == OMS_BACKEND_VERBS) {
 		/* DEST_SEQ: oms_connect() asks each listener for its agent,
 		 * which runs the reorder buffer (docs/dest-agent.md) */
-		if (oms_verbs_load(NULL, 0))
+		if (oms_verbs_load(err_why, sizeof(err_why))) {
+			char rule[48];
+
+			snprintf(rule, sizeof(rule), "%.30s", why);
+			snprintf(why, whylen, "%s, but rdma-core is not "
+				 "loadable (%.30s): install rdma-core and "
+				 "ibverbs-providers", rule, err_why);
 			return -ELIBACC;
+		}
 		*be = &oms_verbs_backend;
 		return 0;
 	}
@@ -312,15 +322,50 @@ OMS_EXPORT int oms_ctx_destroy(struct oms_ctx *ctx)
 	return err;
 }
 
+/*
+ * oms_query_caps(NULL, caps): what oms_ctx_create(NULL) would choose now
+ * and why, or why it would fail, with no context made: the backend's
+ * number and name and backend_why; 0, or the error the create would give
+ * for that reason (the rest of @caps is zero).
+ */
+static int caps_without_ctx(struct oms_caps *c)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	const struct oms_backend_ops *be = NULL;
+	char dev[64];
+	int err;
+
+	err = pick_backend(&a, &be, c->backend_why, sizeof(c->backend_why));
+	if (!err && a.backend == OMS_BACKEND_VERBS &&
+	    !rdma_device_present(dev, sizeof(dev))) {
+		snprintf(c->backend_why, sizeof(c->backend_why),
+			 "OMS_BACKEND=verbs, but there is no RDMA device in "
+			 "/sys/class/infiniband: set one up (Soft-RoCE: rdma "
+			 "link add) or use OMS_BACKEND=emu");
+		err = -ENODEV;
+	}
+	c->backend = a.backend;
+	snprintf(c->backend_name, sizeof(c->backend_name), "%s",
+		 a.backend == OMS_BACKEND_VERBS ? "verbs" :
+		 a.backend == OMS_BACKEND_EMU ? "emu" : "");
+	return err;
+}
+
 OMS_EXPORT int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps)
 {
 	struct oms_caps c;
+	int err;
 
-	if (!ctx || !caps || caps->size < offsetof(struct oms_caps, flags) +
-						  sizeof(caps->flags))
+	if (!caps || caps->size < offsetof(struct oms_caps, flags) +
+				  sizeof(caps->flags))
 		return -EINVAL;
 	memset(&c, 0, sizeof(c));
 	c.size = caps->size < sizeof(c) ? caps->size : (uint32_t)sizeof(c);
+	if (!ctx) {
+		err = caps_without_ctx(&c);
+		memcpy(caps, &c, c.size);
+		return err;
+	}
 	c.backend = ctx->attr.backend;
 	c.max_nodes = OMS_MAX_NODES;
 	c.queue_depth = ctx->qdepth;
