@@ -389,7 +389,7 @@ static int run_server(const struct opts *o)
 	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
-		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		bu_ctx_failed("kvs_get", err);
 		return 1;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -403,6 +403,7 @@ static int run_server(const struct opts *o)
 	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
 	       sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
 	       bu_backend_of(ctx, &model), o->writers);
+	bu_server_reach("kvs_get", bu_backend_of(ctx, &model));
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -993,18 +994,13 @@ static int run_clients(const struct opts *o, const char *host)
 	/* one connection up front: a clear error before any thread runs */
 	err = ctx_make(o, 0, &ctx);
 	if (err) {
-		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		bu_ctx_failed("kvs_get", err);
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
 	if (err) {
-		fprintf(stderr, "kvs_get: cannot connect to %s:%s: %s\n", host,
-			o->port, strerror(-err));
-		if (err == -ECONNREFUSED && !strcmp(backend, "emu"))
-			fprintf(stderr, "kvs_get: (the emu backend reaches "
-				"servers in this process only: use --local, "
-				"or --backend verbs)\n");
+		bu_connect_failed("kvs_get", host, o->port, err, backend);
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
@@ -1062,7 +1058,7 @@ static int run_local(const struct opts *o)
 	if (!err)
 		err = ctx_make(o, 1, &ctx);
 	if (err) {
-		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		bu_ctx_failed("kvs_get", err);
 		goto out;
 	}
 	if (server_start(&sv, o, ctx)) {
@@ -1104,7 +1100,7 @@ static int fit_link(const struct opts *o, const char *host,
 	int err = ctx_make(o, 0, &ctx);
 
 	if (err) {
-		fprintf(stderr, "kvs_get: no context: %s\n", strerror(-err));
+		bu_ctx_failed("kvs_get", err);
 		return 1;
 	}
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &kc);

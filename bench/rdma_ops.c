@@ -164,7 +164,9 @@ static struct oms_emu *local_emu;
 static int ctx_make(const struct opts *o, uint32_t node,
 		    struct oms_ctx **ctx)
 {
+	static int said;
 	struct oms_ctx_attr a = oms_ctx_attr_default();
+	int err;
 
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_TIMEOUT;
 	a.node = node;
@@ -177,7 +179,11 @@ static int ctx_make(const struct opts *o, uint32_t node,
 		a.comp_mask |= OMS_CTX_ATTR_EMU;
 		a.emu = local_emu;
 	}
-	return oms_ctx_create(&a, ctx);
+	err = oms_ctx_create(&a, ctx);
+	/* said once, not by every worker */
+	if (err && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		bu_ctx_failed("rdma_ops", err);
+	return err;
 }
 
 /* ---- server ----------------------------------------------------------- */
@@ -246,6 +252,7 @@ static int run_server(const struct opts *o)
 	printf("rdma_ops server: %u KiB region on %s:%s; SIGINT or SIGTERM "
 	       "stops it\n", REGION / 1024, o->bind ? o->bind : "*", o->port);
 	fflush(stdout);
+	bu_server_reach("rdma_ops", bu_backend_of(sv.ctx, &(int){ 0 }));
 	while (!g_signal)
 		usleep(100000);
 	server_close(&sv);
@@ -517,13 +524,13 @@ static int run_clients(const struct opts *o, const char *host)
 	int model = 0, err;
 
 	err = ctx_make(o, 0, &ctx);
-	if (!err)
-		err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
+	if (err)
+		return 1;
+	err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
 	if (err) {
-		fprintf(stderr, "rdma_ops: cannot connect to %s:%s: %s\n", host,
-			o->port, strerror(-err));
-		if (ctx)
-			oms_ctx_destroy(ctx);
+		bu_connect_failed("rdma_ops", host, o->port, err,
+				  bu_backend_of(ctx, &(int){ 0 }));
+		oms_ctx_destroy(ctx);
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);

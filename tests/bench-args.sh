@@ -376,4 +376,34 @@ sed -n 's/.*"p50_ns":\([0-9.]*\),"p90_ns":\([0-9.]*\),"p99_ns":\([0-9.]*\),.*/\1
 	awk '$1 <= 0 || $1 > $2 || $2 > $3 { bad = 1 } END { exit bad }' || ok=1
 tap $ok "dma_pattern -s 64,256 -n 20 --cdf: 5 patterns x 2 sizes, 200 samples in the file, p50 <= p90 <= p99"
 
+# Messages that say what to do.  each: the tool's words on a failure a
+# new user meets first (a name that does not resolve, a server no one can
+# reach, no RDMA device, no oms.ko).
+says() {	# says WHAT_IT_MUST_SAY DESCRIPTION
+	if grep -q -- "$1" "$tmp/err"; then
+		tap 0 "$2"
+	else
+		sed 's/^/#   stderr: /' "$tmp/err" | head -n 5
+		tap 1 "$2"
+	fi
+}
+run kvs_get --client nosuchhost.invalid -D 0.1 --timeout-ms 2000
+[ $rc -eq 1 ]
+says "nosuchhost.invalid does not resolve" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
+rm -f "$tmp/err"
+timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >/dev/null 2>"$tmp/err"
+says "no other host" "kvs_get --server on the emulated device: warns that no other host can reach it"
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	OMS_BACKEND=verbs timeout 60 "$bdir/kvs_get" --client localhost -D 0.1 \
+		>/dev/null 2>"$tmp/err"
+	says "no RDMA device.*Soft-RoCE" "kvs_get with OMS_BACKEND=verbs and no RDMA device: says how to get one"
+	OMS_BACKEND=foo timeout 60 "$bdir/rdma_ops" --local -D 0.05 \
+		>/dev/null 2>"$tmp/err"
+	says "OMS_BACKEND=foo: expected emu or verbs" "rdma_ops with OMS_BACKEND=foo: names the variable and its values"
+fi
+if [ ! -e /dev/oms ]; then
+	run mmio_tx --window kmod -s 64 -D 0.001 --reps 1
+	says "oms.ko is not loaded: sudo insmod" "mmio_tx --window kmod without oms.ko: says how to load it"
+fi
+
 echo "1..$n"
