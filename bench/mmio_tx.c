@@ -502,7 +502,7 @@ static const struct ba_opt opts[] = {
 	{ 0, "reorder", NULL, BA_UINT, "N",
 	  "verified: chunks a chunk may be overtaken by", &args.reorder,
 	  .min = 0, .max = 64 },
-	{ 'b', "batch", NULL, BA_UINT, "N",
+	{ 0, "batch", NULL, BA_UINT, "N",
 	  "messages per call: 1 oms_tx_send(), more oms_tx_send_batch()",
 	  &args.batch, .min = 1, .max = NSRC },
 	{ 0, "fence-every", NULL, BA_SIZES, "LIST",

@@ -129,7 +129,9 @@ check_bad mmio_tx --reps --reps 100
 check_bad mmio_tx --batch --batch 0
 check_bad mmio_tx --fence-every --fence-every 0
 check_bad mmio_tx --fence-every --fence-every 4,,8
-check_bad mmio_tx --batch -b 17
+check_bad mmio_tx --batch --batch 17
+# -b is perftest's bidirectional: not taken here for anything else
+check_bad mmio_tx -b -b 16
 check_bad mmio_tx --modes --modes bogus
 check_bad mmio_tx --modes --modes ,
 check_bad mmio_tx --modes --modes ''
