@@ -18,7 +18,7 @@ MAN_PAGES := $(MAN_SRCS:man/%.md=$(B)/man/%)
 MAN_LINK_PAIRS := $(shell sh scripts/man-names.sh links $(MAN_SRCS))
 MAN_LINKS := $(foreach p,$(MAN_LINK_PAIRS),$(B)/man/$(firstword $(subst =, ,$(p))))
 
-.PHONY: man install-man
+.PHONY: man install-man uninstall-man
 all: man
 install: install-man
 
@@ -51,6 +51,12 @@ $(B)/man/$(1): man/$(2).md
 endef
 $(foreach p,$(MAN_LINK_PAIRS),$(eval $(call MAN_LINK_RULE,$(firstword \
 	$(subst =, ,$(p))),$(lastword $(subst =, ,$(p))))))
+
+uninstall: uninstall-man
+uninstall-man:
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES)))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MAN_PAGES) $(MAN_LINKS)))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MAN_PAGES))))
 
 install-man: man
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \

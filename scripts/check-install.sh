@@ -11,7 +11,7 @@ cc=${CC:-cc}
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 prefix=/usr/local
-echo "1..4"
+echo "1..5"
 
 if make -s install DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 &&
    [ -f "$dest$prefix/lib/pkgconfig/liboms.pc" ]; then
@@ -61,4 +61,18 @@ if $cc -o "$dest/hello" examples/hello.c $flags >"$dest/cc.log" 2>&1 &&
 else
 	sed 's/^/# /' "$dest/cc.log" "$dest/run.log" | head -n 20
 	echo "not ok 4 - examples/hello through pkg-config"
+fi
+
+# make uninstall takes away exactly what make install put there.
+if make -s uninstall DESTDIR="$dest" PREFIX=$prefix >"$dest/uninstall.log" 2>&1; then
+	left=$(find "$dest$prefix" -type f -o -type l | grep -v "$dest/hello\|oms_info-" )
+	if [ -z "$left" ]; then
+		echo "ok 5 - make uninstall DESTDIR=: nothing installed is left"
+	else
+		echo "$left" | sed 's/^/# left: /' | head -n 20
+		echo "not ok 5 - make uninstall left files"
+	fi
+else
+	sed 's/^/# /' "$dest/uninstall.log"
+	echo "not ok 5 - make uninstall DESTDIR="
 fi

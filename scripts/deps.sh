@@ -4,7 +4,32 @@
 # Run as root it installs what is missing (apt-get update first, once); run as
 # anyone else it prints the exact apt-get line and exits non-zero if something
 # is missing, so `make` fails early with a clear message instead of half-way.
+#
+# usage: deps.sh [demo|check]
+#   demo: what `make` and `make demo` need (a compiler, the rdma-core and
+#   libnuma headers, pandoc for the man pages, gnuplot for the pictures);
+#   check (the default): everything the tests need besides (kernels, QEMU,
+#   the kernel source, clang's fuzzer, dkms, perftest).
 set -eu
+what=${1:-check}
+case $what in
+demo | check) ;;
+*) echo "usage: deps.sh [demo|check]" >&2; exit 2 ;;
+esac
+
+# make and make demo
+DEMO_PKGS="
+build-essential
+gnuplot-nox
+groff-base
+ibverbs-providers
+libibverbs-dev
+libnuma-dev
+librdmacm-dev
+pandoc
+pkg-config
+rdma-core
+"
 
 # linux-image/headers-amd64 are Debian 12's 6.1; the 6.12 pair is the other
 # kernel Debian 12 ships, and oms.ko's guest suite runs on both.  flex,
@@ -51,6 +76,8 @@ rdmacm-utils
 udev
 xz-utils
 "
+
+[ "$what" = demo ] && PKGS=$DEMO_PKGS
 
 missing=""
 for p in $PKGS; do

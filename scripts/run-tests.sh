@@ -10,7 +10,10 @@
 # command with its "not ok" lines and the diagnostics under them (CI keeps
 # only the end of the log: the failures must be readable there), then
 #   N passed, N failed, N skipped
-# and the exit status is non-zero if anything failed.
+# and the exit status is non-zero if anything failed.  Before them, a time
+# report: each command's wall time, longest first, and the whole run's,
+# so that a slow part is seen at once.  OMS_CHECK_TIER (quick or full) is
+# passed on to the commands and named there.
 #
 # CHECK_JOBS commands run at once (default 2).  Most of make check's time is
 # QEMU guests and single-threaded runs (libFuzzer, the explorer) that leave
@@ -73,6 +76,7 @@ report() {	# report INDEX: print a finished command's TAP and count it
 "
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	echo "$secs $cmd" >>"$dir/times"
 	rm -f "$log"
 }
 
@@ -102,6 +106,7 @@ failures() {	# failures LOG CMD [WHY]
 		}' "$1"
 }
 
+t_start=$(date +%s)
 next=0 printed=0 running=0
 while [ "$printed" -lt "$total" ]; do
 	while [ "$running" -lt "$jobs" ] && [ "$next" -lt "$total" ]; do
@@ -120,6 +125,9 @@ while [ "$printed" -lt "$total" ]; do
 	done
 done
 
+echo "# ---- time report (${OMS_CHECK_TIER:-full} tier, $jobs at a time): wall seconds per command, longest first"
+sort -rn "$dir/times" 2>/dev/null | awk '{ printf "#   %6d s  ", $1; $1 = ""; print substr($0, 2) }'
+echo "#   $(($(date +%s) - t_start)) s in all"
 [ -n "$failed_lines" ] && printf '%s' "$failed_lines"
 [ -n "$failed_cmds" ] && echo "# failed:$failed_cmds"
 echo "$pass passed, $fail failed, $skip skipped"

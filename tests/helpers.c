@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <stdlib.h>
+#include <string.h>
 
 #include "helpers.h"
 #include "oms.h"
@@ -23,11 +24,25 @@ void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n)
 	}
 }
 
+int t_quick(void)
+{
+	const char *s = getenv("OMS_CHECK_TIER");
+
+	return s && !strcmp(s, "quick");
+}
+
 unsigned long t_trials(unsigned long dflt)
 {
 	const char *s = getenv("OMS_TEST_TRIALS");
+	unsigned long q = dflt / 100;
 
-	return s && *s ? strtoul(s, NULL, 0) : dflt;
+	if (s && *s)
+		return strtoul(s, NULL, 0);
+	if (!t_quick())
+		return dflt;
+	if (q < 1000)
+		q = dflt < 1000 ? dflt : 1000;
+	return q;
 }
 
 struct oms_emu *t_chaos_emu(uint64_t seed)

@@ -43,7 +43,16 @@ static inline uint32_t t_rng_below(struct t_rng *r, uint32_t n)
 /* Fisher-Yates shuffle of @n uint32_t values. */
 void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
 
-/* Trial count: OMS_TEST_TRIALS overrides @dflt (for long soak runs). */
+/* 1 under `make check` (OMS_CHECK_TIER=quick), 0 under `make check-full`
+ * and when a test is run by hand. */
+int t_quick(void);
+
+/*
+ * Instances of a forbidden outcome to run: @dflt (the full tier), a
+ * hundredth of it under `make check` (at least 1000, at most @dflt:
+ * HACKING.md gives the rule and the odds), or OMS_TEST_TRIALS if set (a
+ * long soak run).
+ */
 unsigned long t_trials(unsigned long dflt);
 
 struct oms_ctx;

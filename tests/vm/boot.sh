@@ -14,7 +14,8 @@
 # line.
 #
 # The guest sees the host root read-only (tmpfs overlay on top) and runs
-# SCRIPT ARGS from the current directory.  Lines SCRIPT prints as
+# SCRIPT ARGS from the current directory, with the host's OMS_CHECK_TIER
+# (quick under make check: the tests' bounds, tests/helpers.h).  Lines SCRIPT prints as
 # "ok N ..." / "not ok N ..." come out renumbered in one sequence, other
 # lines as "# ..." comments.  Two more TAP lines follow: the guest finished
 # within the timeout (and SCRIPT's non-zero exit status is not ok unless
@@ -75,11 +76,13 @@ fi
 envf=$(mktemp "$bdir/$name.env.XXXXXX")
 log=$bdir/$name.log
 trap 'rm -f "$envf"' EXIT INT TERM
+tier=$(printf %s "${OMS_CHECK_TIER:-}" | tr -cd 'a-z')
 cat >"$envf" <<EOT
 VM_DIR='$here'
 VM_CWD='$(pwd)'
 VM_SCRIPT='$script'
 VM_ARGS="$(printf %s "$vmargs" | sed 's/["$`\\]/\\&/g')"
+export OMS_CHECK_TIER='$tier'
 EOT
 
 # no_timer_check: the kernel's early check that the IO-APIC timer ticks

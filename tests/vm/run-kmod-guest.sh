@@ -35,6 +35,8 @@ if [ "$kind" = debug ]; then
 	per_test_timeout=2400
 	export OMS_FUZZ_DIV=4
 fi
+# make check's quick tier (boot.sh passes it in): a quarter of the calls
+[ "${OMS_CHECK_TIER:-}" = quick ] && export OMS_FUZZ_DIV=${OMS_FUZZ_DIV:-4}
 # What a kernel prints when something is wrong (the detectors included).
 bad_log="BUG:|WARNING:|Oops|Call Trace|blocked for more than"
 . "$(dirname "$0")/tap.sh"
