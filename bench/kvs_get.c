@@ -801,12 +801,26 @@ static const char *list_str(const uint32_t *v, uint32_t n, int which)
  * "agent" when the server's listener runs the destination agent. */
 static char ordering[32] = "?";
 
+/* Who orders acquire reads, in words: oms_caps.dest_ordering's values. */
+static const char *ordering_who(void)
+{
+	if (!strcmp(ordering, "emulated"))
+		return "the emulated device";
+	if (!strcmp(ordering, "hardware"))
+		return "the NIC";
+	if (!strcmp(ordering, "source"))
+		return "the initiator (at the source)";
+	if (!strcmp(ordering, "agent"))
+		return "the destination agent";
+	return ordering;
+}
+
 static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
 		return;
 	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
-	       "the %s", backend, ordering);
+	       "%s", backend, ordering_who());
 	if (model)
 		printf(", latency model (%s, %s reads), model time at "
 		       "%u wall ns per model ns",
