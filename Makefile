@@ -371,10 +371,14 @@ figures: all
 bench-compare: $(BENCHES)
 	$(Q)sh scripts/bench-compare.sh $(if $(REV),$(REV),$(error give REV=<commit>)) $(ROUNDS)
 
-install: lib $(APPS)
+# The benchmarks go in with an oms_ prefix, as perftest's do with ib_.
+install: lib $(APPS) $(BENCHES)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(BINDIR)
 	install -m 755 $(APPS) $(DESTDIR)$(BINDIR)/
+	for b in $(notdir $(BENCHES)); do \
+		install -m 755 $(B)/bench/$$b $(DESTDIR)$(BINDIR)/oms_$$b || exit 1; \
+	done
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf liboms.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -387,6 +391,7 @@ install: lib $(APPS)
 # What install put there, and nothing else (mk/man.mk adds the man pages).
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(APPS))) \
+		$(addprefix $(DESTDIR)$(BINDIR)/oms_,$(notdir $(BENCHES))) \
 		$(DESTDIR)$(LIBDIR)/liboms.a $(DESTDIR)$(LIBDIR)/liboms.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/liboms.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/liboms.pc \

@@ -72,6 +72,9 @@ struct ba {
 	const struct ba_opt *opts;
 	unsigned nopts;
 	int need_group;		/* > 0: an option of this group needed */
+	const char *positional;	/* a lone argument is this option's value
+				 * (perftest's "ib_write_bw HOST": "client"),
+				 * or NULL: no argument but options */
 	/* set by ba_parse() */
 	int json;		/* --json */
 	const char *out_json;	/* --out_json FILE */

@@ -200,7 +200,8 @@ static FILE *hist_file;
 static struct ba ba = {
 	.prog = "kvs_get", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | --local [options]",
+	.synopsis = "--server | --client HOST | HOST | --local [options]",
+	.positional = "client",
 	.about = "KVS get throughput (seed 004 Fig 7) with liboms's get "
 		 "protocols.",
 	.epilog = "Exit status: 0; 1 server unreachable, table missing or "

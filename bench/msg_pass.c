@@ -151,7 +151,8 @@ static const struct ba_opt opts[] = {
 static struct ba ba = {
 	.prog = "msg_pass", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--local | --server | --client HOST [options]",
+	.synopsis = "--local | --server | --client HOST | HOST [options]",
+	.positional = "client",
 	.about = "Message passing: data to one destination, a flag to "
 		 "another; waiting for completion vs liboms's ordered stores.",
 	.epilog = "Exit status: 0; 1 an ordered mode delivered a flag before "
@@ -741,9 +742,14 @@ int main(int argc, char **argv)
 	}
 	err = rig_open(&r, o);
 	if (err) {
-		fprintf(stderr, "msg_pass: cannot set up the %s: %s\n",
-			o->local ? "emulated nodes" : "connections",
-			strerror(-err));
+		if (o->local)
+			fprintf(stderr, "msg_pass: cannot set up the emulated "
+				"nodes: %s\n", strerror(-err));
+		else
+			bu_connect_failed("msg_pass", o->host, r.port1, err,
+					  r.nprod && r.prod[0].ctx ?
+					  bu_backend_of(r.prod[0].ctx,
+							&(int){ 0 }) : "?");
 		rig_close(&r);
 		return 1;
 	}

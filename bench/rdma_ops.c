@@ -150,7 +150,8 @@ static const struct ba_opt opts[] = {
 static struct ba ba = {
 	.prog = "rdma_ops", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | --local [options]",
+	.synopsis = "--server | --client HOST | HOST | --local [options]",
+	.positional = "client",
 	.about = "Remote WRITE and READ throughput through liboms (seed 004 "
 		 "Fig 3): weak puts and relaxed gets by threads x QPs.",
 	.epilog = "Exit status: 0; 1 server unreachable or gone; 2 bad "

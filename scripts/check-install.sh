@@ -13,9 +13,12 @@ trap 'rm -rf "$dest"' EXIT
 prefix=/usr/local
 echo "1..5"
 
+benches=$(cd bench && ls *.c | sed 's/\.c$//')
 if make -s install DESTDIR="$dest" PREFIX=$prefix >"$dest/install.log" 2>&1 &&
-   [ -f "$dest$prefix/lib/pkgconfig/liboms.pc" ]; then
-	echo "ok 1 - make install DESTDIR=: library, headers, liboms.pc"
+   [ -f "$dest$prefix/lib/pkgconfig/liboms.pc" ] &&
+   (for b in $benches; do [ -x "$dest$prefix/bin/oms_$b" ] || exit 1; done) &&
+   "$dest$prefix/bin/oms_kvs_get" --help >/dev/null; then
+	echo "ok 1 - make install DESTDIR=: library, headers, liboms.pc, the benchmarks as oms_*"
 else
 	sed 's/^/# /' "$dest/install.log"
 	echo "not ok 1 - make install DESTDIR="

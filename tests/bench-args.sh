@@ -392,6 +392,15 @@ says() {	# says WHAT_IT_MUST_SAY DESCRIPTION
 run kvs_get --client nosuchhost.invalid -D 0.1 --timeout-ms 2000
 [ $rc -eq 1 ]
 says "nosuchhost.invalid does not resolve" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
+# perftest's positional server host means --client HOST
+for b in kvs_get rdma_ops msg_pass; do
+	run $b nosuchhost.invalid -D 0.1 --timeout-ms 2000
+	[ $rc -eq 1 ]
+	says "nosuchhost.invalid does not resolve" "$b HOST (positional, as perftest): taken as --client HOST (exit $rc)"
+done
+check_bad kvs_get "one host only" --client a b
+check_bad rdma_ops "unexpected argument" a b
+check_bad msg_pass "exclude each other" a --server
 rm -f "$tmp/err"
 timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >/dev/null 2>"$tmp/err"
 says "no other host" "kvs_get --server on the emulated device: warns that no other host can reach it"

@@ -642,6 +642,25 @@ int ba_parse(struct ba *ba, int argc, char **argv)
 			return bad_value(ba, l.o[i], optarg);
 		ba->seen |= 1ull << i;
 	}
+	if (optind < argc && ba->positional && optind + 1 == argc) {
+		/* perftest's server host: the option's value, as if given */
+		int i = -1;
+
+		for (unsigned k = 0; k < ba->nopts; k++)
+			if (!strcmp(ba->opts[k].long_name, ba->positional))
+				i = (int)k;
+		if (i < 0)
+			return ba_fail(ba, "unexpected argument '%s'",
+				       argv[optind]);
+		if (ba->seen & (1ull << i))
+			return ba_fail(ba, "'%s' and --%s %s: one host only",
+				       argv[optind], ba->positional,
+				       *(const char **)ba->opts[i].dst);
+		if (set_value(&ba->opts[i], argv[optind]))
+			return bad_value(ba, &ba->opts[i], argv[optind]);
+		ba->seen |= 1ull << i;
+		optind++;
+	}
 	if (optind < argc)
 		return ba_fail(ba, "unexpected argument '%s'", argv[optind]);
 	r = check_groups(ba, &l);
