@@ -333,10 +333,11 @@ headers-check:
 
 # The runner starts them in this order, CHECK_JOBS (2) at a time, and
 # prints their TAP in this order: the long ones (the guests of mk/*.mk,
-# the explorer's long run, the fuzzers) first, so that the short ones fill
+# the explorer's long run in the full tier (its short tiers are in
+# $(TESTS)), the fuzzers) first, so that the short ones fill
 # the gaps at the end instead of the long ones running alone.
 CHECK_CMDS := $(CHECK_CMDS) \
-	"$(if $(filter full,$(CHECK_TIER)),OMS_MIXED_LONG=1 )$(B)/tests/engine_explorer_mixed" \
+	$(if $(filter full,$(CHECK_TIER)),"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed") \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(TESTS) $(TESTS_ASAN) \
 	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \

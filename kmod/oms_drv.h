@@ -10,13 +10,16 @@
  * user mappings and waits for the calls that use it, then releases the BAR
  * or the pages; the struct itself goes with its last reference.
  *
+ * Every open file of the device, whichever device node it was opened
+ * through, shares one address space: that of an inode of the module's own
+ * (oms_mapping.c), as vfio does, so one unmap_mapping_range() zaps every
+ * user mapping.
+ *
  * Locks, outermost first; none of them is held while user memory is
  * touched, so a page fault on the window never recurses into one:
  *   oms.lock        attach and detach (and the PCI notifier), killable
  *   w->use          read: a store, doorbell, flush or bench on the window;
  *                   write: detach releasing what the window maps
- *   oms.files_lock  the address spaces of open files (zapping), held
- *                   briefly
  *   w->map_lock     a fault inserting a page against detach marking the
  *                   window dead, held briefly
  *   oms.win_lock    spinlock: oms.win and oms.generation
@@ -28,7 +31,6 @@
 
 #include <linux/fs.h>
 #include <linux/kref.h>
-#include <linux/list.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
@@ -78,34 +80,17 @@ struct oms_device {
 	spinlock_t win_lock;		/* protects win and generation */
 	struct oms_window *win;		/* the attached window, or NULL */
 	u32 generation;
-	struct mutex files_lock;	/* protects files */
-	struct list_head files;		/* struct oms_file_space, for zapping */
+	struct inode *inode;		/* its i_mapping: every open file's */
 	void *emu_pages;		/* OMS_EMU_MAX_LEN bytes, under lock */
 	enum oms_emu_type emu_type;
 };
 
 /*
- * An address space that open files of the device use (each inode of the
- * device node has its own; usually there is one), with the count of those
- * files.  Detach zaps each once: zapping once per open file walked every
- * mapping of the space again for each file, which let a caller with many
- * open files and many mappings stall detach, rmmod and unbind for as long
- * as it liked.
- */
-struct oms_file_space {
-	struct list_head node;
-	struct address_space *mapping;
-	unsigned long files;
-};
-
-/*
- * An open file: the address space it shares with the other files of its
- * device node, and the window it is bound to (the generation it was
- * attached with; 0 until the file first meets a window).  A file bound to
- * one window never reaches another (ESTALE): see oms_window_get_bound().
+ * An open file: the window it is bound to (the generation it was attached
+ * with; 0 until the file first meets a window).  A file bound to one
+ * window never reaches another (ESTALE): see oms_window_get_bound().
  */
 struct oms_file {
-	struct oms_file_space *space;
 	u32 generation;			/* cmpxchg()ed from 0 once */
 };
 
@@ -131,6 +116,11 @@ void oms_notifier_unregister(void);
 
 /* oms_mmap.c */
 int oms_mmap(struct file *filp, struct vm_area_struct *vma);
+
+/* oms_mapping.c: the address space of every open file */
+int oms_mapping_init(void);
+void oms_mapping_exit(void);
+void oms_mapping_attach(struct file *filp);
 void oms_zap_mappings(void);
 
 /* oms_ioctl.c */

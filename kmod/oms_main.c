@@ -18,8 +18,6 @@
 struct oms_device oms = {
 	.lock = __MUTEX_INITIALIZER(oms.lock),
 	.win_lock = __SPIN_LOCK_UNLOCKED(oms.win_lock),
-	.files_lock = __MUTEX_INITIALIZER(oms.files_lock),
-	.files = LIST_HEAD_INIT(oms.files),
 };
 
 static char *pci;
@@ -86,76 +84,32 @@ out:
 	return ret;
 }
 
-/* The entry of @mapping in oms.files, or NULL; under oms.files_lock. */
-static struct oms_file_space *oms_space_find(struct address_space *mapping)
-{
-	struct oms_file_space *fs;
-
-	list_for_each_entry(fs, &oms.files, node)
-		if (fs->mapping == mapping)
-			return fs;
-	return NULL;
-}
-
 /*
- * A new file: counted in the entry of its address space (detach zaps each
- * space once) and bound to the window attached now, if any.
+ * A new file: it takes the module's address space (every mapping of every
+ * file in one place for detach to zap) and is bound to the window attached
+ * now, if any.
  */
 static int oms_open(struct inode *inode, struct file *filp)
 {
-	struct oms_file_space *fs, *fresh;
 	struct oms_window *w;
 	struct oms_file *f;
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
-	/* allocated before the lock, freed if the space is known */
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
-	if (!f || !fresh)
-		goto err_free;
-	if (mutex_lock_killable(&oms.files_lock)) {
-		kfree(fresh);
-		kfree(f);
-		return -EINTR;
-	}
-	fs = oms_space_find(filp->f_mapping);
-	if (!fs) {
-		fs = fresh;
-		fresh = NULL;
-		fs->mapping = filp->f_mapping;
-		list_add(&fs->node, &oms.files);
-	}
-	fs->files++;
-	f->space = fs;
-	filp->private_data = f;
-	mutex_unlock(&oms.files_lock);
-	kfree(fresh);
-
+	if (!f)
+		return -ENOMEM;
+	oms_mapping_attach(filp);
 	w = oms_window_get();
 	if (w) {
 		f->generation = w->generation;
 		oms_window_put(w);
 	}
+	filp->private_data = f;
 	return 0;
-
-err_free:
-	kfree(fresh);
-	kfree(f);
-	return -ENOMEM;
 }
 
 static int oms_release(struct inode *inode, struct file *filp)
 {
-	struct oms_file *f = filp->private_data;
-	struct oms_file_space *fs = f->space;
-
-	mutex_lock(&oms.files_lock);
-	if (--fs->files)
-		fs = NULL;
-	else
-		list_del(&fs->node);
-	mutex_unlock(&oms.files_lock);
-	kfree(fs);
-	kfree(f);
+	kfree(filp->private_data);
 	return 0;
 }
 
@@ -180,9 +134,12 @@ static int __init oms_init(void)
 {
 	int ret;
 
-	ret = oms_notifier_register();
+	ret = oms_mapping_init();
 	if (ret)
 		return ret;
+	ret = oms_notifier_register();
+	if (ret)
+		goto err_mapping;
 
 	mutex_lock(&oms.lock);
 	ret = oms_attach_at_load();
@@ -204,6 +161,8 @@ err_detach:
 	mutex_unlock(&oms.lock);
 err_notifier:
 	oms_notifier_unregister();
+err_mapping:
+	oms_mapping_exit();
 	return ret;
 }
 
@@ -215,6 +174,7 @@ static void __exit oms_exit(void)
 	oms_emu_free();
 	mutex_unlock(&oms.lock);
 	oms_notifier_unregister();
+	oms_mapping_exit();
 }
 
 module_init(oms_init);

@@ -102,18 +102,3 @@ err_put:
 	oms_window_put(w);
 	return ret;
 }
-
-/*
- * Zap every user mapping of every open file: each address space the open
- * files use, once.  Called by detach after the window is marked dead, with
- * oms.lock held.
- */
-void oms_zap_mappings(void)
-{
-	struct oms_file_space *fs;
-
-	mutex_lock(&oms.files_lock);
-	list_for_each_entry(fs, &oms.files, node)
-		unmap_mapping_range(fs->mapping, 0, 0, 1);
-	mutex_unlock(&oms.files_lock);
-}

@@ -45,12 +45,13 @@ TEST(old_file_meets_new_window)
 	struct oms_info i0, i1;
 	int old, admin, fresh;
 
-	old = open(T_DEV, O_RDWR);
-	ASSERT_LE(0, old);
 	admin = open(T_DEV, O_RDWR);
 	ASSERT_LE(0, admin);
 	ASSERT_EQ(0, t_setup_window(admin, 0));		/* generation g */
-	/* @old was opened under the window attached at load: stale now */
+	old = open(T_DEV, O_RDWR);			/* bound to g */
+	ASSERT_LE(0, old);
+	ASSERT_EQ(0, t_setup_window(admin, 0));		/* g + 1 */
+	/* @old was opened under the window of generation g: stale now */
 	ASSERT_EQ(0, t_info(old, &i0));
 	EXPECT_EQ(OMS_INFO_STALE, i0.flags & OMS_INFO_STALE);
 	EXPECT_EQ(0, all_stale(old));
