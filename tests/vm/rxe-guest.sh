@@ -9,7 +9,8 @@
 #   b  the client host: the agent's forged-request tests and the verbs
 #      litmus tests against a, then kvs_get,
 #      then oms_probe's verbs target (rxe-probe.sh), msg_pass's producer
-#      (rxe-msgpass.sh), then perftest beside liboms at 64 B and 4 KiB
+#      (rxe-msgpass.sh), examples/msg_verbs (rxe-examples.sh), then
+#      perftest beside liboms at 64 B and 4 KiB
 #      (rxe-perftest.sh)
 #
 # SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
@@ -138,6 +139,7 @@ if [ "$role" = a ]; then
 		. "$here/rxe-kvs.sh" && kvs_server
 	. "$here/rxe-probe.sh" && probe_server
 	. "$here/rxe-msgpass.sh" && mp_server
+	. "$here/rxe-examples.sh" && ex_server
 	# perftest beside liboms, two sizes a op (make perftest-compare
 	# runs every size): the TAP says both measured, not how fast.  The
 	# full tier only: a measurement more than a check.
@@ -175,6 +177,7 @@ else
 		. "$here/rxe-kvs.sh" && kvs_client
 	. "$here/rxe-probe.sh" && probe_client
 	. "$here/rxe-msgpass.sh" && mp_client
+	. "$here/rxe-examples.sh" && ex_client
 	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
 	[ "${OMS_CHECK_TIER:-}" = quick ] ||
 		{ . "$here/rxe-perftest.sh" && perf_client; }
