@@ -45,8 +45,8 @@ plot "$B/mmio_tx.dat" using 1:(\$11/\$2) with linespoints title "sequenced / raw
      "$B/mmio_tx.dat" using 1:(\$11/\$5) with linespoints dt 2 title "sequenced / unfenced"
 unset multiplot
 EOF
-	echo "   picture: $B/mmio_tx.png (top: Gb/s by message size, each mode; bottom: each"
-	echo "            mode as a ratio to the bare copy, from the same run)"
+	echo "   picture: $B/mmio_tx.png (top: Gb/s by message size, each mode; bottom: the"
+	echo "            modes as ratios to the bare copy, and sequenced to unfenced, one run)"
 else
 	echo "   (gnuplot not installed: no plot; data in $B/mmio_tx.dat)"
 fi
