@@ -193,6 +193,29 @@ static int attack(int fd)
 		ASSERT_EQ(2 * PG, x.pba_off);				\
 	} while (0)
 
+/*
+ * The table and PBA as sysfs reads them into @before (3 pages), then the
+ * BAR attached uncached on a fresh descriptor: the descriptor, or -errno.
+ */
+static int attach_hole_bar(const struct t_pci *p, const char *bdf,
+			   const struct t_msix *x, uint8_t *before)
+{
+	int fd, ret;
+
+	if (bar_read(bdf, x->table_bar, 0, before, 3 * PG))
+		return -EIO;
+	fd = open(T_DEV, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	t_detach(fd);
+	ret = t_attach_pci(fd, p, x->table_bar, OMS_ATTACH_UC);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 /* A bound device with MSI-X on: its BAR is all table and PBA. */
 TEST(all_holes_refused)
 {
@@ -234,12 +257,9 @@ TEST(holes_refused_to_root)
 	int fd;
 
 	NEED_HOLE_DEV(p, bdf, x);
-	ASSERT_EQ(0, bar_read(bdf, x.table_bar, 0, before, 3 * PG));
-	fd = open(T_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	t_detach(fd);
 	ASSERT_EQ(0, t_write_file(T_ALLOW, "1"));
-	ASSERT_EQ(0, t_attach_pci(fd, &p, x.table_bar, OMS_ATTACH_UC));
+	fd = attach_hole_bar(&p, bdf, &x, before);
+	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, t_info(fd, &info));
 	EXPECT_EQ(OMS_WINDOW_PCI, info.kind);
 	EXPECT_EQ(4 * PG, info.length);
@@ -271,11 +291,8 @@ TEST(holes_refused_to_the_group)
 	pid_t pid;
 
 	NEED_HOLE_DEV(p, bdf, x);
-	ASSERT_EQ(0, bar_read(bdf, x.table_bar, 0, before, 3 * PG));
-	fd = open(T_DEV, O_RDWR);
+	fd = attach_hole_bar(&p, bdf, &x, before);
 	ASSERT_LE(0, fd);
-	t_detach(fd);
-	ASSERT_EQ(0, t_attach_pci(fd, &p, x.table_bar, OMS_ATTACH_UC));
 	ASSERT_EQ(0, stat(T_DEV, &st0));
 	ASSERT_EQ(0, chown(T_DEV, 0, T_GID));
 	ASSERT_EQ(0, chmod(T_DEV, 0660));
