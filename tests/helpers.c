@@ -33,8 +33,13 @@ int t_quick(void)
 
 unsigned long t_trials(unsigned long dflt)
 {
+	return t_trials_div(dflt, 100);
+}
+
+unsigned long t_trials_div(unsigned long dflt, unsigned long quick_div)
+{
 	const char *s = getenv("OMS_TEST_TRIALS");
-	unsigned long q = dflt / 100;
+	unsigned long q = quick_div ? dflt / quick_div : dflt;
 
 	if (s && *s)
 		return strtoul(s, NULL, 0);
