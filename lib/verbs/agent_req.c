@@ -78,6 +78,8 @@ struct vb_areq {
 	 */
 	int seq;
 	uint16_t seq_base;		/* the engine's number of the agent's 0 */
+	uint16_t seq_lo;		/* the oldest number still this stream's */
+	uint16_t seq_span;		/* numbers in flight at most (qdepth) */
 	uint16_t seq_next;		/* the next number the book gives */
 	struct oms_agent_req resv[OMS_AD_MAX_WINDOW];
 	uint64_t resv_ok[OMS_AD_MAX_WINDOW / 64];
@@ -242,6 +244,8 @@ int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth)
 		return -EOPNOTSUPP;
 	a->seq = 1;
 	a->seq_base = (uint16_t)base;
+	a->seq_lo = (uint16_t)base;
+	a->seq_span = (uint16_t)qdepth;
 	return 0;
 }
 
@@ -285,16 +289,30 @@ static int flush_covered(const struct vb_areq *a, const struct vb_op *op)
  * same index (its generation, or a number from before this stream's
  * first) must not touch this stream: it fails alone, -ENOTCONN.
  */
-int vb_areq_seq_ours(const struct vb_conn *c, const struct oms_wr *wr,
+int vb_areq_seq_ours(struct vb_conn *c, const struct oms_wr *wr,
 		     uint32_t region)
 {
-	const struct vb_areq *a = c->ag;
+	struct vb_areq *a = c->ag;
+	uint16_t d;
 
 	if (!vb_areq_is_seq(c) || !(wr->flags & OMS_WR_F_SEQ) ||
 	    wr->op == OMS_WR_FLUSH)
 		return 1;
-	return wr->region == region &&
-	       (uint16_t)(wr->seq - a->seq_base) < 0x8000u;
+	d = (uint16_t)(wr->seq - a->seq_lo);
+	if (wr->region != region || d >= 0x8000u)
+		return 0;
+	/*
+	 * The numbers in flight to a destination span at most the queue
+	 * depth: the engine gives no number that far past one it still
+	 * holds.  So once this one is that far past seq_lo, nothing older
+	 * than it minus the span is in flight, an earlier connection's
+	 * least of all, and the bound moves up with the stream (16-bit
+	 * numbers wrap: a fixed bound would refuse the stream's own after
+	 * 32768 of them).
+	 */
+	if (d > a->seq_span)
+		a->seq_lo = (uint16_t)(wr->seq - a->seq_span);
+	return 1;
 }
 
 /* Where the agent lands a get: the connection's landing slot of its ring

@@ -255,7 +255,7 @@ int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 		  const struct oms_vw_region *reg);
 void vb_areq_free(struct vb_conn *c);
 int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth);
-int vb_areq_seq_ours(const struct vb_conn *c, const struct oms_wr *wr,
+int vb_areq_seq_ours(struct vb_conn *c, const struct oms_wr *wr,
 		     uint32_t region);
 void vb_areq_unnum_queued(struct vb_conn *c, const struct oms_wr *wr);
 int vb_areq_is_seq(const struct vb_conn *c);

@@ -370,6 +370,31 @@ TEST_F_TIMEOUT(seq, dest_seq_bytes_atomics_and_flush_agent, 600)
 	EXPECT_EQ(149, w);
 }
 
+/*
+ * Numbers are 16 bits: a stream goes on past 32768 and past 65536 of
+ * them, every operation its own (none refused as an earlier
+ * connection's), the last value the one read.
+ */
+TEST_F_TIMEOUT(seq, dest_seq_past_the_numbers_wrap_agent, 900)
+{
+	const uint32_t n = 70000;
+	uint64_t w = 0;
+
+	ASSERT_EQ(0, seq_ctx(self, getenv("OMS_RXE_AGENT_PORT")));
+	for (uint32_t i = 1; i <= n; i++) {
+		uint64_t v = i;
+
+		ASSERT_EQ(0, oms_put(self->ctx, &self->d1, X_OFF, &v, 8,
+				     OMS_STORE_WEAK)) TH_LOG("put %u", i);
+		if (!(i % 256) || i == n)
+			ASSERT_EQ(0, oms_quiet(self->ctx)) TH_LOG("put %u", i);
+	}
+	ASSERT_EQ(0, oms_get(self->ctx, &w, &self->d1, X_OFF, 8,
+			     OMS_READ_ACQUIRE));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	EXPECT_EQ(n, w);
+}
+
 TEST_F(seq, dest_seq_without_an_agent_is_refused)
 {
 	struct oms_rmr r;
