@@ -378,6 +378,43 @@ TEST(v3_region_round_trip_only_when_asked)
 						&out));
 }
 
+/* The agent had no slot: a version-3 reply with no block, heard only by
+ * a hello that asked; a block beside the flag, or both flags, refused. */
+TEST(v3_region_agent_busy)
+{
+	struct oms_vw_region r = good, out;
+	struct oms_vw_hello h = { 0 };
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	r.flags = OMS_VW_F_AGENT_BUSY;
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	EXPECT_EQ(3, b[4]);
+	for (int i = 56; i < 96; i++) {
+		EXPECT_EQ(0, b[i]);
+	}
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT, &out));
+	EXPECT_EQ(0, memcmp(&out, &r, sizeof(out)));
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), 0, &out));
+	/* a block beside it */
+	b[68] = 16;
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT,
+						&out));
+	/* both flags */
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	b[8] |= OMS_VW_F_AGENT;
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT,
+						&out));
+	/* the encoder refuses both, and a block beside it */
+	r.flags = OMS_VW_F_AGENT | OMS_VW_F_AGENT_BUSY;
+	EXPECT_EQ(0u, oms_vw_region_encode(b, &r));
+	r = region_agent();
+	r.flags = OMS_VW_F_AGENT_BUSY;
+	EXPECT_EQ(0u, oms_vw_region_encode(b, &r));
+	/* a hello never carries it */
+	h.flags = OMS_VW_F_AGENT_BUSY;
+	EXPECT_EQ(0u, oms_vw_hello_encode(b, &h));
+}
+
 TEST(v3_region_each_agent_field_refused)
 {
 	for (int k = 0; k < 14; k++) {

@@ -168,6 +168,7 @@ int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 	if (!a)
 		return 0;
 	if (!(reg->flags & OMS_VW_F_AGENT)) {
+		c->agent_busy = !!(reg->flags & OMS_VW_F_AGENT_BUSY);
 		vb_areq_free(c);	/* one-sided, as before */
 		return 0;
 	}
@@ -224,8 +225,10 @@ void vb_areq_free(struct vb_conn *c)
 /*
  * The context numbers its operations to this destination (DEST_SEQ): the
  * listener's agent must run its reorder buffer, as nothing else here can
- * (0), or the connection is refused (-EOPNOTSUPP).  @base: the engine's
- * next number for the destination, which is the agent's 0.
+ * (0), or the connection is refused: -EOPNOTSUPP (the listener runs no
+ * agent, or one that gives too little room), -EUSERS (its agent had no
+ * slot for this connection: docs/dest-agent.md, "Sharing").  @base: the
+ * engine's next number for the destination, which is the agent's 0.
  */
 int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth)
 {
@@ -238,6 +241,8 @@ int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth)
 	 * listener gives 16 staging slots), or a held number could find no
 	 * credit behind the ones posted before it.
 	 */
+	if (!a && c->agent_busy)
+		return -EUSERS;
 	if (!a || !a->live || a->blk.stage_slots < qdepth ||
 	    a->blk.ring_slots < qdepth || a->cl.max_out < qdepth ||
 	    a->blk.window < OMS_AD_MAX_WINDOW)

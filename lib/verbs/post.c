@@ -150,7 +150,7 @@ static int prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 		/* a class-2 answer is held by the listener's agent (seed
 		 * 002); without one nobody can hold it */
 		if (wr->flags & OMS_WR_F_RESP_ORDERED)
-			return -EOPNOTSUPP;
+			return c->agent_busy ? -EUSERS : -EOPNOTSUPP;
 		if (wr->flags & OMS_WR_F_ACQUIRE)
 			op->nwr = lines_of(op->raddr, wr->len);
 		break;

@@ -150,6 +150,8 @@ struct vb_conn {
 	uint64_t flush_addr;
 	uint32_t flush_rkey;
 	struct vb_areq *ag;	/* the listener's agent serves it */
+	int agent_busy;		/* it asked for the agent, which had no
+				 * slot for it (-EUSERS where it is needed) */
 	struct vb_pw pw;	/* its puts on the wire (peers.c) */
 };
 

@@ -54,7 +54,7 @@ static int64_t header_flags(const uint8_t *p, size_t len, uint16_t len_v2,
 	if (version == OMS_VW_VERSION && length == len_v2 && !flags)
 		return len >= len_v2 ? 0 : -1;
 	if (version == OMS_VW_VERSION_AGENT && length == len_v3 &&
-	    flags == OMS_VW_F_AGENT)
+	    (flags == OMS_VW_F_AGENT || flags == OMS_VW_F_AGENT_BUSY))
 		return len >= len_v3 ? (int64_t)flags : -1;
 	return -1;
 }
@@ -146,7 +146,8 @@ static int region_ok(const struct oms_vw_region *r)
 	/* the flush READs these 8 bytes: a real, aligned word */
 	if (!block_ok(r->flush_addr, 1, 8, 8))
 		return 0;
-	if (r->flags & ~OMS_VW_F_AGENT)
+	if (r->flags != 0 && r->flags != OMS_VW_F_AGENT &&
+	    r->flags != OMS_VW_F_AGENT_BUSY)
 		return 0;
 	if (!(r->flags & OMS_VW_F_AGENT))
 		return !memcmp(&r->agent, &none, sizeof(none));
@@ -160,11 +161,11 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r)
 
 	if (!p || !r || !region_ok(r))
 		return 0;
-	agent = !!(r->flags & OMS_VW_F_AGENT);
+	agent = r->flags != 0;	/* a block, or why there is none */
 	memset(p, 0, agent ? OMS_VW_REGION_AGENT_LEN : OMS_VW_REGION_LEN);
 	if (agent)
 		put_header(p, OMS_VW_VERSION_AGENT, OMS_VW_REGION_AGENT_LEN,
-			   OMS_VW_F_AGENT);
+			   r->flags);
 	else
 		put_header(p, OMS_VW_VERSION, OMS_VW_REGION_LEN, 0);
 	le_put32(p + 12, r->access);
@@ -202,6 +203,9 @@ int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 		return -EPROTO;
 	flags = header_flags(p, len, OMS_VW_REGION_LEN,
 			     OMS_VW_REGION_AGENT_LEN);
+	/* a hello that asked for the agent may hear that it has no slot */
+	if (asked & OMS_VW_F_AGENT)
+		asked |= OMS_VW_F_AGENT_BUSY;
 	if (flags < 0 || (flags & ~(int64_t)asked))
 		return -EPROTO;
 	memset(&r, 0, sizeof(r));	/* padding too: callers memcmp it */

@@ -12,7 +12,8 @@
  *   0  magic    u32  OMS_VW_MAGIC
  *   4  version  u16  OMS_VW_VERSION (2), or OMS_VW_VERSION_AGENT (3)
  *   6  length   u16  bytes of the message (the CM may pad beyond it)
- *   8  flags    u32  version 2: 0; version 3: OMS_VW_F_AGENT, nothing else
+ *   8  flags    u32  version 2: 0; version 3: OMS_VW_F_AGENT, or (a
+ *                    region only) OMS_VW_F_AGENT_BUSY
  *
  * hello, after the header (version 2: 16 bytes; version 3: 32):
  *  12  rsvd     u32  0
@@ -50,7 +51,12 @@
  * runs one answers with version 3 and its ring, staging and streams.  A
  * hello of version 2 gets a version-2 reply, byte for byte what it got
  * before, so version-2 peers keep working; an initiator refuses an agent
- * block it did not ask for (oms_vw_region_decode()'s @asked).
+ * block it did not ask for (oms_vw_region_decode()'s @asked).  A listener
+ * whose agent has no slot for the requester (docs/dest-agent.md,
+ * "Sharing") answers a version-3 hello with a version-3 region whose flags
+ * are OMS_VW_F_AGENT_BUSY and whose agent block is all zero: the
+ * connection is one-sided, and the requester can say why (-EUSERS) when it
+ * needs the agent.
  *
  * The flush word (version 2) is 8 bytes every listener registers with
  * remote read access on its own protection domain: the initiator's flush
@@ -73,6 +79,7 @@
 #define OMS_VW_VERSION		2u	/* 2: the flush word */
 #define OMS_VW_VERSION_AGENT	3u	/* 3: the destination agent */
 #define OMS_VW_F_AGENT		(1u << 0)
+#define OMS_VW_F_AGENT_BUSY	(1u << 1)	/* region: asked, no slot */
 #define OMS_VW_HELLO_LEN	16u
 #define OMS_VW_HELLO_AGENT_LEN	32u
 #define OMS_VW_REGION_LEN	56u
