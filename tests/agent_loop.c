@@ -396,6 +396,7 @@ static void l37_program(struct oms_agent *ag, struct model *m, uint32_t c,
 	ASSERT_EQ(0, word(region, 16));		/* never applied */
 	ASSERT_EQ(-EACCES, cpl[1].status);
 	ASSERT_EQ(1001u, cpl[1].tag);
+	ASSERT_EQ(8u, cpl[1].len);	/* the refused one's, for the transport */
 	ASSERT_EQ(-ECANCELED, cpl[2].status);
 	ASSERT_EQ(1002u, cpl[2].tag);
 	/* later members are cancelled until the requester resumes */

@@ -120,6 +120,7 @@ static void complete(struct oms_agent *ag, uint32_t conn,
 		c->op = d->op;
 		c->stream = d->stream;
 		c->seq = d->seq;
+		c->len = d->len;
 	}
 	if (status == -ECANCELED)
 		ag->s.cancelled++;

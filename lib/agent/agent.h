@@ -147,7 +147,8 @@ struct oms_agent_cpl {
 	uint16_t stream;
 	uint16_t seq;		/* with OMS_AD_F_SEQ */
 	uint16_t pad2;
-	uint32_t pad3;
+	uint32_t len;		/* the descriptor's (0 for -EPROTO): what
+				 * its answer could have landed */
 	uint64_t old;		/* atomics: the value before */
 };
 
