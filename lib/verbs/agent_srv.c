@@ -33,13 +33,34 @@
  * so a get's bytes are in place before its answer.  Only a chain's last
  * WR is signaled.
  *
- * Bounds.  The requester's credits (lib/agent/client.h) keep its
- * outstanding requests at most min(ring, completion ring) slots: no more
- * answers are owed than its completion ring holds.  A chain has at most
- * VA_CHAIN WRs (a longer round is posted in pieces); bytes in flight are
- * a ring of VA_OUT_LEN; both wait for send completions when full.  A requester
- * that goes away puts its QP in error: what it had outstanding is
- * dropped (oms_agent_conn_close()), and nothing of it is written again.
+ * Sharing (docs/dest-agent.md, "Sharing").  The thread serves every
+ * connection and never waits for one:
+ *   - a doorbell only counts descriptors into the connection's backlog;
+ *     the backlogs are then taken round-robin, VA_QUANTUM at a time, so a
+ *     requester that floods gets its turn and no more;
+ *   - a descriptor is handed to the core only when its connection has
+ *     room for everything its answer can take (admit()): the bytes it may
+ *     land, the WRs of those bytes and of answer records, a record slot.
+ *     The room is reserved until the answer goes, so land() always finds
+ *     it and nothing ever waits for a send queue or the bytes ring; a
+ *     connection without room keeps its backlog until its requester's
+ *     acknowledgements free some (the send queue's completions wake the
+ *     thread while a backlog waits);
+ *   - a connection that owes work (a backlog, sends not acknowledged) and
+ *     makes no progress for the context's timeout is closed: a requester
+ *     that died or keeps no receives posted frees its slot;
+ *   - VA_MAX_CONNS slots, at most VA_PEER_MAX of them for one node; a new
+ *     requester that finds none takes the slot of the one idle longest
+ *     (no work owed, no doorbell for VA_IDLE_TIMEOUTS context timeouts),
+ *     or is told
+ *     that the agent is busy (wire.h's OMS_VW_F_AGENT_BUSY: -EUSERS where
+ *     it needs the agent).
+ * The requester's credits (lib/agent/client.h) keep its outstanding
+ * requests at most min(ring, completion ring) slots, and a backlog past
+ * the ring is a requester that ignored them: the connection is closed.
+ * A requester that goes away puts its QP in error: what it had
+ * outstanding is dropped (oms_agent_conn_close()), and nothing of it is
+ * written again.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -61,6 +82,12 @@
 #define VA_STAGE_LEN	4096u
 #define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
 #define VA_CHAIN	64		/* WRs per ibv_post_send */
+#define VA_PEER_MAX	12		/* slots one node may hold */
+#define VA_QUANTUM	16u		/* descriptors a connection's turn */
+#define VA_IDLE_TIMEOUTS 5		/* idle this many context timeouts: a
+					 * slot another requester may take */
+#define VA_WR_PER_REQ	4u		/* bytes back (two WRs when they wrap
+					 * the ring) and two of records */
 
 /*
  * wr_id of a chain's last WR, the only one signaled: connection,
@@ -94,6 +121,14 @@ struct va_conn {
 	uint64_t ans_pos;	/* answers made */
 	uint64_t ans_sent;	/* of which in a chain posted */
 	uint32_t sq_depth, sq_used;
+	uint32_t peer;		/* the requester's node (peers.c) */
+	uint32_t backlog;	/* rung, not yet handed to the core */
+	uint32_t inflight;	/* handed to the core, not yet answered */
+	uint64_t resv_bytes;	/* bytes back the inflight may still land */
+	uint32_t resv_wr;	/* WRs they and their answers may still take */
+	uint32_t release_wr;	/* of which the next chain posted frees */
+	uint64_t progress_ns;	/* last descriptor taken or send completed */
+	uint64_t rung_ns;	/* last doorbell (or the connect) */
 	/* the open chain: bytes back, then the answer records */
 	struct ibv_send_wr pend[VA_CHAIN];
 	struct ibv_sge psge[VA_CHAIN];
@@ -116,6 +151,8 @@ struct va_srv {
 	struct ibv_comp_channel *cch;
 	struct ibv_cq *rcq;	/* doorbells: receive completions */
 	struct ibv_cq *scq;	/* the agent's writes */
+	int scq_armed;		/* its completions wake the thread */
+	uint32_t rr;		/* the connection whose turn is next */
 	struct va_conn *conn[VA_MAX_CONNS];
 	uint8_t gen[VA_MAX_CONNS];
 	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
@@ -158,6 +195,9 @@ static void conn_broken(struct va_conn *ac, int err)
 
 	if (ac->err)
 		return;
+	if (err != -ECONNRESET)	/* not the requester's own goodbye */
+		fprintf(stderr, "liboms: agent: connection %u closed: %s\n",
+			ac->idx, strerror(-err));
 	ac->err = err;
 	ac->npend = 0;
 	ac->chain_lands = ac->lands;
@@ -177,21 +217,10 @@ static void conn_refuse(struct va_conn *ac, const char *why)
 	conn_broken(ac, -EPROTO);
 }
 
-/* Waiting for room on @ac since @t0: past the context's timeout the
- * requester is taken for dead (it does not acknowledge, or it keeps no
- * receives posted), and the connection is closed; the thread serves the
- * others again.  1 when it was. */
-static int stuck(struct va_conn *ac, uint64_t t0)
+/* The context's timeout, in ns: how long a requester may owe progress. */
+static uint64_t timeout_ns(const struct va_srv *s)
 {
-	uint64_t limit = (uint64_t)oms_be_view(ac->s->vc->ctx)->attr->timeout_ms *
-			 1000000ull;
-
-	if (oms_now_ns() - t0 < limit)
-		return 0;
-	fprintf(stderr, "liboms: agent: a requester took no answers for %llu "
-		"ms: connection closed\n", (unsigned long long)(limit / 1000000));
-	conn_broken(ac, -ETIMEDOUT);
-	return 1;
+	return (uint64_t)oms_be_view(s->vc->ctx)->attr->timeout_ms * 1000000ull;
 }
 
 static void send_done(struct va_srv *s, const struct ibv_wc *w)
@@ -210,6 +239,7 @@ static void send_done(struct va_srv *s, const struct ibv_wc *w)
 	if (!n)
 		return;		/* not a chain's last WR */
 	ac->sq_used -= n <= ac->sq_used ? n : ac->sq_used;
+	ac->progress_ns = oms_now_ns();
 	end = ac->out_tail + ((VA_WRID_POS(w->wr_id) - ac->out_tail) &
 			      VA_POS_MASK);
 	if (end <= ac->out_head)
@@ -287,13 +317,11 @@ static int flush(struct va_conn *ac)
 	}
 	if (!ac->npend)
 		return 0;
-	for (uint64_t t0 = oms_now_ns();
-	     ac->sq_used + ac->npend > ac->sq_depth;) {
-		if (reap_sends(ac->s))
-			conn_broken(ac, -EIO);
-		if (ac->err || stuck(ac, t0))
-			return ac->err;
-		sched_yield();
+	/* admit() reserved these WRs: the queue has room, unless the
+	 * books are wrong; then this connection alone fails */
+	if (ac->sq_used + ac->npend > ac->sq_depth) {
+		conn_broken(ac, -ENOBUFS);
+		return ac->err;
 	}
 	for (uint32_t i = 0; i + 1 < ac->npend; i++)
 		ac->pend[i].next = &ac->pend[i + 1];
@@ -310,64 +338,71 @@ static int flush(struct va_conn *ac)
 	ac->npend = 0;
 	ac->chain_lands = ac->lands;
 	ac->ans_sent = ac->ans_pos;
+	ac->resv_wr -= ac->release_wr <= ac->resv_wr ? ac->release_wr :
+		       ac->resv_wr;
+	ac->release_wr = 0;
 	ac->s->chains++;
 	return 0;
 }
 
-/* Room for @len more bytes back (and a WR for them) on @ac: post what is
- * pending, then wait for the requester's acknowledgements.  *@at is where
- * they go in out; 0, or the connection's error. */
-static int room(struct va_conn *ac, uint32_t len, uint64_t *at)
+/*
+ * Room for @len more bytes back, and two WRs for them, on @ac: what
+ * admit() reserved for the op being landed.  Posts the chain when it is
+ * full; never waits.  0, or the connection's error, or -ENOBUFS (more than
+ * VA_OUT_LEN of gets waited behind one sequence gap: admit() let the
+ * one filling it in on credit).
+ */
+static int room(struct va_conn *ac, uint32_t len)
 {
-	uint64_t t0 = oms_now_ns();
-
-	for (;;) {
-		uint64_t h = ac->out_head;
-
-		if (h % VA_OUT_LEN + len > VA_OUT_LEN)
-			h += VA_OUT_LEN - h % VA_OUT_LEN;	/* wrap */
-		if (ac->err)
-			return ac->err;
-		if (ac->npend + 2 < VA_CHAIN &&
-		    h + len - ac->out_tail <= VA_OUT_LEN) {
-			*at = h;
-			return 0;
-		}
-		if (ac->npend) {
-			if (flush(ac))
-				return ac->err ? ac->err : -EIO;
-			continue;
-		}
-		if (reap_sends(ac->s))
-			conn_broken(ac, -EIO);
-		if (ac->err || stuck(ac, t0))
-			return ac->err;
-		sched_yield();	/* the NIC may need this CPU (Soft-RoCE) */
-	}
+	if (ac->err)
+		return ac->err;
+	if (ac->npend + 2 + 2 > VA_CHAIN && flush(ac))
+		return ac->err ? ac->err : -EIO;
+	if (ac->out_head + len - ac->out_tail > VA_OUT_LEN)
+		return -ENOBUFS;
+	return 0;
 }
 
-/* The core's land(): a get's bytes or an atomic's old value, back. */
+/* The core's land(): a get's bytes or an atomic's old value, back; two
+ * WRITEs when they wrap the bytes ring. */
 static int va_land(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 		   const void *src, uint32_t len)
 {
 	struct va_srv *s = arg;
 	struct va_conn *ac = conn < OMS_AGENT_MAX_CONNS ? s->by_aid[conn] :
 			     NULL;
-	uint64_t at = 0;
+	uint32_t at, first;
 	int err;
 
 	if (!ac)
 		return -ENOTCONN;
 	if (len > VA_OUT_LEN)
 		return -EMSGSIZE;
-	err = room(ac, len, &at);
+	err = room(ac, len);
 	if (err)
 		return err;
-	memcpy(ac->out + at % VA_OUT_LEN, src, len);
-	ac->out_head = at + len;
-	ac->land_at[ac->lands++ - ac->chain_lands] = (uint8_t)ac->npend;
-	append(ac, ac->out + at % VA_OUT_LEN, len, laddr, lrkey);
+	at = (uint32_t)(ac->out_head % VA_OUT_LEN);
+	first = len < VA_OUT_LEN - at ? len : VA_OUT_LEN - at;
+	memcpy(ac->out + at, src, first);
+	append(ac, ac->out + at, first, laddr, lrkey);
+	if (first < len) {
+		memcpy(ac->out, (const uint8_t *)src + first, len - first);
+		append(ac, ac->out, len - first, laddr + first, lrkey);
+	}
+	ac->out_head += len;
+	/* its answer rides on the last of them */
+	ac->land_at[ac->lands++ - ac->chain_lands] = (uint8_t)(ac->npend - 1);
+	ac->resv_bytes -= len <= ac->resv_bytes ? len : ac->resv_bytes;
+	ac->resv_wr -= 2 <= ac->resv_wr ? 2 : ac->resv_wr;
 	return 0;
+}
+
+/* Answer records that may wait unsent: the requester's ring, and a count
+ * below the smallest tag. */
+static uint32_t max_records(const struct va_conn *ac)
+{
+	return ac->cq.slots < OMS_AD_IMM_TAG_MIN ? ac->cq.slots :
+	       OMS_AD_IMM_TAG_MIN - 1;
 }
 
 /*
@@ -384,11 +419,21 @@ static void answer(struct va_conn *ac, const struct oms_agent_cpl *c)
 				   .old = c->old };
 	uint32_t slot = (uint32_t)(ac->ans_pos % ac->cq.slots);
 	uint8_t *rec = ac->out + VA_OUT_LEN + (size_t)slot * OMS_AD_ANSWER_LEN;
-	uint32_t max_rec = ac->cq.slots < OMS_AD_IMM_TAG_MIN ? ac->cq.slots :
-			   OMS_AD_IMM_TAG_MIN - 1;
+	uint32_t max_rec = max_records(ac);
+	int lands = c->op == OMS_AD_GET || c->op == OMS_AD_FADD ||
+		    c->op == OMS_AD_CAS;
 
-	if (!c->status && (c->op == OMS_AD_GET || c->op == OMS_AD_FADD ||
-			   c->op == OMS_AD_CAS)) {
+	/* what admit() reserved for it: a landed op gave back its bytes
+	 * and two WRs in va_land(); the rest goes with this chain */
+	ac->inflight -= ac->inflight ? 1 : 0;
+	if (lands && c->status) {
+		uint64_t b = c->op == OMS_AD_GET ? c->len : 8;
+
+		ac->resv_bytes -= b <= ac->resv_bytes ? b : ac->resv_bytes;
+	}
+	ac->release_wr += lands && !c->status ? VA_WR_PER_REQ - 2 :
+			  VA_WR_PER_REQ;
+	if (!c->status && lands) {
 		uint64_t k = ac->lands_answered++;
 
 		/* ... and no record waits in the chain: the requester takes
@@ -451,37 +496,113 @@ static int post_recv(struct va_conn *ac)
 	return ibv_post_recv(ac->id->qp, &r, &bad) ? -EIO : 0;
 }
 
-/* A doorbell: @n descriptors were written since the last one. */
-static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
+/* Bytes an answer to descriptor @d may land (0 for one the core will
+ * refuse as torn: it lands nothing).  The core decodes the same bytes. */
+static uint32_t land_need(const uint8_t *d)
+{
+	struct oms_ad_desc dd;
+
+	if (oms_ad_decode(d, &dd))
+		return 0;
+	if (dd.op == OMS_AD_GET)
+		return dd.len;
+	return dd.op == OMS_AD_FADD || dd.op == OMS_AD_CAS ? 8 : 0;
+}
+
+/*
+ * Room on @ac for an op that may land @need bytes and its answer: bytes,
+ * WRs and a record slot beside everything already reserved.  A connection
+ * with nothing in flight is let in on credit, so that an op filling a
+ * sequence gap is never kept out by the members waiting for it (room()).
+ */
+static int admit(const struct va_conn *ac, uint32_t need)
+{
+	uint64_t used = ac->out_head - ac->out_tail;
+
+	if (ac->inflight + (uint32_t)(ac->ans_pos - ac->ans_sent) + 1 >
+	    max_records(ac))
+		return 0;
+	if (ac->sq_used + ac->npend + ac->resv_wr + VA_WR_PER_REQ >
+	    ac->sq_depth)
+		return 0;
+	return used + ac->resv_bytes + need <= VA_OUT_LEN ||
+	       (!used && !ac->sq_used && !ac->npend);
+}
+
+/*
+ * @ac's turn: up to VA_QUANTUM descriptors of its backlog, in ring order,
+ * while it has room.  Each is copied out of the ring before it is decoded
+ * (the requester cannot change it under the agent's feet).  Returns how
+ * many it took.
+ */
+static uint32_t take(struct va_srv *s, struct va_conn *ac)
 {
 	uint8_t d[OMS_AD_LEN];
+	uint32_t n = 0;
 
-	s->doorbells++;
-	if (n > ac->ring_slots) {
-		conn_refuse(ac, "a doorbell counting more descriptors than "
-			    "the ring holds");
-		return;
-	}
-	/* its receive first: answering below may take a while */
-	if (post_recv(ac)) {
-		conn_broken(ac, -EIO);
-		return;
-	}
 	oms_barrier_from_device();	/* the ring's bytes after the doorbell */
-	for (uint32_t i = 0; i < n && !ac->err; i++) {
+	while (n < VA_QUANTUM && ac->backlog && !ac->err) {
 		const uint8_t *slot = ac->mem +
 			(size_t)(ac->ring_pos % ac->ring_slots) * OMS_AD_LEN;
+		uint32_t need;
 
 		memcpy(d, slot, sizeof(d));	/* decoded from our copy */
+		need = land_need(d);
+		if (!admit(ac, need))
+			break;
+		ac->resv_bytes += need;
+		ac->resv_wr += VA_WR_PER_REQ;
+		ac->inflight++;
 		ac->ring_pos++;
+		ac->backlog--;
 		s->descs++;
+		n++;
 		while (oms_agent_submit(s->ag, ac->aid, d) == -EAGAIN)
 			answer_all(s);		/* completions full: send */
 		/* a full chain goes with its answers in it (each bytes'
 		 * WRITE its own answer), before room() must post it bare */
-		if (ac->npend + 3 >= VA_CHAIN)
+		if (ac->npend + 2 * 2 + 2 >= VA_CHAIN)
 			answer_all(s);
 	}
+	if (n)
+		ac->progress_ns = oms_now_ns();
+	return n;
+}
+
+/* Every backlog, round-robin, until none can move. */
+static void take_all(struct va_srv *s)
+{
+	uint32_t moved;
+
+	do {
+		moved = 0;
+		for (uint32_t k = 0; k < VA_MAX_CONNS; k++) {
+			struct va_conn *ac = s->conn[(s->rr + k) % VA_MAX_CONNS];
+
+			if (ac && !ac->err && ac->backlog)
+				moved += take(s, ac);
+		}
+		s->rr = (s->rr + 1) % VA_MAX_CONNS;
+	} while (moved);
+}
+
+/* A doorbell: @n descriptors were written since the last one. */
+static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
+{
+	s->doorbells++;
+	if (n > ac->ring_slots - ac->backlog) {
+		fprintf(stderr, "liboms: agent: %u descriptors rung beside %u "
+			"not yet taken, in a ring of %u\n", n, ac->backlog,
+			ac->ring_slots);
+		conn_refuse(ac, "more descriptors rung than the ring holds");
+		return;
+	}
+	if (post_recv(ac)) {
+		conn_broken(ac, -EIO);
+		return;
+	}
+	ac->backlog += n;
+	ac->rung_ns = oms_now_ns();
 }
 
 static void recv_done(struct va_srv *s, const struct ibv_wc *w)
@@ -504,30 +625,77 @@ static void recv_done(struct va_srv *s, const struct ibv_wc *w)
 }
 
 /*
- * The thread's work, when the completion channel says doorbells came: take
- * them, answer, look again until there is nothing, arm the channel and
- * look once more.  (Polling on for a while after the last doorbell was
- * tried: on a guest whose one CPU the host's writer and Soft-RoCE share,
- * it cost more than the wakeups it saved.)
+ * Close what owes progress and makes none: a connection with a backlog or
+ * sends not yet acknowledged, none of which moved for the context's
+ * timeout (its requester died, or keeps no receives posted for its
+ * answers).  Its slot is free once the listener has its disconnect.
  */
-int vb_agent_service(struct va_srv *s)
+static void reap_stalled(struct va_srv *s)
+{
+	uint64_t now = oms_now_ns(), limit = timeout_ns(s);
+
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		struct va_conn *ac = s->conn[i];
+
+		if (!ac || ac->err || (!ac->backlog && !ac->sq_used) ||
+		    now - ac->progress_ns < limit)
+			continue;
+		fprintf(stderr, "liboms: agent: a requester made no progress "
+			"for %llu ms (%u requests waiting, %u writes not "
+			"acknowledged): connection closed\n",
+			(unsigned long long)(limit / 1000000), ac->backlog,
+			ac->sq_used);
+		conn_broken(ac, -ETIMEDOUT);
+	}
+}
+
+/* Does a connection wait for its requester's acknowledgements? */
+static int backlog_waits(const struct va_srv *s)
+{
+	for (int i = 0; i < VA_MAX_CONNS; i++)
+		if (s->conn[i] && !s->conn[i]->err && s->conn[i]->backlog)
+			return 1;
+	return 0;
+}
+
+/* Take the completion channel's events, of either queue. */
+static void take_events(struct va_srv *s)
 {
 	struct ibv_cq *cq;
 	void *cctx;
+
+	while (!ibv_get_cq_event(s->cch, &cq, &cctx)) {
+		ibv_ack_cq_events(cq, 1);
+		if (cq == s->scq)
+			s->scq_armed = 0;
+	}
+}
+
+/*
+ * One round: take doorbells, take the backlogs, answer, reap the sends
+ * (which may make room for a backlog), until nothing moves.  Then arm the
+ * doorbells' queue and look once more, and arm the sends' queue too while
+ * a backlog waits for them.  (Polling on for a while after the last
+ * doorbell was tried: on a guest whose one CPU the host's writer and
+ * Soft-RoCE share, it cost more than the wakeups it saved.)
+ */
+static int round_trip(struct va_srv *s)
+{
 	struct ibv_wc w[16];
 	int n, armed = 0;
 
-	if (!ibv_get_cq_event(s->cch, &cq, &cctx))
-		ibv_ack_cq_events(cq, 1);
 	for (;;) {
 		n = ibv_poll_cq(s->rcq, 16, w);
 		if (n < 0)
 			return -EIO;
 		for (int i = 0; i < n; i++)
 			recv_done(s, &w[i]);
+		take_all(s);
 		answer_all(s);
 		if (reap_sends(s))
 			return -EIO;
+		take_all(s);
+		answer_all(s);
 		if (n)
 			continue;
 		if (armed)
@@ -536,9 +704,23 @@ int vb_agent_service(struct va_srv *s)
 		 * and the arming raises no event */
 		if (ibv_req_notify_cq(s->rcq, 0))
 			return -EIO;
+		if (!s->scq_armed && backlog_waits(s)) {
+			if (ibv_req_notify_cq(s->scq, 0))
+				return -EIO;
+			s->scq_armed = 1;
+		}
 		armed = 1;
 	}
+	reap_stalled(s);
 	return 0;
+}
+
+/* The completion channel woke the thread (doorbells, or sends that a
+ * backlog waited for). */
+int vb_agent_service(struct va_srv *s)
+{
+	take_events(s);
+	return round_trip(s);
 }
 
 int vb_agent_fd(const struct va_srv *s)
@@ -547,21 +729,38 @@ int vb_agent_fd(const struct va_srv *s)
 }
 
 /*
- * How long the listener's thread may sleep: for ever, unless class-2
- * answers are held.  Their acks come from this process's contexts
- * reaping their puts' completions, which wakes nobody here: the thread
- * looks every millisecond while it holds answers.
+ * How long the listener's thread may sleep.  Class-2 answers held: their
+ * acks come from this process's contexts reaping their puts' completions,
+ * which wakes nobody here, so it looks every millisecond.  A connection
+ * that owes progress: it looks again when the stall would reach the
+ * context's timeout.  Else for ever.
  */
 int vb_agent_poll_ms(const struct va_srv *s)
 {
-	return oms_agent_held(s->ag) ? 1 : -1;
+	uint64_t now = oms_now_ns(), limit = timeout_ns(s), next = UINT64_MAX;
+
+	if (oms_agent_held(s->ag))
+		return 1;
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		const struct va_conn *ac = s->conn[i];
+		uint64_t left;
+
+		if (!ac || ac->err || (!ac->backlog && !ac->sq_used))
+			continue;
+		left = now - ac->progress_ns < limit ?
+		       limit - (now - ac->progress_ns) : 0;
+		next = left < next ? left : next;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return (int)(next / 1000000) + 1;
 }
 
-/* A round with no doorbell: what the hold let go, out.  0 or -EIO. */
+/* A round with no event: what the hold let go, out; stalls closed.  0 or
+ * -EIO. */
 int vb_agent_tick(struct va_srv *s)
 {
-	answer_all(s);
-	return reap_sends(s);
+	return round_trip(s);
 }
 
 /* The core's sync(): the puts on the wire, up to now, into its hold;
@@ -581,7 +780,8 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	const struct oms_ctx_attr *ca = oms_be_view(vc->ctx)->attr;
 	int max_cqe = vc->dattr.max_cqe > 0 ? vc->dattr.max_cqe : 4096;
 	int rq = VA_MAX_CONNS * (int)VA_MAX_SLOTS;
-	int sq = VA_MAX_CONNS * (int)(VA_MAX_SLOTS + 2 * VA_CHAIN);
+	int sq = VA_MAX_CONNS * (int)(VA_WR_PER_REQ * VA_MAX_SLOTS +
+				      2 * VA_CHAIN);
 	struct va_srv *s = calloc(1, sizeof(*s));
 	int err;
 
@@ -622,7 +822,7 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	if (!s->rcq)
 		goto err_cch;
 	s->scq = ibv_create_cq(vc->verbs, sq < max_cqe ? sq : max_cqe, NULL,
-			       NULL, 0);
+			       s->cch, 0);
 	if (!s->scq)
 		goto err_rcq;
 	if (ibv_req_notify_cq(s->rcq, 0)) {
@@ -667,9 +867,63 @@ static void conn_free(struct va_conn *ac)
 }
 
 /*
+ * Is there a slot for a requester on @id's node?  0: yes.  1: yes, once
+ * *@victim is closed: the connection idle longest (no work owed, no
+ * doorbell for VA_IDLE_TIMEOUTS context timeouts), of that node's own when
+ * it holds
+ * VA_PEER_MAX slots already.  -EUSERS: no slot, none idle.
+ */
+int vb_agent_slot(struct va_srv *s, struct rdma_cm_id *id,
+		  struct va_conn **victim)
+{
+	uint32_t peer = (uint32_t)vb_peer_id((struct sockaddr *)
+					     &id->route.addr.dst_addr);
+	uint64_t now = oms_now_ns(), idlest = 0;
+	uint64_t limit = VA_IDLE_TIMEOUTS * timeout_ns(s);
+	uint32_t used = 0, mine = 0;
+
+	*victim = NULL;
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		used += !!s->conn[i];
+		mine += s->conn[i] && s->conn[i]->peer == peer;
+	}
+	if (used < VA_MAX_CONNS && mine < VA_PEER_MAX)
+		return 0;
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		struct va_conn *ac = s->conn[i];
+		uint64_t idle;
+
+		if (!ac || (mine >= VA_PEER_MAX && ac->peer != peer))
+			continue;
+		idle = now - ac->rung_ns;
+		if (!ac->err && (ac->backlog || ac->inflight || ac->sq_used ||
+				 ac->npend || idle < limit))
+			continue;
+		if (ac->err)
+			idle = UINT64_MAX;	/* failed: its disconnect is due */
+		if (idle > idlest) {
+			idlest = idle;
+			*victim = ac;
+		}
+	}
+	if (!*victim) {
+		fprintf(stderr, "liboms: agent: no slot for a requester (%u of "
+			"%d in use, %u by its node, none idle for %llu ms)\n",
+			used, VA_MAX_CONNS, mine,
+			(unsigned long long)(limit / 1000000));
+		return -EUSERS;
+	}
+	if (!(*victim)->err)
+		fprintf(stderr, "liboms: agent: closed a connection idle for "
+			"%llu ms to make room for another\n",
+			(unsigned long long)(idlest / 1000000));
+	return 1;
+}
+
+/*
  * A connection whose hello asked for the agent (@h): its QP on @id with
  * the agent's completion queues, its ring and staging, its receives, and
- * what to tell it in *@blk.  -ENOSPC (no room: the caller answers without
+ * what to tell it in *@blk.  -EUSERS (no slot: the caller answers without
  * the agent), -ENOMEM, -EIO.
  */
 int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
@@ -690,7 +944,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	for (i = 0; i < VA_MAX_CONNS && s->conn[i]; i++)
 		;
 	if (i == VA_MAX_CONNS)
-		return -ENOSPC;
+		return -EUSERS;	/* vb_agent_slot() first */
 	ac = calloc(1, sizeof(*ac));
 	if (!ac)
 		return -ENOMEM;
@@ -700,6 +954,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	ac->aid = UINT32_MAX;
 	ac->ring_slots = pow2_at_least(slots);
 	ac->cq = h->cq;
+	ac->progress_ns = ac->rung_ns = oms_now_ns();
 	s->conn[i] = ac;
 	if (posix_memalign((void **)&ac->mem, 64, ring_len + stage_len) ||
 	    posix_memalign((void **)&ac->out, 64, VA_OUT_LEN +
@@ -717,6 +972,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	 * they send it puts (peers.c) */
 	ca.peer = (uint32_t)vb_peer_id((struct sockaddr *)
 				       &id->route.addr.dst_addr);
+	ac->peer = ca.peer;
 	ca.stage_slots = VA_STAGE_SLOTS;
 	ca.stage_len = VA_STAGE_LEN;
 	ca.stage = ac->mem + ring_len;
@@ -730,9 +986,8 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
 	qa.qp_type = IBV_QPT_RC;
-	/* a chain per round at least: bytes back for each request and two
-	 * WRs of answer records */
-	qa.cap.max_send_wr = ac->ring_slots + 2 * VA_CHAIN;
+	/* what admit() may reserve for a full ring, and a chain */
+	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN;
 	qa.cap.max_recv_wr = ac->ring_slots;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;

@@ -61,21 +61,44 @@ static void passive_free(struct vb_passive *p)
 	free(p);
 }
 
+static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id);
+
+/* Close the connection the agent serves as @ac, to give its slot away. */
+static void evict(struct vb_listener *l, struct va_conn *ac)
+{
+	for (struct vb_passive *p = l->conns; p; p = p->next)
+		if (p->ac == ac) {
+			drop_passive(l, p->id);
+			return;
+		}
+}
+
 /*
  * The QP of a connection: the agent's when the hello asked for it and the
- * listener runs one with room (*@blk says what it gave), else the plain
- * one on the owner's PD and CQ.
+ * listener runs one with a slot for it (*@blk says what it gave), else
+ * the plain one on the owner's PD and CQ; *@busy when it asked and the
+ * agent had no slot.
  */
 static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
 		   const struct oms_vw_hello *h, struct vb_passive *pc,
-		   struct oms_vw_agent *blk)
+		   struct oms_vw_agent *blk, int *busy)
 {
+	struct va_conn *victim;
 	uint32_t inl;
-	int err = -ENOSPC;
+	int err = -EUSERS;
 
-	if (l->agent && (h->flags & OMS_VW_F_AGENT))
-		err = vb_agent_conn_open(l->agent, id, h, &pc->ac, blk);
-	if (err == -ENOSPC)	/* no agent, or no room in it: one-sided */
+	*busy = 0;
+	if (l->agent && (h->flags & OMS_VW_F_AGENT)) {
+		err = vb_agent_slot(l->agent, id, &victim);
+		if (err == 1) {
+			evict(l, victim);
+			err = 0;
+		}
+		if (!err)
+			err = vb_agent_conn_open(l->agent, id, h, &pc->ac, blk);
+		*busy = err == -EUSERS;
+	}
+	if (err == -EUSERS)	/* no agent, or no slot in it: one-sided */
 		err = vb_qp_create(l->vc, id, 1, 1, &inl);
 	if (!err)
 		err = vb_set_ack_timeout(l->vc, id);
@@ -101,7 +124,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	uint8_t reply[OMS_VW_MAX_LEN];
 	struct rdma_conn_param p;
 	struct vb_passive *pc;
-	int err;
+	int busy, err;
 
 	err = oms_vw_hello_decode(ev->param.conn.private_data,
 				  ev->param.conn.private_data_len, &h);
@@ -117,7 +140,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	err = make_qp(l, id, &h, pc, &reg.agent);
+	err = make_qp(l, id, &h, pc, &reg.agent, &busy);
 	if (err) {
 		unmake_qp(id, pc);
 		free(pc);
@@ -126,8 +149,8 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	memset(&p, 0, sizeof(p));
 	p.private_data = l->reply;
 	p.private_data_len = l->reply_len;
-	if (pc->ac) {
-		reg.flags = OMS_VW_F_AGENT;
+	if (pc->ac || busy) {
+		reg.flags = pc->ac ? OMS_VW_F_AGENT : OMS_VW_F_AGENT_BUSY;
 		p.private_data = reply;
 		p.private_data_len = (uint8_t)oms_vw_region_encode(reply, &reg);
 	}

@@ -235,6 +235,8 @@ int vb_agent_fd(const struct va_srv *s);
 int vb_agent_poll_ms(const struct va_srv *s);
 int vb_agent_tick(struct va_srv *s);
 int vb_agent_service(struct va_srv *s);
+int vb_agent_slot(struct va_srv *s, struct rdma_cm_id *id,
+		  struct va_conn **victim);
 int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 		       const struct oms_vw_hello *h, struct va_conn **out,
 		       struct oms_vw_agent *blk);

@@ -153,6 +153,10 @@ else
 	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 300 \
 		"$bdir/verbs-tests/agent_forge" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	# each requester served on its own: idle, dead, silent, flooding
+	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 300 \
+		"$bdir/verbs-tests/agent_share" 2>&1 |
+		grep --line-buffered -v '^TAP version\|^1\.\.'
 	# seed 002's hold through the agent: the server puts back to us
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SELF=$me \

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The destination agent serves each requester independently
+ * (docs/dest-agent.md, "Sharing"), over Soft-RoCE in the guests, against
+ * rxe_server's agent (OMS_RXE_AGENT_PORT, a context of the default 2 s
+ * timeout):
+ *
+ *   - idle connections do not lock a new one out: a node holds at most
+ *     VA_PEER_MAX (12) slots; past them a requester that needs the agent
+ *     hears why (-EUSERS) while the others are busy or fresh, and gets the
+ *     slot of the one idle longest once it has been idle for five
+ *     timeouts;
+ *   - a well-behaved requester (liboms, numbered operations through the
+ *     agent) beside 20 requesters killed with requests in flight, 2 that
+ *     keep no receives posted and ring on, and one that connects and
+ *     leaves in a loop: no operation fails, and its p99 stays under ten
+ *     times its p99 alone (both printed).
+ *
+ * The hostile requesters are processes of their own (raw_peer.h), forked
+ * before this one opens a verbs context, so that killing one is what a
+ * crash is, and run at the lowest priority: they share the guest's CPUs
+ * with the requester they are measured beside.  Environment: OMS_RXE_SERVER, OMS_RXE_AGENT_PORT; without
+ * them every test skips.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "raw_peer.h"
+
+#define PEER_MAX	12	/* agent_srv.c's VA_PEER_MAX */
+#define IDLE_MS		10000	/* five of the agent's context timeouts */
+#define OPS		400	/* the well-behaved requester's gets, a run */
+#define MAX_OPS		20000	/* ... while it waits for the attack */
+#define KILLED		20
+#define SILENT		2
+
+static const char *agent_port(void)
+{
+	return getenv("OMS_RXE_AGENT_PORT");
+}
+
+/* A liboms context whose destination 0, the agent, is numbered. */
+static int seq_ctx(struct oms_ctx **ctx, struct oms_rmr *r)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	int err;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT |
+		      OMS_CTX_ATTR_DEST_SEQ;
+	a.backend = OMS_BACKEND_VERBS;
+	a.timeout_ms = 20000;	/* two TCG guests can stand still */
+	a.dest_seq_mask = 1u << 0;
+	err = oms_ctx_create(&a, ctx);
+	if (err)
+		return err;
+	err = oms_connect(*ctx, getenv("OMS_RXE_SERVER"), agent_port(), 20000,
+			  r);
+	if (err) {
+		oms_ctx_destroy(*ctx);
+		*ctx = NULL;
+	}
+	return err;
+}
+
+/* A raw peer, retrying for 90 s while the server may still be starting. */
+static int raw_connect(struct peer *p, uint32_t recvs)
+{
+	uint64_t end = now_ms() + 90000;
+	int err;
+
+	while ((err = peer_connect(p, agent_port(), 0, recvs)) &&
+	       err != -EUSERS && now_ms() < end) {
+		peer_close(p);
+		usleep(300000);
+	}
+	return err;
+}
+
+FIXTURE(share) {
+	int ready;	/* the 6.1 harness runs a body after SKIP in setup */
+};
+
+FIXTURE_SETUP(share)
+{
+	if (!getenv("OMS_RXE_SERVER") || !agent_port())
+		SKIP(return, "OMS_RXE_SERVER/OMS_RXE_AGENT_PORT not set "
+		     "(guest test)");
+	self->ready = 1;
+}
+
+FIXTURE_TEARDOWN(share)
+{
+}
+
+/* A node's slots full of idle connections: told why, then served. */
+TEST_F(share, idle_connections_do_not_lock_out)
+{
+	struct peer p[PEER_MAX + 3];
+	struct oms_ctx *ctx = NULL;
+	struct oms_rmr r;
+	uint64_t v = 0;
+	int served = 0, busy = 0;
+
+	if (!self->ready)
+		return;
+
+	for (int i = 0; i < PEER_MAX + 3; i++) {
+		int err = raw_connect(&p[i], CQ_SLOTS);
+
+		served += !err;
+		busy += err == -EUSERS;
+		EXPECT_TRUE(!err || err == -EUSERS) TH_LOG("peer %d: %s", i,
+							   strerror(-err));
+	}
+	TH_LOG("%d served, %d told the agent is busy", served, busy);
+	EXPECT_EQ(PEER_MAX, served);
+	EXPECT_EQ(3, busy);
+	/* all fresh: numbered operations need the agent, which says why */
+	EXPECT_EQ(-EUSERS, seq_ctx(&ctx, &r));
+	/* idle for the timeout: the idlest gives its slot away */
+	usleep((IDLE_MS + 500) * 1000);
+	ASSERT_EQ(0, seq_ctx(&ctx, &r));
+	EXPECT_EQ(0, oms_get(ctx, &v, &r, 0, 8, 0));
+	EXPECT_EQ(0, oms_quiet(ctx));
+	oms_ctx_destroy(ctx);
+	for (int i = 0; i < PEER_MAX + 3; i++)
+		peer_close(&p[i]);
+}
+
+/* ---- hostile requesters, each a process ---- */
+
+/* What the attack did, counted where every process of it can add. */
+struct attack {
+	uint64_t waves;		/* KILLED requesters killed, each time */
+	uint64_t in_flight;	/* of them, killed with requests rung */
+	uint64_t silent_rings;	/* doorbells of requesters without receives */
+	uint64_t reconnects;
+};
+
+static struct attack *att_stats;
+
+static void count(uint64_t *c)
+{
+	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t counted(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* Connect, ring @n acquire gets of 4 KiB, then wait to be killed. */
+static void killed_child(int ready_fd)
+{
+	uint8_t d[16][OMS_AD_LEN];
+	struct peer p;
+	char c = 'x';
+
+	if (!raw_connect(&p, CQ_SLOTS)) {
+		for (uint32_t i = 0; i < 16; i++)
+			get_desc(d[i], &p, p.reg.rkey, 0, LAND, 4096 + i);
+		if (!send_raw(&p, d, 16, 16))
+			count(&att_stats->in_flight);
+	}
+	if (write(ready_fd, &c, 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/* No receives posted for the answers; ring on, a ring's worth at a time. */
+static void silent_child(void)
+{
+	uint8_t d[16][OMS_AD_LEN];
+	struct peer p;
+
+	for (;;) {
+		if (raw_connect(&p, 0)) {
+			peer_close(&p);
+			usleep(100000);
+			continue;
+		}
+		for (uint32_t i = 0; i < 16; i++)
+			get_desc(d[i], &p, p.reg.rkey, 0, LAND, 4096 + i);
+		while (!send_raw(&p, d, 16, 16)) {
+			count(&att_stats->silent_rings);
+			usleep(20000);
+		}
+		peer_close(&p);
+	}
+}
+
+static void reconnect_child(void)
+{
+	struct peer p;
+
+	for (;;) {
+		raw_connect(&p, CQ_SLOTS);
+		peer_close(&p);
+		count(&att_stats->reconnects);
+	}
+}
+
+/* The attack: 2 silent, a reconnect loop, and waves of requesters
+ * killed with requests in flight, until killed itself. */
+static void attacker(void)
+{
+	pid_t kids[SILENT + 1];
+
+	for (int i = 0; i < SILENT + 1; i++) {
+		kids[i] = fork();
+		if (!kids[i]) {
+			if (i < SILENT)
+				silent_child();
+			reconnect_child();
+		}
+	}
+	for (;;) {
+		pid_t k[KILLED];
+		int pfd[2];
+		char c;
+
+		if (pipe(pfd))
+			break;
+		for (int i = 0; i < KILLED; i++) {
+			k[i] = fork();
+			if (!k[i])
+				killed_child(pfd[1]);
+		}
+		for (int i = 0; i < KILLED; i++)
+			if (read(pfd[0], &c, 1) != 1)
+				break;
+		for (int i = 0; i < KILLED; i++) {
+			kill(k[i], SIGKILL);
+			waitpid(k[i], NULL, 0);
+		}
+		close(pfd[0]);
+		close(pfd[1]);
+		count(&att_stats->waves);
+	}
+	for (int i = 0; i < SILENT + 1; i++)
+		kill(kids[i], SIGKILL);
+	_exit(0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Gets of 64 bytes, each waited for, OPS of them and on until the attack
+ * has made @waves waves (at most MAX_OPS, or 90 s): their p99 in us, or
+ * -errno.
+ */
+static int64_t p99_us(struct oms_ctx *ctx, struct oms_rmr *r, uint64_t waves)
+{
+	static uint64_t lat[MAX_OPS];
+	uint64_t end = now_us() + 90000000ull;
+	uint8_t buf[64];
+	int i;
+
+	for (i = 0; i < MAX_OPS; i++) {
+		uint64_t t0 = now_us();
+		int err = oms_get(ctx, buf, r, (uint64_t)(i % 64) * 64, 64, 0);
+
+		if (!err)
+			err = oms_quiet(ctx);
+		if (err)
+			return err;
+		lat[i] = now_us() - t0;
+		if (i + 1 >= OPS && (counted(&att_stats->waves) >= waves ||
+				     now_us() > end))
+			break;
+	}
+	i = i < MAX_OPS ? i + 1 : MAX_OPS;
+	qsort(lat, (size_t)i, sizeof(lat[0]), cmp_u64);
+	return (int64_t)lat[i * 99 / 100];
+}
+
+TEST_F(share, well_behaved_beside_killed_silent_and_reconnecting)
+{
+	struct oms_ctx *ctx = NULL;
+	struct oms_rmr r;
+	int64_t alone, after, attacked;
+	struct attack before;
+	pid_t att;
+	int go[2];
+	char c = 'g';
+
+	if (!self->ready)
+		return;
+	att_stats = mmap(NULL, sizeof(*att_stats), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, att_stats);
+	memset(att_stats, 0, sizeof(*att_stats));
+	/* forked before any verbs context of ours */
+	ASSERT_EQ(0, pipe(go));
+	att = fork();
+	ASSERT_LE(0, att);
+	if (!att) {
+		setpgid(0, 0);	/* its children die with it */
+		/* the attack shares this guest's CPUs with the requester it
+		 * is measured beside: what is measured is the agent's, not
+		 * this guest's scheduler */
+		if (nice(19) < 0)
+			_exit(1);
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			attacker();
+		_exit(0);
+	}
+	setpgid(att, att);
+	close(go[0]);
+	ASSERT_EQ(0, seq_ctx(&ctx, &r));
+	alone = p99_us(ctx, &r, 0);
+	ASSERT_LT(0, alone) TH_LOG("alone: %s", strerror((int)-alone));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	/* a first wave connected, killed, stalled: a run not counted */
+	attacked = p99_us(ctx, &r, 1);
+	before = *att_stats;
+	if (attacked > 0)
+		attacked = p99_us(ctx, &r, before.waves + 1);
+	kill(-att, SIGKILL);
+	waitpid(att, NULL, 0);
+	close(go[1]);
+	/* alone again: the guests' own noise on either side (TCG) */
+	after = p99_us(ctx, &r, 0);
+	EXPECT_LT(0, after) TH_LOG("after: %s", strerror((int)-after));
+	if (after > alone)
+		alone = after;
+	TH_LOG("p99 of a 64 B numbered get: alone %lld us (the larger of "
+	       "before and after), beside the attack "
+	       "%lld us (%.1fx)", (long long)alone, (long long)attacked,
+	       attacked > 0 ? (double)attacked / (double)alone : 0.0);
+	TH_LOG("while measured: %llu requesters killed with requests in "
+	       "flight, %llu doorbells of requesters without receives, %llu "
+	       "reconnects",
+	       (unsigned long long)(att_stats->in_flight - before.in_flight),
+	       (unsigned long long)(att_stats->silent_rings -
+				    before.silent_rings),
+	       (unsigned long long)(att_stats->reconnects - before.reconnects));
+	ASSERT_LT(0, attacked) TH_LOG("attacked: %s",
+				      strerror((int)-attacked));
+	/* the attack happened while it was measured */
+	EXPECT_LE(before.waves + 1, att_stats->waves);
+	EXPECT_LT(before.in_flight, att_stats->in_flight);
+	EXPECT_LT(before.reconnects, att_stats->reconnects);
+	EXPECT_LT(attacked, 10 * alone);
+	oms_ctx_destroy(ctx);
+}
+
+TEST_HARNESS_MAIN
