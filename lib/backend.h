@@ -63,9 +63,21 @@ struct oms_ctx;
  * lib/util/ only).  The context layer fills attr and qdepth before
  * ops->open(); the backend owns priv, set by open() and cleared by close().
  */
+/*
+ * The RDMA device, port and GID a user named (OMS_DEVICE, OMS_PORT,
+ * OMS_GID_INDEX: perftest's -d, -i and -x), checked against sysfs by the
+ * core before a verbs context is made (lib/core/rdma_env.c).
+ */
+struct oms_be_rdma_want {
+	char dev[64];		/* "": the first device */
+	uint32_t port;		/* 0: the route decides */
+	int32_t gid_index;	/* -1: the address decides */
+};
+
 struct oms_be_view {
 	void *priv;			/* the backend's per-context state */
 	const struct oms_ctx_attr *attr; /* the context's, defaults filled */
+	struct oms_be_rdma_want rdma;	/* verbs: where, if the user said */
 	uint32_t qdepth;		/* operation slots: every oms_wr.slot
 					 * is below it */
 	/* The number the context gives its next sequence-numbered op to

@@ -119,4 +119,10 @@ int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 /* lib/core/conn.c */
 int oms_mr_listened(const struct oms_mr *mr);
 
+/* rdma_env.c: OMS_DEVICE, OMS_PORT, OMS_GID_INDEX checked against sysfs
+ * into @w; -ENODEV or -EINVAL with @why.  The first device's name, 0 if
+ * none. */
+int oms_rdma_want_parse(struct oms_be_rdma_want *w, char *why, size_t whylen);
+int oms_rdma_first_device(char *name, size_t len);
+
 #endif

@@ -80,6 +80,52 @@ TEST(verbs_without_device_says_what_to_do)
 	EXPECT_NE(NULL, strstr(caps.backend_why, "OMS_BACKEND=emu"));
 }
 
+/* OMS_DEVICE names a device: verbs, never the emulated device in its
+ * place; one that is not there is refused with the devices present. */
+TEST(device_named_picks_verbs)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	struct oms_ctx *ctx = NULL;
+	int err;
+
+	ASSERT_EQ(0, unsetenv("OMS_BACKEND"));
+	ASSERT_EQ(0, setenv("OMS_DEVICE", "nosuchdev0", 1));
+	err = oms_query_caps(NULL, &caps);
+	EXPECT_EQ(OMS_BACKEND_VERBS, caps.backend);
+	if (err == -ELIBACC) {
+		TH_LOG("rdma-core is not loadable: %s", caps.backend_why);
+		return;
+	}
+	EXPECT_EQ(-ENODEV, err);
+	EXPECT_NE(NULL, strstr(caps.backend_why,
+			       "OMS_DEVICE=nosuchdev0: no such RDMA device"));
+	EXPECT_NE(NULL, strstr(caps.backend_why, "present: "));
+	EXPECT_EQ(-ENODEV, oms_ctx_create(NULL, &ctx));
+	EXPECT_EQ(NULL, ctx);
+	ASSERT_EQ(0, setenv("OMS_DEVICE", "../rxe0", 1));
+	EXPECT_EQ(-EINVAL, oms_query_caps(NULL, &caps));
+	EXPECT_NE(NULL, strstr(caps.backend_why, "not a device name"));
+}
+
+/* A backend named outright wins over OMS_DEVICE (a variable a user sets
+ * for every verbs program of a shell). */
+TEST(device_named_backend_named_wins)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_caps caps = { .size = sizeof(caps) };
+	struct oms_ctx *ctx = NULL;
+
+	ASSERT_EQ(0, setenv("OMS_DEVICE", "nosuchdev0", 1));
+	ASSERT_EQ(0, setenv("OMS_BACKEND", "emu", 1));
+	EXPECT_EQ(0, oms_query_caps(NULL, &caps));
+	EXPECT_EQ(OMS_BACKEND_EMU, caps.backend);
+	ASSERT_EQ(0, unsetenv("OMS_BACKEND"));
+	a.comp_mask = OMS_CTX_ATTR_BACKEND;
+	a.backend = OMS_BACKEND_EMU;
+	ASSERT_EQ(0, oms_ctx_create(&a, &ctx));
+	oms_ctx_destroy(ctx);
+}
+
 /* A short struct gets its own bytes only, the why left out. */
 TEST(short_struct_and_bad_args)
 {

@@ -7,7 +7,6 @@
  * and an op counter (local fence and quiet, seed 003).  Driving them is
  * lib/core/progress.c's; the entry points are lib/core/ops.c's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sched.h>
@@ -143,39 +142,23 @@ static uint64_t ctx_seq_next(struct oms_ctx *ctx, uint32_t dest)
 	       oms_so_chan_issued(&ctx->so, (uint16_t)dest) : 0;
 }
 
-/* The first RDMA device /sys/class/infiniband lists, into @name; 0 if
- * there is none. */
-static int rdma_device_present(char *name, size_t len)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d))) {
-		found = e->d_name[0] != '.';
-		if (found)
-			snprintf(name, len, "%.63s", e->d_name);
-	}
-	closedir(d);
-	return found;
-}
-
 /*
- * Backend: attr, else OMS_BACKEND ("emu", "verbs"), else verbs when an RDMA
- * device is present and rdma-core can be loaded, else emu; @why says which
- * rule decided (oms_caps.backend_why).  Verbs asked for without rdma-core
- * is -ELIBACC; without a device, -ENODEV (from its open).  What verbs
- * cannot do is refused here: destination sequence numbers need a reorder
- * buffer at the destination (-EOPNOTSUPP).
+ * Backend: attr, else OMS_BACKEND ("emu", "verbs"), else verbs when
+ * OMS_DEVICE names a device, else verbs when an RDMA device is present and
+ * rdma-core can be loaded, else emu; @why says which rule decided
+ * (oms_caps.backend_why).  Verbs asked for without rdma-core is -ELIBACC;
+ * a device, port or GID named that is not there, -ENODEV or -EINVAL
+ * (rdma_env.c, into @want); no device at all, -ENODEV (from its open).
  */
 static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **be,
-			char *why, size_t whylen)
+			struct oms_be_rdma_want *want, char *why, size_t whylen)
 {
 	const char *env = getenv("OMS_BACKEND");
+	const char *dev_env = getenv("OMS_DEVICE");
 	char dev[64], err_why[192];
 
+	memset(want, 0, sizeof(*want));
+	want->gid_index = -1;
 	if (a->emu) {
 		snprintf(why, whylen, "an emulated device named in oms_ctx_attr.emu");
 	} else if (a->backend != OMS_BACKEND_AUTO) {
@@ -191,7 +174,10 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 			return -EINVAL;
 		}
 		snprintf(why, whylen, "OMS_BACKEND=%.32s", env);
-	} else if (!rdma_device_present(dev, sizeof(dev))) {
+	} else if (dev_env && *dev_env) {
+		a->backend = OMS_BACKEND_VERBS;
+		snprintf(why, whylen, "OMS_DEVICE=%.40s", dev_env);
+	} else if (!oms_rdma_first_device(dev, sizeof(dev))) {
 		a->backend = OMS_BACKEND_EMU;
 		snprintf(why, whylen, "no RDMA device in /sys/class/infiniband");
 	} else if (oms_verbs_load(err_why, sizeof(err_why))) {
@@ -215,7 +201,7 @@ static int pick_backend(struct oms_ctx_attr *a, const struct oms_backend_ops **b
 			return -ELIBACC;
 		}
 		*be = &oms_verbs_backend;
-		return 0;
+		return oms_rdma_want_parse(want, why, whylen);
 	}
 	*be = &oms_emu_backend;
 	return 0;
@@ -235,6 +221,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 {
 	struct oms_so_chan_cfg cc[OMS_MAX_NODES];
 	struct oms_ctx_attr a;
+	struct oms_be_rdma_want want;
 	char why[160] = "";
 	const struct oms_backend_ops *be;
 	struct oms_ctx *ctx;
@@ -244,7 +231,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		return -EINVAL;
 	err = attr_parse(attr, &a);
 	if (!err)
-		err = pick_backend(&a, &be, why, sizeof(why));
+		err = pick_backend(&a, &be, &want, why, sizeof(why));
 	if (err)
 		return err;
 	ctx = calloc(1, sizeof(*ctx));
@@ -252,6 +239,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 		return -ENOMEM;
 	ctx->attr = a;
 	ctx->be = be;
+	ctx->view.rdma = want;
 	snprintf(ctx->backend_why, sizeof(ctx->backend_why), "%s", why);
 	ctx->qdepth = a.queue_depth;
 	ctx->view.attr = &ctx->attr;
@@ -332,12 +320,14 @@ static int caps_without_ctx(struct oms_caps *c)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	const struct oms_backend_ops *be = NULL;
+	struct oms_be_rdma_want want;
 	char dev[64];
 	int err;
 
-	err = pick_backend(&a, &be, c->backend_why, sizeof(c->backend_why));
+	err = pick_backend(&a, &be, &want, c->backend_why,
+			   sizeof(c->backend_why));
 	if (!err && a.backend == OMS_BACKEND_VERBS &&
-	    !rdma_device_present(dev, sizeof(dev))) {
+	    !oms_rdma_first_device(dev, sizeof(dev))) {
 		snprintf(c->backend_why, sizeof(c->backend_why),
 			 "OMS_BACKEND=verbs, but there is no RDMA device in "
 			 "/sys/class/infiniband: set one up (Soft-RoCE: rdma "

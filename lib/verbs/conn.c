@@ -246,8 +246,12 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	uint32_t sq = VB_SQ_DEPTH, rq;
 	int err;
 
-	if (rdma_resolve_addr(c->id, res->ai_src_addr, res->ai_dst_addr,
-			      ms_left(deadline)))
+	err = vb_src_addr_fits(vc, res->ai_dst_addr);
+	if (err)
+		return err;
+	if (rdma_resolve_addr(c->id, vc->src_len ?
+			      (struct sockaddr *)&vc->src : res->ai_src_addr,
+			      res->ai_dst_addr, ms_left(deadline)))
 		return vb_errno(-EHOSTUNREACH);
 	err = expect_event(vc, c->id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
 			   &ev);
@@ -262,7 +266,9 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 			vc->dev_name);
 		return -ENODEV;
 	}
-	err = vb_set_ack_timeout(vc, c->id);
+	err = vb_port_check(vc, c->id, "the route to the listener leaves by");
+	if (!err)
+		err = vb_set_ack_timeout(vc, c->id);
 	if (err)
 		return err;
 	if (rdma_resolve_route(c->id, ms_left(deadline)))

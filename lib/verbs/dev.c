@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The device side of a verbs context: pick the RDMA device (OMS_DEVICE, or
- * the first librdmacm lists), find its NUMA node (sysfs; OMS_NUMA_NODE
+ * the first librdmacm lists) and its port and GID (src_addr.c), find its NUMA node (sysfs; OMS_NUMA_NODE
  * overrides), allocate the protection domain, the completion queue and the
  * backend's own buffers (bounce slots, atomic results) on that node, and
  * undo it all at close.  The ibv_context is librdmacm's, so the cm_ids of
@@ -94,7 +94,7 @@ static void buf_free(struct vb_ctx *vc)
 /* The device named by OMS_DEVICE, else the first; -ENODEV if none. */
 static int pick_device(struct vb_ctx *vc)
 {
-	const char *want = getenv("OMS_DEVICE");
+	const char *want = oms_be_view(vc->ctx)->rdma.dev;
 	struct ibv_context **list;
 	int n = 0, err = -ENODEV;
 
@@ -144,6 +144,9 @@ int vb_dev_open(struct oms_ctx *ctx)
 		err = -ENODEV;
 		goto err_free;
 	}
+	err = vb_src_addr_pick(vc, &oms_be_view(ctx)->rdma);
+	if (err)
+		goto err_free;
 	vc->op = calloc(qd, sizeof(*vc->op));
 	vc->wc = calloc(qd, sizeof(*vc->wc));
 	for (int i = 0; i < VB_MAX_CONN; i++)

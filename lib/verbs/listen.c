@@ -137,6 +137,9 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 			vc->dev_name);
 		return -ENODEV;
 	}
+	err = vb_port_check(vc, id, "refused a connection that came in on");
+	if (err)
+		return err;
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
@@ -295,12 +298,23 @@ static void flush_word_dereg(struct vb_listener *l)
 	free(l->flush_word);
 }
 
-/* Bind @l->lid to @addr:@port (every IPv4 address when @addr is NULL). */
+/* Bind @l->lid to @addr:@port; when @addr is NULL, to the address of the
+ * user's GID (OMS_GID_INDEX), else to every IPv4 address. */
 static int bind_listener(struct vb_listener *l, const char *addr,
 			 const char *port)
 {
 	struct rdma_addrinfo hints, *res = NULL;
+	struct sockaddr_storage ss;
 	int err = 0;
+
+	if (!addr) {
+		err = vb_src_addr_bind(l->vc, port, &ss);
+		if (err < 0)
+			return err;
+		if (err)
+			return rdma_bind_addr(l->lid, (struct sockaddr *)&ss) ?
+			       vb_errno(-EADDRNOTAVAIL) : 0;
+	}
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_flags = RAI_PASSIVE;
@@ -371,8 +385,9 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		goto err_id;
 	if (l->lid->verbs && l->lid->verbs != vc->verbs) {
 		fprintf(stderr, "liboms: verbs: %s is on device %s, the "
-			"context on %s\n", addr, ibv_get_device_name(
-			l->lid->verbs->device), vc->dev_name);
+			"context on %s\n", addr ? addr : "the GID's address",
+			ibv_get_device_name(l->lid->verbs->device),
+			vc->dev_name);
 		err = -ENODEV;
 		goto err_id;
 	}

@@ -39,7 +39,7 @@
 	X(ibv_dealloc_pd) X(ibv_reg_mr) X(ibv_dereg_mr)			\
 	X(ibv_create_cq) X(ibv_destroy_cq) X(ibv_modify_qp)		\
 	X(ibv_create_comp_channel) X(ibv_destroy_comp_channel)		\
-	X(ibv_get_cq_event) X(ibv_ack_cq_events)
+	X(ibv_get_cq_event) X(ibv_ack_cq_events) X(_ibv_query_gid_ex)
 
 #define VB_CM_SYMS(X)							\
 	X(rdma_get_devices) X(rdma_free_devices)			\
@@ -93,6 +93,8 @@ int vb_rdma_load(char *why, size_t whylen);
 #define ibv_destroy_comp_channel	(*vb_rdma.ibv_destroy_comp_channel)
 #define ibv_get_cq_event		(*vb_rdma.ibv_get_cq_event)
 #define ibv_ack_cq_events		(*vb_rdma.ibv_ack_cq_events)
+/* ibv_query_gid_ex() is an inline wrapper of this one: call it as such */
+#define _ibv_query_gid_ex		(*vb_rdma._ibv_query_gid_ex)
 #define rdma_get_devices		(*vb_rdma.rdma_get_devices)
 #define rdma_free_devices		(*vb_rdma.rdma_free_devices)
 #define rdma_create_event_channel	(*vb_rdma.rdma_create_event_channel)

@@ -188,6 +188,10 @@ struct vb_ctx {
 	uint64_t idle_beat;
 	int dead;			/* the device is gone */
 	struct rdma_event_channel *cm_ch;	/* this context's connections */
+	/* the user's port and GID (OMS_PORT, OMS_GID_INDEX; src_addr.c) */
+	uint32_t port;			/* 0: the route decides */
+	struct sockaddr_storage src;	/* the GID's address, if src_len */
+	socklen_t src_len;
 };
 
 #define VC(ctx) ((struct vb_ctx *)oms_be_view(ctx)->priv)
@@ -197,6 +201,14 @@ int vb_dev_open(struct oms_ctx *ctx);
 void vb_dev_close(struct oms_ctx *ctx);
 int vb_numa_node(const struct vb_ctx *vc);
 int vb_errno(int fallback);
+
+/* src_addr.c */
+int vb_src_addr_pick(struct vb_ctx *vc, const struct oms_be_rdma_want *w);
+int vb_src_addr_fits(const struct vb_ctx *vc, const struct sockaddr *dst);
+int vb_port_check(const struct vb_ctx *vc, const struct rdma_cm_id *id,
+		  const char *what);
+int vb_src_addr_bind(const struct vb_ctx *vc, const char *port,
+		     struct sockaddr_storage *ss);
 
 /* conn.c */
 int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
