@@ -43,6 +43,8 @@ static struct {
 	.targets = 1u << T_EMU | 1u << T_KMOD,
 };
 
+static struct ba_rdma rdma;
+
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_STRING, "HOST", "probe the verbs device "
 	  "between here and HOST (which runs oms_probe --listen)",
@@ -67,6 +69,7 @@ static const struct ba_opt opts[] = {
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS", "a completion or a peer "
 	  "that takes longer is a failure", &args.p.timeout_ms, .min = 100,
 	  .max = 3600000 },
+	BA_OPTS_RDMA(&rdma),
 };
 
 static struct ba ba = {
@@ -93,6 +96,9 @@ int main(int argc, char **argv)
 		if (ba_seen(&ba, "targets"))
 			return ba_fail(&ba, "--listen serves verbs only: "
 				       "--targets does not apply");
+		rc = ba_rdma_apply(&ba, &rdma, 0);
+		if (rc != BA_GO_ON)
+			return rc;
 		ba_close(&ba);
 		return probe_verbs_server(o) ? 1 : 0;
 	}
@@ -102,6 +108,9 @@ int main(int argc, char **argv)
 		return ba_fail(&ba, "--targets verbs needs --server HOST");
 	if (o->bind)
 		return ba_fail(&ba, "--bind applies to --listen only");
+	rc = ba_rdma_apply(&ba, &rdma, !(args.targets & 1u << T_VERBS));
+	if (rc != BA_GO_ON)
+		return rc;
 	ba_set_backend(&ba, args.targets & 1u << T_VERBS ? "verbs" : "emu");
 	if (args.targets & 1u << T_VERBS) {
 		err = probe_verbs_client(o, &rep);

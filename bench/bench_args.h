@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 enum ba_type {
 	BA_FLAG,	/* no value: *(int *)dst = 1; dst may be NULL */
@@ -59,9 +61,23 @@ struct ba_opt {
 	const char *dflt;	/* default as --help says it; NULL: dst's */
 };
 
-/* perftest's --report_gbits, for the benchmarks that print bandwidth. */
-#define BA_OPT_REPORT_GBITS { .long_name = "report_gbits", .type = BA_FLAG, \
-	.help = "perftest's flag, taken: bandwidth here is always in Gb/s" }
+/* perftest's --report_gbits: the table's bandwidth in Gb/s, not MB/s
+ * (2^20 bytes, as perftest's); --json records always carry Gb/s. */
+#define BA_OPT_REPORT_GBITS(p) { .long_name = "report_gbits", \
+	.type = BA_FLAG, .dst = (p), \
+	.help = "bandwidth in the table in Gb/s (default MB/s)" }
+
+/* A bandwidth in Gb/s as the table shows it, and the column's unit. */
+static inline double ba_bw(double gbps, int gbits)
+{
+	return gbits ? gbps : gbps * 1e9 / 8 / (1u << 20);
+}
+
+static inline const char *ba_bw_unit(int gbits)
+{
+	return gbits ? "Gb/s" : "MB/s";
+}
+
 
 struct ba {
 	/* set by the benchmark */
@@ -128,5 +144,45 @@ static inline int ba_json_on(const struct ba *ba)
 
 /* Close --out_json; 1 (with a message) if it could not all be written. */
 int ba_close(struct ba *ba);
+
+/*
+ * perftest's -d, -i and -x, for the programs that run over verbs: the RDMA
+ * device, its port and the GID index (whose address, on RoCE, the program
+ * connects from and listens on).  ba_rdma_apply() hands them to liboms as
+ * OMS_DEVICE, OMS_PORT and OMS_GID_INDEX, which liboms(7) describes.
+ */
+struct ba_rdma {
+	const char *dev;
+	uint32_t port;
+	uint32_t gid_index;
+};
+
+#define BA_OPTS_RDMA(r)							\
+	{ .short_name = 'd', .long_name = "ib-dev", .type = BA_STRING,	\
+	  .metavar = "DEV", .dst = &(r)->dev, .help = "the RDMA device",	\
+	  .dflt = "OMS_DEVICE, else the first" },			\
+	{ .short_name = 'i', .long_name = "ib-port", .type = BA_UINT,	\
+	  .metavar = "PORT", .dst = &(r)->port, .min = 1, .max = 255,	\
+	  .help = "its port", .dflt = "the route's" },			\
+	{ .short_name = 'x', .long_name = "gid-index", .type = BA_UINT,	\
+	  .metavar = "N", .dst = &(r)->gid_index, .max = 65535,		\
+	  .help = "connect from and listen on the address of its GID N "	\
+	  "(RoCE)", .dflt = "the address decides" }
+
+/* Is environment variable @name set to @val? */
+static inline int ba_env_is(const char *name, const char *val)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, val);
+}
+
+/*
+ * After ba_parse(): -d, -i and -x into the environment liboms reads;
+ * refused (2, with why) when the run is on the emulated device
+ * (@emulated: --local, --backend emu), which has no RDMA device to name.
+ * BA_GO_ON otherwise.
+ */
+int ba_rdma_apply(struct ba *ba, const struct ba_rdma *r, int emulated);
 
 #endif

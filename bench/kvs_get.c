@@ -65,6 +65,7 @@ enum mode { M_NONE, M_SERVER, M_CLIENT, M_LOCAL };
 
 struct opts {
 	enum mode mode;
+	int gbits;			/* --report_gbits */
 	const char *host, *port, *bind;
 	uint32_t protos;		/* bit per enum oms_kvs_proto */
 	uint32_t sizes[NSWEEP], nsizes;
@@ -113,6 +114,8 @@ static struct opts args = {
 	.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
 	.link_gbps = 100,
 };
+
+static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
@@ -191,7 +194,8 @@ static const struct ba_opt opts[] = {
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
 	  "declare a silent server dead after this long (oms_ctx_attr "
 	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
-	BA_OPT_REPORT_GBITS,
+	BA_OPTS_RDMA(&rdma),
+	BA_OPT_REPORT_GBITS(&args.gbits),
 };
 
 /* --hist: every cell's histogram, appended as the cells end */
@@ -850,7 +854,8 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	       o->zipf > 0 ? "Zipf" : "uniform", o->zipf, o->read_pct);
 	bu_rule();
 	printf(" %-7s %-12s %3s %5s %12s %10s %8s %8s %8s %8s %7s %9s\n",
-	       "#bytes", "proto", "thr", "batch", "#gets", "M gets/s", "Gb/s",
+	       "#bytes", "proto", "thr", "batch", "#gets", "M gets/s",
+	       ba_bw_unit(o->gbits),
 	       "p50 us", "p99 us", "p99.9 us", "torn", "retries");
 	bu_rule();
 }
@@ -908,8 +913,8 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		printf(" %-7u %-12s %3u %5u %12llu %10.2f %8.2f %8.2f %8.2f "
 		       "%8.2f %7llu %9llu\n", size, oms_kvs_proto_name(proto),
 		       o->threads, o->batch,
-		       (unsigned long long)r->gets, r->mops, r->gbps,
-		       r->p50_us, r->p99_us, r->p999_us,
+		       (unsigned long long)r->gets, r->mops,
+		       ba_bw(r->gbps, o->gbits), r->p50_us, r->p99_us, r->p999_us,
 		       (unsigned long long)r->torn,
 		       (unsigned long long)r->retries);
 	if (!o->json && o->read_pct < 100)
@@ -1296,6 +1301,10 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	settle(&args);
+	r = ba_rdma_apply(&ba, &rdma, args.backend == OMS_BACKEND_EMU ||
+			  (!args.backend && ba_env_is("OMS_BACKEND", "emu")));
+	if (r != BA_GO_ON)
+		return r;
 	if (args.calibrate && args.mode != M_CLIENT)
 		return ba_fail(&ba, "--calibrate measures a link: it needs "
 			       "--client HOST");

@@ -74,6 +74,7 @@ static const unsigned mode_cls[M_COUNT] = {
 
 struct opts {
 	int json, pcheck;
+	int gbits;		/* --report_gbits */
 	unsigned sizes[MAX_SIZES], nsizes;
 	int modes[M_COUNT];
 	unsigned ms, reps, reorder, batch;
@@ -522,7 +523,7 @@ static const struct ba_opt opts[] = {
 	  .dflt = "/dev/oms" },
 	{ 0, "dat", NULL, BA_STRING, "FILE", "gnuplot columns into FILE",
 	  .dst = &args.dat },
-	BA_OPT_REPORT_GBITS,
+	BA_OPT_REPORT_GBITS(&args.gbits),
 };
 
 /* What the table filled, in the form the passes use. */
@@ -682,8 +683,10 @@ static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
 		if (!o->json)
 			printf(" fence/%-4u %-6s %6u %7zu %9.2f %9.2f %9s %7.3f %7s %9.4f %8s %8s\n",
 			       o->every[k], path_label(o, P_MAPPED), size,
-			       oms_tx_payload_max(OMS_TX_WEAK, size), p.gbps,
-			       p.payload_gbps, "-", ratio(p.gbps, unf), "-",
+			       oms_tx_payload_max(OMS_TX_WEAK, size),
+			       ba_bw(p.gbps, o->gbits),
+			       ba_bw(p.payload_gbps, o->gbits), "-",
+			       ratio(p.gbps, unf), "-",
 			       fpm, "-", "-");
 		fflush(stdout);
 	}
@@ -712,7 +715,8 @@ static void report_size(struct ba *ba, unsigned size, const struct opts *o,
 			    (pa == P_IOCTL && m == M_RAW))
 				continue;
 			if (p->verified) {
-				snprintf(ver, sizeof(ver), "%.2f", p->verified_gbps);
+				snprintf(ver, sizeof(ver), "%.2f",
+					 ba_bw(p->verified_gbps, o->gbits));
 				snprintf(ino, sizeof(ino), "%s",
 					 p->ooo || p->lost || p->corrupted ?
 					 "NO" : "yes");
@@ -747,7 +751,8 @@ static void report_size(struct ba *ba, unsigned size, const struct opts *o,
 			if (!o->json)
 				printf(" %-10s %-6s %6u %7zu %9.2f %9.2f %9s %7.3f %7.3f %9.3f %8.4f %8s\n",
 				       mode_name[m], path_label(o, pa), size,
-				       p->payload, p->gbps, p->payload_gbps, ver,
+				       p->payload, ba_bw(p->gbps, o->gbits),
+				       ba_bw(p->payload_gbps, o->gbits), ver,
 				       x_unf, x_raw, fpm, spm, ino);
 			fflush(stdout);
 		}
@@ -865,7 +870,9 @@ int main(int argc, char **argv)
 		  o.batch, o.batch > 1 ? "s" : "",
 		  o.reorder, (unsigned long long)(o.verify_bytes >> 20),
 		  o.pcheck ? ", payload check" : "", BU_RULE, "mode", "path",
-		  "size", "payload", "Gb/s wr", "Gb/s pay", "Gb/s ver",
+		  "size", "payload", o.gbits ? "Gb/s wr" : "MB/s wr",
+		  o.gbits ? "Gb/s pay" : "MB/s pay",
+		  o.gbits ? "Gb/s ver" : "MB/s ver",
 		  "x unfen", "x raw", "fence/msg", "sys/msg", "in-order",
 		  BU_RULE);
 	for (unsigned si = 0; si < o.nsizes; si++) {

@@ -107,6 +107,8 @@ static struct opts args = {
 	.duration = 0.5, .timeout_ms = 20000,
 };
 
+static struct ba_rdma rdma;
+
 static const struct ba_opt opts[] = {
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "producer, destinations and consumer in this process, on the "
@@ -146,6 +148,7 @@ static const struct ba_opt opts[] = {
 	{ 'p', "port", NULL, BA_UINT, "PORT",
 	  "the destinations listen on PORT and PORT+1",
 	  &args.port, .min = 1, .max = 65534 },
+	BA_OPTS_RDMA(&rdma),
 };
 
 static struct ba ba = {
@@ -729,6 +732,10 @@ int main(int argc, char **argv)
 	int rc = ba_parse(&ba, argc, argv), bad = 0, err;
 	int model = 0;
 
+	if (rc != BA_GO_ON)
+		return rc;
+	rc = ba_rdma_apply(&ba, &rdma, o->local ||
+			   ba_env_is("OMS_BACKEND", "emu"));
 	if (rc != BA_GO_ON)
 		return rc;
 	if (!o->local && (ba_seen(&ba, "scale") || ba_seen(&ba, "chaos")))

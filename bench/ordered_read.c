@@ -142,6 +142,7 @@ static struct {
 	uint32_t scale, qd, runs;
 	uint32_t sizes[NSIZES], nsizes;
 	double dur_s;
+	int gbits;			/* --report_gbits */
 } o = {
 	.scale = 500, .qd = 256, .runs = 2, .dur_s = 0.1,
 	.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 },
@@ -164,7 +165,7 @@ static const struct ba_opt opts[] = {
 	  &o.qd, .min = 1, .max = 1024 },
 	{ 0, "runs", NULL, BA_UINT, "N", "best of N runs per cell", &o.runs,
 	  .min = 1, .max = 100 },
-	BA_OPT_REPORT_GBITS,
+	BA_OPT_REPORT_GBITS(&o.gbits),
 };
 
 int main(int argc, char **argv)
@@ -208,7 +209,8 @@ int main(int argc, char **argv)
 		bu_rule();
 	bu_printf(!json, " %-8s", "bytes");
 	for (unsigned m = 0; m < NMODES; m++)
-		bu_printf(!json, " %9s Mop/s %6s", modes[m].name, "Gb/s");
+		bu_printf(!json, " %9s Mop/s %8s", modes[m].name,
+			  ba_bw_unit(o.gbits));
 	bu_printf(!json, "  opt/unord\n");
 	if (!json)
 		bu_rule();
@@ -242,7 +244,8 @@ int main(int argc, char **argv)
 				"\"mops\":%.6g,\"gbps\":%.6g,\"scale\":%u,"
 				"\"qd\":%u,\"runs\":%u", modes[m].name, size,
 				mops[m][s], gbps, scale, qd, runs);
-			bu_printf(!json, " %15.2f %6.2f", mops[m][s], gbps);
+			bu_printf(!json, " %15.2f %8.2f", mops[m][s],
+				  ba_bw(gbps, o.gbits));
 			fflush(stdout);
 		}
 		bu_printf(!json, "  %8.2fx\n",

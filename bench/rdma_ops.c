@@ -29,7 +29,8 @@
  * device the figures are the emulator's own rate; they mean a NIC's on
  * verbs.
  *
- * A row per cell: bytes, op, threads, QPs, M ops/s, Gb/s, us per round.
+ * A row per cell: bytes, op, threads, QPs, M ops/s, MB/s (Gb/s with
+ * --report_gbits), us per round.
  * The JSON record also has the client threads' CPU time per operation,
  * user and system (getrusage: what the loop, liboms and the provider cost,
  * and what the kernel did in their system calls).  --breakdown times the
@@ -68,6 +69,7 @@ enum op { OP_WRITE, OP_READ, OP_ACQUIRE, OP_COUNT };
 
 struct opts {
 	enum mode mode;
+	int gbits;			/* --report_gbits */
 	const char *host, *bind;
 	char port[8];
 	uint32_t port_n;
@@ -91,6 +93,8 @@ static struct opts args = {
 	.thr = { 1 }, .nthr = 1, .qps = 1, .batch = 32, .scale = 0,
 	.timeout_ms = 2000, .duration = 2,
 };
+
+static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
@@ -144,7 +148,8 @@ static const struct ba_opt opts[] = {
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
 	  "declare a silent server dead after this long", &args.timeout_ms,
 	  .min = 1, .max = 600000 },
-	BA_OPT_REPORT_GBITS,
+	BA_OPTS_RDMA(&rdma),
+	BA_OPT_REPORT_GBITS(&args.gbits),
 };
 
 static struct ba ba = {
@@ -544,7 +549,8 @@ static int run_clients(const struct opts *o, const char *host)
 		       o->batch, o->duration);
 		bu_rule();
 		printf(" %-7s %-7s %7s %4s %10s %9s %10s\n", "#bytes", "op",
-		       "threads", "QPs", "M ops/s", "Gb/s", "us/round");
+		       "threads", "QPs", "M ops/s", ba_bw_unit(o->gbits),
+		       "us/round");
 		bu_rule();
 	}
 	for (uint32_t op = 0; op < OP_COUNT && !err; op++) {
@@ -598,7 +604,8 @@ static int run_clients(const struct opts *o, const char *host)
 					printf(" %-7u %-7s %7u %4u %10.3f "
 					       "%9.3f %10.2f\n", c.size,
 					       op_names[op], c.threads, o->qps,
-					       r.mops, r.gbps, r.round_us);
+					       r.mops, ba_bw(r.gbps, o->gbits),
+					       r.round_us);
 				if (!ba.json && o->breakdown)
 					printf("   where the time goes, us per "
 					       "op and thread: %.2f = issue "
@@ -688,6 +695,10 @@ int main(int argc, char **argv)
 	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
 	    !getenv("OMS_BACKEND"))
 		o->backend = OMS_BACKEND_EMU;
+	r = ba_rdma_apply(&ba, &rdma, o->backend == OMS_BACKEND_EMU ||
+			  (!o->backend && ba_env_is("OMS_BACKEND", "emu")));
+	if (r != BA_GO_ON)
+		return r;
 	if (o->sweep) {
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = sizeof(sweep_sizes) / sizeof(sweep_sizes[0]);

@@ -172,7 +172,8 @@ check_bad ordered_read --duration -D 1e999
 check_run ordered_read -s 64 -D 0.001 --runs 1
 
 check_help kvs_get --server --client --local --port --size --proto --threads \
-	--qps --batch --duration --backend --order --zipf --hist --calibrate
+	--qps --batch --duration --backend --order --zipf --hist --calibrate \
+	--ib-dev --ib-port --gid-index --report_gbits
 check_bad kvs_get --server
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
@@ -274,7 +275,8 @@ ok=0
 tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
 
 check_help rdma_ops --server --client --local --port --op --size --threads \
-	--qps --batch --stream --breakdown --duration --backend --scale --timeout-ms
+	--qps --batch --stream --breakdown --duration --backend --scale --timeout-ms \
+	--ib-dev --ib-port --gid-index --report_gbits
 check_bad rdma_ops --server
 check_bad rdma_ops --op --local --op ,
 check_bad rdma_ops --op --local --op send
@@ -326,7 +328,7 @@ ok=0
 tap $ok "rdma_ops without --breakdown: CPU per operation, no timed parts"
 
 check_help msg_pass --local --server --client --size --modes --duration \
-	--window --scale --chaos --runs --port
+	--window --scale --chaos --runs --port --ib-dev --ib-port --gid-index
 check_bad msg_pass --local
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3
@@ -412,6 +414,32 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 		>/dev/null 2>"$tmp/err"
 	says "OMS_BACKEND=foo: expected emu or verbs" "rdma_ops with OMS_BACKEND=foo: names the variable and its values"
 fi
+# perftest's -d, -i, -x name an RDMA device: refused on the emulated one,
+# out of range refused, a device that is not there named with the fix
+check_bad kvs_get "-d/--ib-dev names an RDMA device" --local -d rxe0
+check_bad kvs_get "-x/--gid-index names an RDMA device" --local --backend emu -x 1
+check_bad rdma_ops "-i/--ib-port names an RDMA device" --local -i 1
+check_bad msg_pass "-d/--ib-dev names an RDMA device" --local --ib-dev rxe0
+check_bad kvs_get "-i/--ib-port: '0' refused" -i 0 somehost
+check_bad rdma_ops "-x/--gid-index: '65536' refused" -x 65536 somehost
+OMS_BACKEND=emu timeout 60 "$bdir/rdma_ops" -d rxe0 somehost >/dev/null 2>"$tmp/err"
+says "names an RDMA device, but the run is on the emulated device" "rdma_ops -d under OMS_BACKEND=emu: refused, not ignored"
+run kvs_get -d nosuchdev0 127.0.0.1 -D 0.1 --timeout-ms 2000
+[ $rc -eq 1 ]
+says "OMS_DEVICE=nosuchdev0: no such RDMA device (present: " "kvs_get -d with a device that is not there: names it and the devices present (exit $rc)"
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	# OMS_DEVICE picks verbs: no silent fall back to the emulated device
+	OMS_DEVICE=rxe0 timeout 60 "$bdir/../apps/oms_info" >/dev/null 2>"$tmp/err"
+	says "OMS_DEVICE=rxe0: no such RDMA device (present: none" "oms_info with OMS_DEVICE and no RDMA device: refused, not the emulated device"
+fi
+# --report_gbits is perftest's unit switch: MB/s by default, Gb/s with it
+for u in MB/s Gb/s; do
+	[ $u = Gb/s ] && g=--report_gbits || g=
+	run rdma_ops --local -D 0.05 --port 7990 -s 64 --op write \
+		--timeout-ms 30000 $g
+	[ $rc -eq 0 ] && grep -q "M ops/s *$u" "$tmp/out"
+	tap $? "rdma_ops ${g:-without --report_gbits}: bandwidth column in $u"
+done
 if [ ! -e /dev/oms ]; then
 	run mmio_tx --window kmod -s 64 -D 0.001 --reps 1
 	says "oms.ko is not loaded: sudo insmod" "mmio_tx --window kmod without oms.ko: says how to load it"

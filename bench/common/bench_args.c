@@ -752,3 +752,30 @@ int ba_close(struct ba *ba)
 			ba->prog, ba->out_json);
 	return !!bad;
 }
+
+int ba_rdma_apply(struct ba *ba, const struct ba_rdma *r, int emulated)
+{
+	int dev = ba_seen(ba, "ib-dev"), port = ba_seen(ba, "ib-port");
+	int gid = ba_seen(ba, "gid-index");
+	char num[16];
+
+	if (!dev && !port && !gid)
+		return BA_GO_ON;
+	if (emulated)
+		return ba_fail(ba, "%s names an RDMA device, but the run is on the "
+			       "emulated device (--local, --backend emu, "
+			       "OMS_BACKEND=emu)",
+			       dev ? "-d/--ib-dev" : port ? "-i/--ib-port" :
+			       "-x/--gid-index");
+	if (dev)
+		setenv("OMS_DEVICE", r->dev, 1);
+	if (port) {
+		snprintf(num, sizeof(num), "%u", r->port);
+		setenv("OMS_PORT", num, 1);
+	}
+	if (gid) {
+		snprintf(num, sizeof(num), "%u", r->gid_index);
+		setenv("OMS_GID_INDEX", num, 1);
+	}
+	return BA_GO_ON;
+}

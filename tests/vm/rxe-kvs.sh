@@ -63,6 +63,58 @@ kvs_single_source() {
 	tap $? "kvs_get --client --proto single --size $1 over rxe, acquire at the source (OMS_AGENT=0): $src_gets gets, torn 0"
 }
 
+# The index of the RoCE v2 GID of RDMA device $1's port 1 that is IPv4
+# address $2 (::ffff:a.b.c.d, as sysfs writes it), or nothing.
+gid_index_of() {
+	p=/sys/class/infiniband/$1/ports/1
+	set -- "$1" $(echo "$2" | tr . ' ')
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$2" "$3" "$4" "$5")
+	for f in "$p"/gids/*; do
+		i=$(basename "$f")
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+			[ "$(cat "$p/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return; }
+	done
+}
+
+# perftest's -d, -i, -x on a real device: the GID of this guest's address
+# gives the source address of the connection; a port or GID the device
+# does not have is refused, saying so.
+kvs_device_flags() {
+	dev=$(ls /sys/class/infiniband | head -n 1)
+	gid=$(gid_index_of "$dev" "$me")
+	echo "# kvs: device $dev, GID ${gid:-?} is $me"
+	out=$("$bdir/bench/kvs_get" -d "$dev" -i 1 -x "${gid:-0}" "$peer" \
+		--port $kvs_port --proto single --size 64 --items 256 --threads 1 \
+		--qps 1 --batch 4 --duration 0.5 --timeout-ms 20000 --json \
+		2>/run/kvs-dev.err | grep '^{' | head -n 1)
+	sed 's/^/# kvs -d -x stderr: /' /run/kvs-dev.err | tail -n 3
+	[ -n "$gid" ] && [ "$(json_num "$out" torn)" = 0 ] &&
+		[ "$(json_num "$out" gets)" -gt 0 ] 2>/dev/null
+	tap $? "kvs_get -d $dev -i 1 -x $gid HOST over rxe (perftest's flags): $(json_num "$out" gets) gets from GID $gid's address"
+	# the GID decides the source: from the link-local IPv6 one, the
+	# IPv4 server cannot be reached (not taken and ignored)
+	ll=$(cd /sys/class/infiniband/$dev/ports/1/gids && grep -l '^fe80' * | head -n 1)
+	"$bdir/bench/kvs_get" -d "$dev" -x "${ll:-0}" "$peer" --port $kvs_port \
+		--proto single --duration 0.2 --timeout-ms 5000 >/dev/null \
+		2>/run/kvs-dev.err
+	rc=$?
+	sed 's/^/# kvs -x link-local stderr: /' /run/kvs-dev.err | tail -n 2
+	[ -n "$ll" ] && [ $rc -eq 1 ] && grep -q "is an IPv6 address, the listener's is IPv4" /run/kvs-dev.err
+	tap $? "kvs_get -d $dev -x $ll (fe80::, IPv6) to an IPv4 server: refused, saying so (exit $rc): the GID is the source"
+	for bad in "-d $dev -i 2:has no such port" \
+		"-d $dev -x 999:has no GID there" \
+		"-d nosuchdev0:no such RDMA device"; do
+		flag=${bad%%:*}
+		"$bdir/bench/kvs_get" $flag "$peer" --port $kvs_port \
+			--proto single --duration 0.2 --timeout-ms 20000 \
+			>/dev/null 2>/run/kvs-dev.err
+		rc=$?
+		[ $rc -ne 0 ] && grep -q "${bad#*:}" /run/kvs-dev.err
+		tap $? "kvs_get $flag over rxe: refused (exit $rc), says '${bad#*:}'"
+	done
+}
+
 kvs_client() {
 	k=$bdir/bench/kvs_get
 	# the server may still be starting: retry (bounded)
@@ -130,6 +182,7 @@ kvs_client() {
 	[ "$(json_num "$line" torn)" = 0 ] && [ "${farm1k:-0}" -gt 0 ] 2>/dev/null
 	tap $? "kvs_get --client --proto farm --size 1024 over rxe: $farm1k gets, torn 0"
 	echo "# kvs single read of 1 KiB in 1 s: agent $agent1k gets, source $src1k, farm $farm1k"
+	kvs_device_flags
 
 	# The full tier only (make check-full, make kvs-compare): it measures
 	# more than it checks.
