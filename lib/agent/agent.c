@@ -2,9 +2,10 @@
 /*
  * The destination agent's core (agent.h): descriptors in, operations on
  * host memory and completions out.  The engine's reorder buffer keeps each
- * stream in sequence order and its hold keeps class-2 responses behind the
- * owner's posted writes; what is left here is validation, the stop rule of
- * a stream after a failure, and performing.
+ * stream in sequence order, its stream rule (engine/stream.h) stops a
+ * stream at its first failure, and its hold keeps class-2 responses behind
+ * the owner's posted writes; what is left here is validation, performing,
+ * and completing what the rules cancel.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "engine/fabric.h"
 #include "engine/hold.h"
 #include "engine/rob.h"
+#include "engine/stream.h"
 
 #define AG_LINE		64u
 #define AG_DEF_CPL	4096u
@@ -30,19 +32,12 @@ struct ag_pend {
 	int32_t status;
 };
 
-struct ag_stream {
-	uint16_t next;		/* the number performed next */
-	uint16_t stop_at;	/* stopped: the first number not performed */
-	uint8_t stopped;	/* a member at stop_at failed or was refused */
-	uint8_t halted;		/* reached it: everything is cancelled */
-};
-
 struct ag_conn {
 	int used;
 	uint32_t peer;
 	uint16_t window;
 	uint16_t *next;		/* [nstreams], for oms_ad_validate() */
-	struct ag_stream *st;	/* [nstreams] */
+	struct oms_stream *st;	/* [nstreams]: the stop rule */
 	struct ag_pend *pend;	/* [nstreams * window], by the ROB's slot */
 	uint64_t *dropped;	/* [window] scratch for resync */
 	struct oms_rob rob;
@@ -387,47 +382,33 @@ static void drop_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 		complete(ag, conn, &p->d, p->status ? p->status : -ECANCELED,
 			 0);
 	}
-	c->st[stream].next = next;
 	c->next[stream] = next;
 }
 
+/* Nothing buffered or to come is performed, until a resume. */
 static void halt(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 {
-	struct ag_stream *s = &ag->conn[conn].st[stream];
+	struct oms_stream *s = &ag->conn[conn].st[stream];
 
 	drop_stream(ag, conn, stream, s->next);
-	s->stopped = 1;
-	s->halted = 1;
-	s->stop_at = s->next;
+	oms_stream_halt(s);
 }
 
-/* Stop @stream at @seq (in its window): nothing from there on is
- * performed.  An earlier stop point stands. */
-static void stop_at(struct ag_conn *c, uint16_t stream, uint16_t seq)
-{
-	struct ag_stream *s = &c->st[stream];
-
-	if (s->stopped &&
-	    (uint16_t)(s->stop_at - s->next) <= (uint16_t)(seq - s->next))
-		return;
-	s->stopped = 1;
-	s->stop_at = seq;
-}
-
-/* Perform what the stream's reorder buffer lets go. */
+/* Perform what the stream's reorder buffer lets go, as its stop rule
+ * says. */
 static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 {
 	struct ag_conn *c = &ag->conn[conn];
-	struct ag_stream *s = &c->st[stream];
+	struct oms_stream *s = &c->st[stream];
 	oms_rob_seq_t seq;
 	uint64_t cookie;
 
 	while (!s->halted && oms_rob_pop(&c->rob, stream, &seq, &cookie) == 1) {
 		struct ag_pend *p = &c->pend[cookie];
+		enum oms_stream_verdict v = oms_stream_take(s, seq);
 
-		s->next = (uint16_t)(seq + 1);
 		c->next[stream] = s->next;
-		if (s->stopped && seq == s->stop_at) {
+		if (v != OMS_STREAM_GO) {
 			complete(ag, conn, &p->d, p->status ? p->status :
 				 -ECANCELED, 0);
 			halt(ag, conn, stream);
@@ -435,6 +416,7 @@ static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 		}
 		/* a member that failed when performed stops it too */
 		if (perform(ag, conn, &p->d)) {
+			oms_stream_stop(s, seq);
 			halt(ag, conn, stream);
 			return;
 		}
@@ -445,7 +427,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		       const struct oms_ad_desc *d, int status)
 {
 	struct ag_conn *c = &ag->conn[conn];
-	struct ag_stream *s = &c->st[d->stream];
+	struct oms_stream *s = &c->st[d->stream];
 	uint16_t ahead = (uint16_t)(d->seq - s->next);
 	uint64_t slot;
 	int r;
@@ -470,8 +452,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		halt(ag, conn, d->stream);
 		return;
 	}
-	if (s->stopped &&
-	    ahead > (uint16_t)(s->stop_at - s->next)) {
+	if (oms_stream_after_stop(s, d->seq)) {
 		complete(ag, conn, d, status ? status : -ECANCELED, 0);
 		return;
 	}
@@ -491,7 +472,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 	c->pend[slot].d = *d;
 	c->pend[slot].status = status;
 	if (status)
-		stop_at(c, d->stream, d->seq);
+		oms_stream_stop(s, d->seq);
 	if (r == 0)
 		ag->s.waited++;
 	run_stream(ag, conn, d->stream);
@@ -608,8 +589,7 @@ int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 	if (cpl_free(ag) < c->window)
 		return -EAGAIN;
 	drop_stream(ag, conn, stream, next);
-	memset(&c->st[stream], 0, sizeof(c->st[stream]));
-	c->st[stream].next = next;
+	oms_stream_reset(&c->st[stream], next);
 	return 0;
 }
 

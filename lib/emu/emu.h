@@ -39,6 +39,7 @@
 #include "engine/key_check.h"
 #include "engine/rlsq.h"
 #include "engine/rob.h"
+#include "engine/stream.h"
 
 #define EMU_MAX_QUEUES	64
 #define EMU_MAX_REGIONS	OMS_KC_MAX_REGIONS
@@ -127,8 +128,7 @@ struct emu_queue {
 	uint32_t seq_get[OMS_MAX_NODES];	/* head get's slot in gets[] */
 	uint32_t seq_wait;	/* dests with a head */
 	uint32_t seq_started;	/* dests whose head get went to the RLSQ */
-	uint32_t seq_stopped;	/* dests whose stream failed */
-	uint16_t seq_stop_at[OMS_MAX_NODES];	/* seq of the failed member */
+	struct oms_stream seq_st[OMS_MAX_NODES];	/* each stream's stop rule */
 	/* Failures since the last OMS_WR_RESET, per destination: the
 	 * intake index of the first (fenced ops after it are cancelled). */
 	uint32_t failed;	/* dests with a failure */

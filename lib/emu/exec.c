@@ -331,7 +331,7 @@ static void reset(struct oms_emu *dev, struct emu_queue *q,
 	uint32_t bit = 1u << p->wr.dest;
 
 	q->failed &= ~bit;
-	q->seq_stopped &= ~bit;
+	oms_stream_clear_stop(&q->seq_st[p->wr.dest]);
 	src_done(q);
 	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + bus_ns(dev));
 }

@@ -12,14 +12,14 @@
  * has read (every line executed), a fenced member waits for its fence
  * (lib/emu/order.c).  The head is retried every device step.
  *
- * Like a QP in error, the stream stops at its first failed member (one
- * refused at intake fills its sequence number with a skip; one failed
- * when performed; one cancelled): every later member, and every flush
- * counting past it, completes with -ECANCELED unperformed, until an
- * OMS_WR_RESET to the destination.  A NOP member fills its sequence number;
- * with OMS_WR_F_CANCEL (an op the initiator cancelled before sending it)
- * it stops the stream there, as a failed member would.  A flush answers
- * once every member before its count is done.
+ * Like a QP in error, the stream stops at its first failed member, by the
+ * rule lib/engine/stream.h keeps for every destination (the agent's too):
+ * a member refused at intake fills its sequence number with a skip, which
+ * stops the stream there; so does one that fails when performed, and a
+ * NOP with OMS_WR_F_CANCEL (an op the initiator cancelled before sending
+ * it).  An OMS_WR_RESET to the destination forgets the stop.  What is this
+ * device's own: a head that takes time (a get reading, a fence), and
+ * flushes, each answered once every member before its count is done.
  */
 #include <errno.h>
 
@@ -55,8 +55,10 @@ void emu_seq_queue_init(struct emu_queue *q)
 	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
 		q->park_free[i] = (uint16_t)(EMU_SEQ_WINDOW - 1 - i);
 	q->npark_free = EMU_SEQ_WINDOW;
-	for (uint32_t d = 0; d < OMS_MAX_NODES; d++)
+	for (uint32_t d = 0; d < OMS_MAX_NODES; d++) {
 		q->seq_head[d] = NO_HEAD;
+		oms_stream_reset(&q->seq_st[d], 0);
+	}
 }
 
 static uint32_t bit(uint32_t dest)
@@ -80,10 +82,8 @@ static void unpark(struct emu_queue *q, uint16_t slot)
 
 void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
 {
-	if (dest >= OMS_MAX_NODES || (q->seq_stopped & bit(dest)))
-		return;
-	q->seq_stopped |= bit(dest);
-	q->seq_stop_at[dest] = seq;
+	if (dest < OMS_MAX_NODES)
+		oms_stream_stop(&q->seq_st[dest], seq);
 }
 
 /* The sequence number of the stream's first member not done yet. */
@@ -100,15 +100,6 @@ static int covered(struct oms_emu *dev, const struct emu_queue *q,
 		   uint32_t dest, uint32_t cnt)
 {
 	return (uint16_t)(stream_next(dev, q, dest) - (uint16_t)cnt) < 0x8000;
-}
-
-/* Does a flush counting to @cnt count past the member the stream
- * stopped at? */
-static int flush_cancelled(const struct emu_queue *q, uint32_t dest,
-			   uint32_t cnt)
-{
-	return (q->seq_stopped & bit(dest)) &&
-	       (uint16_t)((uint16_t)cnt - q->seq_stop_at[dest] - 1) < 0x8000;
 }
 
 enum { FENCE_GO, FENCE_WAIT, FENCE_CANCEL };
@@ -131,7 +122,7 @@ static int flush_try(struct oms_emu *dev, struct emu_queue *q,
 {
 	uint32_t dest = f->wr.dest;
 
-	if (flush_cancelled(q, dest, f->wr.seq)) {
+	if (oms_stream_flush_cancelled(&q->seq_st[dest], (uint16_t)f->wr.seq)) {
 		emu_fail(dev, q, f, -ECANCELED);
 		return 1;
 	}
@@ -190,7 +181,7 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 
 	if (q->seq_started & bit(dest))
 		return head_get_read(q, dest, p);
-	if (q->seq_stopped & bit(dest)) {
+	if (oms_stream_cancels(&q->seq_st[dest], (uint16_t)p->wr.seq)) {
 		emu_fail(dev, q, p, -ECANCELED);
 		return 1;
 	}
@@ -228,6 +219,7 @@ static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 	uint64_t cookie;
 
 	while (oms_rob_pop(&dev->rob[dest], q->id, &seq, &cookie) == 1) {
+		oms_stream_take(&q->seq_st[dest], seq);
 		if (cookie != SKIP) {
 			q->seq_head[dest] = (int16_t)cookie;
 			q->seq_wait |= bit(dest);
