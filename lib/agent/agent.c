@@ -17,8 +17,8 @@
 #include "engine/hold.h"
 #include "engine/rob.h"
 #include "engine/stream.h"
+#include "util/lines.h"
 
-#define AG_LINE		64u
 #define AG_DEF_CPL	4096u
 #define AG_DEF_HELD	1024u
 #define AG_HOLD_WINDOW	4096u	/* unacked posted writes per node */
@@ -123,14 +123,6 @@ static void complete(struct oms_agent *ag, uint32_t conn,
 
 /* ---- performing ---- */
 
-/* Bytes from @addr to the end of its 64-byte line, at most @left. */
-static uint32_t line_part(uintptr_t addr, uint32_t left)
-{
-	uint32_t n = AG_LINE - (uint32_t)(addr & (AG_LINE - 1));
-
-	return n < left ? n : left;
-}
-
 /*
  * Line by line in address order, the lines of the region (the put's
  * destination, the get's source) being the unit:
@@ -143,16 +135,17 @@ static uint32_t line_part(uintptr_t addr, uint32_t left)
 static void copy_lines(uint8_t *dst, const uint8_t *src, uint32_t len,
 		       int put)
 {
-	for (uint32_t off = 0; off < len;) {
-		const uint8_t *in_region = put ? dst + off : src + off;
-		uint32_t n = line_part((uintptr_t)in_region, len - off);
+	uintptr_t region = put ? (uintptr_t)dst : (uintptr_t)src;
 
-		memcpy(dst + off, src + off, n);
+	for (uint32_t i = 0; i < oms_line_count(region, len); i++) {
+		uint64_t lo, n;
+
+		oms_line_span(region, len, i, &lo, &n);
+		memcpy(dst + (lo - region), src + (lo - region), n);
 		if (put)
 			__atomic_thread_fence(__ATOMIC_RELEASE);
 		else
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		off += n;
 	}
 }
 
@@ -166,8 +159,7 @@ static uint64_t ag_rand(struct oms_agent *ag)
 static void get_lines_relaxed(struct oms_agent *ag, uint8_t *dst,
 			      const uint8_t *src, uint32_t len)
 {
-	uintptr_t first = (uintptr_t)src & ~(uintptr_t)(AG_LINE - 1);
-	uint32_t nl = (uint32_t)(((uintptr_t)src + len - 1 - first) / AG_LINE) + 1;
+	uint32_t nl = oms_line_count((uintptr_t)src, len);
 
 	if (!ag->a.chaos_seed || nl == 1) {
 		memcpy(dst, src, len);
@@ -182,14 +174,11 @@ static void get_lines_relaxed(struct oms_agent *ag, uint8_t *dst,
 		ag->perm[j] = t;
 	}
 	for (uint32_t i = 0; i < nl; i++) {
-		uintptr_t lo = first + (uintptr_t)ag->perm[i] * AG_LINE;
-		uintptr_t hi = lo + AG_LINE;
+		uint64_t lo, n;
 
-		if (lo < (uintptr_t)src)
-			lo = (uintptr_t)src;
-		if (hi > (uintptr_t)src + len)
-			hi = (uintptr_t)src + len;
-		memcpy(dst + (lo - (uintptr_t)src), (const void *)lo, hi - lo);
+		oms_line_span((uintptr_t)src, len, ag->perm[i], &lo, &n);
+		memcpy(dst + (lo - (uintptr_t)src), src + (lo - (uintptr_t)src),
+		       n);
 	}
 }
 
@@ -773,7 +762,7 @@ int oms_agent_create(const struct oms_agent_attr *attr,
 	ag->ready = calloc(a.max_held, sizeof(*ag->ready));
 	ag->cpl = calloc(a.max_cpl, sizeof(*ag->cpl));
 	ag->scratch = malloc(OMS_AD_MAX_LEN);
-	ag->perm = calloc(OMS_AD_MAX_LEN / AG_LINE + 1, sizeof(*ag->perm));
+	ag->perm = calloc(OMS_AD_MAX_LEN / OMS_LINE + 1, sizeof(*ag->perm));
 	if (!ag->held || !ag->held_free || !ag->ready || !ag->cpl ||
 	    !ag->scratch || !ag->perm ||
 	    oms_hold_init(&ag->hold, &hc, NULL, 0)) {

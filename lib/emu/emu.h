@@ -40,12 +40,13 @@
 #include "engine/rlsq.h"
 #include "engine/rob.h"
 #include "engine/stream.h"
+#include "util/lines.h"
 
 #define EMU_MAX_QUEUES	64
 #define EMU_MAX_REGIONS	OMS_KC_MAX_REGIONS
 #define EMU_POOL	256	/* taken commands waiting to execute */
 #define EMU_MAX_GETS	256	/* reads in progress per queue */
-#define EMU_LINE	64
+#define EMU_LINE	OMS_LINE
 #define EMU_MAX_OP	(1u << 20)
 /* The read engine names a line (region << 32 | line index): a longer
  * region's lines would alias the next region's. */

@@ -115,12 +115,11 @@ static struct emu_pend admit(const struct oms_emu *dev,
 void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
 		    uint64_t len)
 {
-	uint64_t first = off / EMU_LINE, last = (off + len - 1) / EMU_LINE;
-
 	if (!len || !dev->rlsq.nspec)
 		return;
-	for (uint64_t l = first; l <= last; l++)
-		oms_rlsq_invalidate(&dev->rlsq, ((uint64_t)region << 32) | l);
+	for (uint32_t i = 0; i < oms_line_count(off, len); i++)
+		oms_rlsq_invalidate(&dev->rlsq, ((uint64_t)region << 32) |
+				    (oms_line_first(off) + i));
 }
 
 int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,

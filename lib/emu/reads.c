@@ -89,14 +89,11 @@ int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
-	uint64_t first = p->wr.off / EMU_LINE;
-	uint64_t last = (p->wr.off + p->wr.len - 1) / EMU_LINE;
-
 	(void)dev;
 	g->wr = p->wr;
 	g->idx = p->idx;
 	g->gen = p->gen;
-	g->nlines = (uint32_t)(last - first + 1);
+	g->nlines = oms_line_count(p->wr.off, p->wr.len);
 	g->submitted = g->executed = g->delivered = 0;
 	g->status = 0;
 	g->resp_due = p->due;
@@ -159,7 +156,7 @@ static void submit_lines(struct oms_emu *dev, struct emu_queue *q)
 		struct emu_get *g = &q->gets[q->get_sub % EMU_MAX_GETS];
 		unsigned kind = g->wr.flags & OMS_WR_F_ACQUIRE ?
 				OMS_RLSQ_ACQUIRE : OMS_RLSQ_READ;
-		uint64_t first = g->wr.off / EMU_LINE;
+		uint64_t first = oms_line_first(g->wr.off);
 
 		if (g->resp_due > now)
 			return;
@@ -190,15 +187,7 @@ static void submit_lines(struct oms_emu *dev, struct emu_queue *q)
 static void line_span(const struct emu_get *g, uint32_t idx, uint64_t *off,
 		      uint64_t *len)
 {
-	uint64_t lo = (g->wr.off / EMU_LINE + idx) * EMU_LINE;
-	uint64_t hi = lo + EMU_LINE;
-
-	if (lo < g->wr.off)
-		lo = g->wr.off;
-	if (hi > g->wr.off + g->wr.len)
-		hi = g->wr.off + g->wr.len;
-	*off = lo;
-	*len = hi - lo;
+	oms_line_span(g->wr.off, g->wr.len, idx, off, len);
 }
 
 /* A line of @g could not be read: the get fails (and its stream stops:
