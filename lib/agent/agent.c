@@ -726,6 +726,18 @@ int oms_agent_conn_close(struct oms_agent *ag, uint32_t id)
 	return 0;
 }
 
+/* The agent's arrays and itself (any of them may be NULL). */
+static void agent_free(struct oms_agent *ag)
+{
+	free(ag->held);
+	free(ag->held_free);
+	free(ag->ready);
+	free(ag->cpl);
+	free(ag->scratch);
+	free(ag->perm);
+	free(ag);
+}
+
 int oms_agent_create(const struct oms_agent_attr *attr,
 		     const struct oms_agent_ops *ops, struct oms_agent **out)
 {
@@ -766,13 +778,7 @@ int oms_agent_create(const struct oms_agent_attr *attr,
 	if (!ag->held || !ag->held_free || !ag->ready || !ag->cpl ||
 	    !ag->scratch || !ag->perm ||
 	    oms_hold_init(&ag->hold, &hc, NULL, 0)) {
-		free(ag->held);
-		free(ag->held_free);
-		free(ag->ready);
-		free(ag->cpl);
-		free(ag->scratch);
-		free(ag->perm);
-		free(ag);
+		agent_free(ag);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < a.max_held; i++)
@@ -792,13 +798,7 @@ void oms_agent_destroy(struct oms_agent *ag)
 	for (uint32_t i = 0; i < ag->a.max_held; i++)
 		free(ag->held[i].buf);
 	oms_hold_destroy(&ag->hold);
-	free(ag->held);
-	free(ag->held_free);
-	free(ag->ready);
-	free(ag->cpl);
-	free(ag->scratch);
-	free(ag->perm);
-	free(ag);
+	agent_free(ag);
 }
 
 void oms_agent_stats(const struct oms_agent *ag, struct oms_agent_stats *st)

@@ -140,6 +140,10 @@ int tx_window_kmod_open(const char *dev, uint64_t align, int *fd_out,
 			size_t *len_out);
 /* lib/tx/window.c: unmap and close what a window holds (its fini). */
 void tx_window_unmap(struct oms_tx_window *w);
+/* @w maps @len bytes at @base (of @fd, or -1), unmapped and closed by
+ * tx_window_unmap(): fill it in, hand it out in *@out; returns 0. */
+int tx_window_mapped(struct oms_tx_window *w, void *base, size_t len,
+		     int kind, int fd, struct oms_tx_window **out);
 
 /*
  * The ioctl path (lib/tx/window_ioctl.c).  A queue on an

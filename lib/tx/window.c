@@ -23,6 +23,19 @@ void tx_window_unmap(struct oms_tx_window *w)
 		close(w->fd);
 }
 
+int tx_window_mapped(struct oms_tx_window *w, void *base, size_t len,
+		     int kind, int fd, struct oms_tx_window **out)
+{
+	w->base = base;
+	w->len = len;
+	w->map_len = len;
+	w->kind = kind;
+	w->fd = fd;
+	w->fini = tx_window_unmap;
+	*out = w;
+	return 0;
+}
+
 OMS_EXPORT int oms_tx_window_mem(size_t len, struct oms_tx_window **out)
 {
 	struct oms_tx_window *w;
@@ -39,14 +52,7 @@ OMS_EXPORT int oms_tx_window_mem(size_t len, struct oms_tx_window **out)
 		free(w);
 		return -ENOMEM;
 	}
-	w->base = p;
-	w->len = len;
-	w->map_len = len;
-	w->kind = OMS_TX_WIN_MEM;
-	w->fd = -1;
-	w->fini = tx_window_unmap;
-	*out = w;
-	return 0;
+	return tx_window_mapped(w, p, len, OMS_TX_WIN_MEM, -1, out);
 }
 
 OMS_EXPORT int oms_tx_window_file(const char *path, size_t len,
@@ -112,14 +118,7 @@ int tx_window_map_fd(int fd, size_t len, int prot, int kind,
 		close(fd);
 		return err;
 	}
-	w->base = p;
-	w->len = len;
-	w->map_len = len;
-	w->kind = kind;
-	w->fd = fd;
-	w->fini = tx_window_unmap;
-	*out = w;
-	return 0;
+	return tx_window_mapped(w, p, len, kind, fd, out);
 }
 
 OMS_EXPORT void oms_tx_window_close(struct oms_tx_window *w)

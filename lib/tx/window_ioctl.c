@@ -46,14 +46,8 @@ OMS_EXPORT int oms_tx_window_kmod_ioctl(const char *dev,
 		err = -ENOMEM;
 		goto err_free;
 	}
-	w->base = staging;
-	w->len = len;
-	w->map_len = len;
-	w->kind = OMS_TX_WIN_KMOD_IOCTL;
-	w->fd = fd;
-	w->fini = tx_window_unmap;
-	*out = w;
-	return 0;
+	return tx_window_mapped(w, staging, len, OMS_TX_WIN_KMOD_IOCTL, fd,
+				out);
 
 err_free:
 	free(w);
