@@ -54,7 +54,7 @@ if has "$pt"; then
 	} | kilo | pivot "perftest-write liboms-write liboms-write-stream perftest-read liboms-read liboms-read-stream" \
 		>"$OUT/fig3-verbs.dat"
 	plot fig3-verbs "Fig 3 on verbs: 1 QP, 1 thread, depth 128, Soft-RoCE" \
-		"bytes per operation" "K ops/s" 1 \
+		"bytes per operation" "K ops/s" x \
 		"perftest-write liboms-write liboms-write-stream perftest-read liboms-read liboms-read-stream"
 
 	{
@@ -130,7 +130,7 @@ if has "$acq"; then
 		jcol size agent_mops <"$acq" | awk '{ print $1, "agent", $2 }'
 	} | kilo | pivot "source agent" >"$OUT/fig5-verbs.dat"
 	plot fig5-verbs "Fig 5 on verbs: acquire gets, streaming, at the source vs by the destination agent" \
-		"bytes per read" "K gets/s" 1 "source agent"
+		"bytes per read" "K gets/s" x "source agent"
 	drawn=$((drawn + 1))
 fi
 

@@ -1,7 +1,7 @@
 #!/bin/sh
-# make figures: the figures of seed 004 that run on this machine, each from
-# one run of a benchmark in bench/ (--json), as a table (.dat) and a PNG
-# (gnuplot) in $OUT.  docs/figures.md shows them beside the paper's shape.
+# make figures: the figures of seed 004 that run on this machine, from
+# benchmarks in bench/ (--json), as a table (.dat) and a PNG (gnuplot) in
+# $OUT.  docs/figures.md shows them beside the paper's shape.
 #
 #   fig2   doorbell to the NIC holding request and data, CDF by DMA
 #          pattern: all MMIO, one DMA, two unordered, two ordered at the
@@ -24,16 +24,24 @@
 #   fig8   Validation vs Single Read (16 readers, batch 32, 64 B..8 KiB)
 #   fig10  MMIO transmit with a fence every N messages, / unfenced (64 B)
 #
-# KVS and read figures are on the emulated device with the paper's Table 2
-# latencies (model time); MMIO figures are wall time into a WC mapping of
-# memory.  Compare modes within a figure: one run measured them together.
+# Fig 2, 5, 6, 7 and 8 are on the emulated device with the paper's Table 2
+# latencies, in model time (the device's model clock: kvs_get's records
+# say "time":"model", dma_pattern and ordered_read time nothing else); Fig
+# 3 (rdma_ops), 4 and 10 (mmio_tx, a WC mapping of memory) are wall time.
+# Axes say which.  Every figure but Fig 2 (a CDF of 2000 samples) runs
+# FIG_RUNS times and draws the median with min..max bars: wall time moves
+# with the machine's load, and model time too where a busy machine
+# deschedules the device thread (model time is wall time / scale).  Where
+# a figure's point is a ratio or a small gap, its axis is a log one.
 #
 # usage: sh scripts/figures.sh [OUT]    (env: B build dir, FIG_D seconds per
-#                                        KVS cell, default 1)
+#                                        KVS cell, default 1; FIG_RUNS runs
+#                                        of each figure, default 3)
 set -eu
 B=${B:-build}
 OUT=${1:-$B/figures}
 D=${FIG_D:-1}
+RUNS=${FIG_RUNS:-3}
 mkdir -p "$OUT"
 command -v gnuplot >/dev/null 2>&1 ||
 	{ echo "figures: gnuplot is needed (apt-get install gnuplot-nox, or make deps)" >&2; exit 1; }
@@ -50,6 +58,29 @@ kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
 		{ echo "figures: kvs_get $* failed:" >&2; tail -n 3 "$OUT/$kname.err" >&2; exit 1; }
 }
 
+# kvs_runs NAME ARGS...: kvs RUNS times (NAME-runN.json, each with its own
+# .err), every run's records together in NAME.json
+kvs_runs() {
+	kr=$1
+	shift
+	: >"$OUT/$kr.json"
+	run=1
+	while [ $run -le "$RUNS" ]; do
+		kvs "$kr-run$run" "$@"
+		cat "$OUT/$kr-run$run.json" >>"$OUT/$kr.json"
+		run=$((run + 1))
+	done
+}
+
+# repeat CMD ARGS...: CMD RUNS times, its outputs one after the other
+repeat() {
+	rr=0
+	while [ $rr -lt "$RUNS" ]; do
+		"$@"
+		rr=$((rr + 1))
+	done
+}
+
 protos="single validation farm pessimistic broken"
 
 # Fig 2: a CDF per pattern (dma_pattern --cdf: every sample), one block of
@@ -62,54 +93,69 @@ for p in $patterns; do
 		awk '{ v[NR] = $1 } END { for (i = 1; i <= NR; i++) print v[i], i / NR; print ""; print "" }'
 done >"$OUT/fig2.dat"
 {
-	gp_head fig2 "Fig 2: doorbell to request + data at the NIC, 64 B (dma_pattern, model time)" \
-		"model ns" "fraction of writes"
+	gp_head fig2 "Fig 2: doorbell to request + data at the NIC, 64 B (dma_pattern)" \
+		"latency, model ns (log scale)" "fraction of doorbells (CDF)"
+	# a log axis: the patterns differ by a round trip or by a few tens of
+	# ns, which a linear axis from 0 squeezes together
+	echo "set logscale x 10"
+	echo "set xtics (100, 150, 200, 300, 400, 500, 700, 1000, 1500, 2000, 3000, 5000)"
+	echo "set yrange [0:1.02]"
+	echo "set offsets 0, 0, 0, 0"
 	# the bulk of every curve: a descheduled device thread's outliers
 	# (model time is wall time / scale) would stretch the axis
+	xmin=$(jcol p50_ns <"$OUT/fig2.json" | awk 'NR == 1 || $1 < m { m = $1 } END { print int(m * 0.8) }')
 	xmax=$(jcol p90_ns <"$OUT/fig2.json" | awk '$1 > m { m = $1 } END { print int(m * 1.5) + 1 }')
-	echo "set xrange [0:$xmax]"
+	echo "set xrange [$xmin:$xmax]"
 	printf "plot "
 	i=0
 	for p in $patterns; do
 		[ $i -gt 0 ] && printf ", "
-		printf "'%s' index %d using 1:2 with lines title '%s'" "$OUT/fig2.dat" $i "$p"
+		printf "'%s' index %d using 1:2 with lines ls %d title '%s'" "$OUT/fig2.dat" $i $((i + 1)) "$p"
 		i=$((i + 1))
 	done
 	echo
 } | gnuplot
 echo "figures: $OUT/fig2.png"
 
-for q in 1 2; do
-	"$B/bench/rdma_ops" --local --backend emu -s 64 --threads 1,2,4,8,16 \
-		-q $q --batch 32 -D "$D" --timeout-ms 60000 --json
-done >"$OUT/fig3.json"
+fig3_run() {	# one run of every Fig 3 cell, its records on stdout
+	for q in 1 2; do
+		"$B/bench/rdma_ops" --local --backend emu -s 64 --threads 1,2,4,8,16 \
+			-q $q --batch 32 -D "$D" --timeout-ms 60000 --json
+	done
+}
+repeat fig3_run >"$OUT/fig3.json"
 jcol threads op qps mops <"$OUT/fig3.json" | awk '{ print $1, $2 "-" $3 "qp", $4 }' |
-	pivot "write-1qp write-2qp read-1qp read-2qp" >"$OUT/fig3.dat"
-plot fig3 "Fig 3: remote WRITE / READ through liboms (rdma_ops, 64 B, batch 32)" \
-	"threads" "M ops/s" 1 "write-1qp write-2qp read-1qp read-2qp"
+	spread | pivot "write-1qp write-2qp read-1qp read-2qp" 3 >"$OUT/fig3.dat"
+plot_spread fig3 "Fig 3: remote WRITE / READ through liboms (rdma_ops, 64 B, batch 32; median, min..max of $RUNS runs)" \
+	"threads" "M ops/s (wall time)" x "write-1qp write-2qp read-1qp read-2qp"
 
 # Fig 4 and Fig 10: one mmio_tx run measures every mode and the fence-every
-# points together
-"$B/bench/mmio_tx" --ms 40 --reps 3 --verify-mib 8 --batch 16 \
+# points together; RUNS runs of one rep each cost what one run of --reps 3
+# (a median, no spread) would
+repeat "$B/bench/mmio_tx" --ms 40 --reps 1 --verify-mib 8 --batch 16 \
 	--fence-every 1,2,4,8,16,32,64,128 --json >"$OUT/mmio_tx.json"
 grep '"mode":"\(raw\|unfenced\|fenced\|sequenced\)"' "$OUT/mmio_tx.json" |
-	jcol size mode gbps | pivot "raw unfenced fenced sequenced" >"$OUT/fig4.dat"
-plot fig4 "Fig 4: MMIO transmit (mmio_tx, batch 16)" "bytes per message" \
-	"Gb/s written" 1 "raw unfenced fenced sequenced"
+	jcol size mode gbps | spread | pivot "raw unfenced fenced sequenced" 3 >"$OUT/fig4.dat"
+# log y: a fence per message costs a factor, and a busy machine's slow runs
+# would squash the rest against 0
+plot_spread fig4 "Fig 4: MMIO transmit (mmio_tx, batch 16; median, min..max of $RUNS runs)" \
+	"bytes per message" "Gb/s written (wall time, log scale)" xy "raw unfenced fenced sequenced"
 grep '"mode":"fence_every"' "$OUT/mmio_tx.json" | grep '"size":64,' |
-	jcol fence_every mode ratio_vs_unfenced | pivot "fence_every" >"$OUT/fig10.dat"
-plot fig10 "Fig 10: a fence every N messages, 64 B (mmio_tx)" \
-	"messages per fence" "x unfenced" 1 "fence_every"
+	jcol fence_every ratio_vs_unfenced | awk '{ print $1, "fence-every-N", $2 }' |
+	spread | pivot "fence-every-N" 3 >"$OUT/fig10.dat"
+plot_spread fig10 "Fig 10: a fence every N messages, 64 B (mmio_tx; median, min..max of $RUNS runs)" \
+	"messages per fence" "rate / unfenced rate (wall time)" x "fence-every-N"
 
-"$B/bench/ordered_read" -a --ms "$(awk -v d="$D" 'BEGIN { print int(d * 200) }')" \
+repeat "$B/bench/ordered_read" -a --ms "$(awk -v d="$D" 'BEGIN { print int(d * 200) }')" \
 	--json >"$OUT/ordered_read.json"
 jcol size mode gbps <"$OUT/ordered_read.json" |
-	pivot "unordered nic rc rc-opt" >"$OUT/fig5.dat"
-plot fig5 "Fig 5: ordered DMA reads (ordered_read, model time)" \
-	"bytes per read" "Gb/s" 1 "unordered nic rc rc-opt"
+	spread | pivot "unordered nic rc rc-opt" 3 >"$OUT/fig5.dat"
+# log y: NIC, RC and RC-opt are a decade apart each
+plot_spread fig5 "Fig 5: ordered DMA reads (ordered_read; median, min..max of $RUNS runs)" \
+	"bytes per read" "Gb/s (model time, log scale)" xy "unordered nic rc rc-opt"
 
 # Fig 6: Single Read gets with reads ordered at the NIC, the RC or RC-opt,
-# one kvs_get run per mode (the device's ordering mode is per process);
+# RUNS kvs_get runs per mode (the device's ordering mode is per process);
 # "x mode M gets/s" lines, pivoted into a column per mode
 orders="nic rc rc-opt"
 fig6() {	# fig6 NAME XKEY TITLE XLABEL ARGS... (sh: no locals, own names)
@@ -117,32 +163,36 @@ fig6() {	# fig6 NAME XKEY TITLE XLABEL ARGS... (sh: no locals, own names)
 	shift 4
 	: >"$OUT/$f6.raw"
 	for ord in $orders; do
-		kvs "$f6-$ord" --proto single --order "$ord" "$@"
+		kvs_runs "$f6-$ord" --proto single --order "$ord" "$@"
 		jcol "$f6x" mops <"$OUT/$f6-$ord.json" |
 			awk -v o="$ord" '{ print $1, o, $2 }' >>"$OUT/$f6.raw"
 	done
-	pivot "$orders" <"$OUT/$f6.raw" >"$OUT/$f6.dat"
-	plot "$f6" "$f6t" "$f6l" "M gets/s" 1 "$orders"
+	spread <"$OUT/$f6.raw" | pivot "$orders" 3 >"$OUT/$f6.dat"
+	# log y: the figure is the ratios between the orderings
+	plot_spread "$f6" "$f6t (median, min..max of $RUNS runs)" "$f6l" \
+		"M gets/s (model time, log scale)" xy "$orders"
 }
-fig6 fig6a size "Fig 6a: Single Read gets, 1 client, batch 100 (model time)" \
+fig6 fig6a size "Fig 6a: Single Read gets, 1 client, batch 100" \
 	"value bytes" -s 64,256,1024 --threads 1 --batch 100
 fig6 fig6b threads "Fig 6b: Single Read gets by clients, 256 B, batch 100" \
 	"clients (1 QP each)" -s 256 --threads 1,2,4,8,16 --batch 100
 fig6 fig6c size "Fig 6c: Single Read gets, 16 clients, batch 500" \
 	"value bytes" -s 64,256 --threads 16 --batch 500
 
-kvs fig7 --proto all -a --threads 4 --batch 32
-jcol size proto mops <"$OUT/fig7.json" | pivot "$protos" >"$OUT/fig7.dat"
-plot fig7 "Fig 7: KVS gets by value size (4 readers, batch 32)" \
-	"value bytes" "M gets/s" 1 "$protos"
+kvs_runs fig7 --proto all -a --threads 4 --batch 32
+jcol size proto mops <"$OUT/fig7.json" | spread | pivot "$protos" 3 >"$OUT/fig7.dat"
+# log y: the protocols' gaps are ratios, and the rates fall 60x with size
+plot_spread fig7 "Fig 7: KVS gets by value size (4 readers, batch 32, RC-opt; median, min..max of $RUNS runs)" \
+	"value bytes" "M gets/s (model time, log scale)" xy "$protos"
 
-kvs fig8 --proto single,validation -a --threads 16 --batch 32
-jcol size proto mops <"$OUT/fig8.json" | pivot "single validation" >"$OUT/fig8.dat"
-plot fig8 "Fig 8: Validation vs Single Read (16 readers, batch 32)" \
-	"value bytes" "M gets/s" 1 "single validation"
+kvs_runs fig8 --proto single,validation -a --threads 16 --batch 32
+jcol size proto mops <"$OUT/fig8.json" | spread | pivot "single validation" 3 >"$OUT/fig8.dat"
+plot_spread fig8 "Fig 8: Validation vs Single Read (16 readers, batch 32; median, min..max of $RUNS runs)" \
+	"value bytes" "M gets/s (model time, log scale)" xy "single validation"
 
-# every KVS cell: torn values from the correct protocols must be 0
-bad=$(cat "$OUT"/fig6?-*.json "$OUT"/fig7.json "$OUT"/fig8.json |
+# every KVS cell: torn values from the correct protocols must be 0 (the
+# runs' records, each once: NAME.json holds the NAME-runN.json)
+bad=$(cat "$OUT"/fig6?-*[!0-9].json "$OUT"/fig7.json "$OUT"/fig8.json |
 	grep -v '"proto":"broken"' | grep -vc '"torn":0,' || true)
 [ "$bad" = 0 ] || { echo "figures: $bad KVS cells returned torn values" >&2; exit 1; }
 echo "figures: done in $OUT (data: *.dat, raw: *.json)"
