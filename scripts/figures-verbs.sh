@@ -6,7 +6,7 @@
 #   $B/perftest-compare.json  (make perftest-compare)
 #     fig3-verbs        WRITE / READ K ops/s by size: perftest's ib_*_bw
 #                       beside liboms's rdma_ops in rounds and streaming
-#     fig3-verbs-ratio  liboms/perftest by size, with the 0.9 goal
+#     fig3-verbs-ratio  liboms/perftest by size
 #     fig3-verbs-time   where liboms's time per operation goes (rdma_ops
 #                       --stream --breakdown), perftest's time per message
 #                       beside it
@@ -17,6 +17,9 @@
 #   $B/kvs-compare.json       (make kvs-compare: kvs_get --calibrate)
 #     fig7-verbs        KVS gets per protocol and size on the link and on
 #                       the emulated device's model fitted to it
+#
+# All wall time on the link, one run per cell, except fig7-verbs' model
+# bars, which are model time.
 #
 # usage: sh scripts/figures-verbs.sh [OUT]    (env: B build dir)
 set -eu
@@ -54,7 +57,7 @@ if has "$pt"; then
 	} | kilo | pivot "perftest-write liboms-write liboms-write-stream perftest-read liboms-read liboms-read-stream" \
 		>"$OUT/fig3-verbs.dat"
 	plot fig3-verbs "Fig 3 on verbs: 1 QP, 1 thread, depth 128, Soft-RoCE" \
-		"bytes per operation" "K ops/s" x \
+		"bytes per operation" "K ops/s (wall time)" x \
 		"perftest-write liboms-write liboms-write-stream perftest-read liboms-read liboms-read-stream"
 
 	{
@@ -64,17 +67,20 @@ if has "$pt"; then
 		pivot "write-rounds write-stream read-rounds read-stream" >"$OUT/fig3-verbs-ratio.dat"
 	{
 		gp_head fig3-verbs-ratio "liboms / perftest on the same link, by size (message rates)" \
-			"bytes per operation" "liboms / perftest"
-		echo "set logscale x 2"
+			"bytes per operation" "liboms / perftest (wall time rates)"
+		gp_log x
+		# from 0: a ratio's distance from 1 reads true only on a full axis
 		echo "set yrange [0:*]"
+		echo "set offsets graph 0.04, graph 0.04, graph 0.05, 0"
 		printf "plot "
 		i=2
 		for s in write-rounds write-stream read-rounds read-stream; do
-			printf "'%s' using 1:%d with linespoints title '%s', " \
-				"$OUT/fig3-verbs-ratio.dat" $i "$s"
+			[ $i -gt 2 ] && printf ", "
+			printf "'%s' using 1:%d with linespoints ls %d title '%s'" \
+				"$OUT/fig3-verbs-ratio.dat" $i $((i - 1)) "$s"
 			i=$((i + 1))
 		done
-		echo "0.9 with lines dashtype 2 title 'goal 0.9'"
+		echo
 	} | gnuplot
 	echo "figures: $OUT/fig3-verbs-ratio.png"
 
@@ -87,15 +93,15 @@ if has "$pt"; then
 			       print $1 "-" $2, $3, $4, $5, $6, pt }' >"$OUT/fig3-verbs-time.dat"
 		{
 			gp_head fig3-verbs-time "liboms streaming, us per operation (rdma_ops --breakdown)" \
-				"operation and bytes" "us per operation"
+				"operation and bytes" "us per operation (wall time)"
+			gp_bars
 			echo "set style data histograms"
 			echo "set style histogram rowstacked"
 			echo "set style fill solid 0.7 border -1"
 			echo "set boxwidth 0.7"
-			echo "set xtics rotate by -45"
 			echo "plot '$OUT/fig3-verbs-time.dat' using 2:xtic(1) title 'issue (oms_put/get)', \
 	'' using 3 title 'progress (poll, completions)', '' using 4 title 'yield (CPU to rxe)', \
-	'' using 5 title 'rest of the loop', '' using 0:6 with points pt 7 ps 1.5 title 'perftest, per message'"
+	'' using 5 title 'rest of the loop', '' using 0:6 with points pt 7 ps 1.3 lc rgb '#000000' title 'perftest, per message'"
 		} | gnuplot
 		echo "figures: $OUT/fig3-verbs-time.png"
 		drawn=$((drawn + 1))
@@ -109,11 +115,11 @@ if has "$pt"; then
 			       print $1 "-" $2, $3, $4, $5, $6 }' >"$OUT/fig3-verbs-cpu.dat"
 		{
 			gp_head fig3-verbs-cpu "CPU per operation, user and system" \
-				"operation and bytes" "us per operation"
+				"operation and bytes" "CPU us per operation"
+			gp_bars
 			echo "set style data histograms"
 			echo "set style histogram clustered gap 1"
 			echo "set style fill solid 0.7 border -1"
-			echo "set xtics rotate by -45"
 			echo "plot '$OUT/fig3-verbs-cpu.dat' using 2:xtic(1) title 'liboms user', \
 '' using 3 title 'perftest user', '' using 4 title 'liboms system', '' using 5 title 'perftest system'"
 		} | gnuplot
@@ -129,8 +135,9 @@ if has "$acq"; then
 		jcol size source_mops <"$acq" | awk '{ print $1, "source", $2 }'
 		jcol size agent_mops <"$acq" | awk '{ print $1, "agent", $2 }'
 	} | kilo | pivot "source agent" >"$OUT/fig5-verbs.dat"
+	# log y: the source's rate halves with each doubling of size
 	plot fig5-verbs "Fig 5 on verbs: acquire gets, streaming, at the source vs by the destination agent" \
-		"bytes per read" "K gets/s" x "source agent"
+		"bytes per read" "K gets/s (wall time, log scale)" xy "source agent"
 	drawn=$((drawn + 1))
 fi
 
@@ -141,16 +148,17 @@ if has "$kv"; then
 	set -- $(grep '"calibration":"fit"' "$kv" | jcol lat_bus_ns lat_req_ns link_gbps_fit | head -n 1)
 	fit_bus=$(awk -v v="${1:-0}" 'BEGIN { printf "%.0f", v / 1000 }')
 	fit_req=$(awk -v v="${2:-0}" 'BEGIN { printf "%.0f", v / 1000 }')
-	fit_link=${3:-?}
+	fit_link=$(awk -v v="${3:-0}" 'BEGIN { printf "%.3g", v }')
+	f7t="KVS gets: the link (wall time) and the model fitted to it (model time)"
 	{
-		gp_head fig7-verbs "KVS gets: the link and the model fitted to it" \
-			"protocol and value bytes" "K gets/s"
+		gp_head fig7-verbs "$f7t" "protocol and value bytes" "K gets/s"
+		gp_bars
+		# the fit on a second line of the title (gnuplot's \n, not the shell's)
+		printf 'set title "%s\\n%s"\n' "$f7t" \
+			"the fit: bus $fit_bus us, $fit_req us per request, link $fit_link Gb/s"
 		echo "set style data histograms"
 		echo "set style histogram clustered gap 1"
 		echo "set style fill solid 0.7 border -1"
-		echo "set xtics rotate by -45"
-		echo "set yrange [0:*]"
-		echo "set xlabel 'protocol and value bytes (the fit: bus $fit_bus us, $fit_req us per request, link $fit_link Gb/s)'"
 		echo "plot '$OUT/fig7-verbs.dat' using 2:xtic(1) title 'device (rxe)', '' using 3 title 'model'"
 	} | gnuplot
 	echo "figures: $OUT/fig7-verbs.png"
