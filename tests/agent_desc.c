@@ -59,6 +59,33 @@ static int same(const struct oms_ad_desc *a, const struct oms_ad_desc *b)
 	       a->tag == b->tag;
 }
 
+/* The layout agent_desc.h writes down, byte for byte: a requester built
+ * from the documentation interoperates. */
+TEST(wire_layout_as_documented)
+{
+	uint8_t b[OMS_AD_LEN], sealed[OMS_AD_LEN];
+
+	memset(b, 0xa5, sizeof(b));
+	ASSERT_EQ(0, oms_ad_encode(b, &cas_ok));
+	EXPECT_EQ(OMS_AD_CAS, b[0]);
+	EXPECT_EQ(OMS_AD_F_SEQ, b[1]);
+	EXPECT_EQ(1u, t_le_at(b + 2, 2));
+	EXPECT_EQ(8u, t_le_at(b + 4, 2));
+	EXPECT_EQ(0u, t_le_at(b + 6, 2));
+	EXPECT_EQ(0x33u, t_le_at(b + 8, 4));
+	EXPECT_EQ(8u, t_le_at(b + 12, 4));
+	EXPECT_EQ(16u, t_le_at(b + 16, 8));
+	EXPECT_EQ(0u, t_le_at(b + 24, 4));
+	EXPECT_EQ(0x77u, t_le_at(b + 28, 4));
+	EXPECT_EQ(0x7f0000003000ull, t_le_at(b + 32, 8));
+	EXPECT_EQ(1u, t_le_at(b + 40, 8));
+	EXPECT_EQ(2u, t_le_at(b + 48, 8));
+	EXPECT_EQ(6u, t_le_at(b + 56, 4));
+	memcpy(sealed, b, sizeof(b));
+	t_ad_seal(sealed);
+	EXPECT_EQ(0, memcmp(sealed, b, sizeof(b)));
+}
+
 TEST(every_op_round_trips)
 {
 	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &cas_ok,

@@ -35,6 +35,17 @@ static inline uint64_t t_rng_next(struct t_rng *r)
 }
 
 /* Uniform in [0, n); n > 0. */
+/* Little-endian @n bytes at @p, read by the test, not by the library's
+ * codec: wire layouts checked against their documentation. */
+static inline uint64_t t_le_at(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
 static inline uint32_t t_rng_below(struct t_rng *r, uint32_t n)
 {
 	return (uint32_t)(((t_rng_next(r) >> 32) * n) >> 32);

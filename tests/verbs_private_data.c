@@ -296,6 +296,39 @@ TEST(v2_bytes_unchanged)
 	EXPECT_EQ(0u, out.flags);
 }
 
+/* The version-3 layout wire.h writes down, byte for byte. */
+TEST(v3_wire_layout_as_documented)
+{
+	struct oms_vw_region r = region_agent();
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	memset(b, 0xa5, sizeof(b));
+	ASSERT_EQ(OMS_VW_HELLO_AGENT_LEN, oms_vw_hello_encode(b, &hello_agent));
+	EXPECT_EQ(0u, t_le_at(b + 12, 4));
+	EXPECT_EQ(0x7f0000100000ull, t_le_at(b + 16, 8));
+	EXPECT_EQ(0x99u, t_le_at(b + 24, 4));
+	EXPECT_EQ(256u, t_le_at(b + 28, 4));
+	memset(b, 0xa5, sizeof(b));
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	EXPECT_EQ((uint64_t)OMS_ACCESS_ALL, t_le_at(b + 12, 4));
+	EXPECT_EQ(0x7f0000001000ull, t_le_at(b + 16, 8));
+	EXPECT_EQ(65536u, t_le_at(b + 24, 8));
+	EXPECT_EQ(0x1234u, t_le_at(b + 32, 4));
+	EXPECT_EQ(64u, t_le_at(b + 36, 4));
+	EXPECT_EQ(1u, t_le_at(b + 40, 4));
+	EXPECT_EQ(0x4321u, t_le_at(b + 44, 4));
+	EXPECT_EQ(0x55d0deadbee8ull, t_le_at(b + 48, 8));
+	EXPECT_EQ(0x7f0000200000ull, t_le_at(b + 56, 8));
+	EXPECT_EQ(0x51u, t_le_at(b + 64, 4));
+	EXPECT_EQ(1024u, t_le_at(b + 68, 4));
+	EXPECT_EQ(0x7f0000300000ull, t_le_at(b + 72, 8));
+	EXPECT_EQ(0x52u, t_le_at(b + 80, 4));
+	EXPECT_EQ(64u, t_le_at(b + 84, 4));
+	EXPECT_EQ(4096u, t_le_at(b + 88, 4));
+	EXPECT_EQ(8u, t_le_at(b + 92, 2));
+	EXPECT_EQ(256u, t_le_at(b + 94, 2));
+}
+
 TEST(v3_hello_round_trip_and_refusals)
 {
 	struct oms_vw_hello out, h;

@@ -11,6 +11,7 @@
 #include "oms.h"
 #include "agent/agent_desc.h"
 #include "util/le.h"
+#include "util/le_fields.h"
 
 #define AD_CHECKED	60u	/* bytes the check covers */
 
@@ -88,26 +89,24 @@ static int well_formed(const struct oms_ad_desc *d)
 	return d->op == OMS_AD_CAS || !d->a2;
 }
 
+/* The descriptor's fields on the wire (agent_desc.h's layout); bytes 6-7
+ * are zero and 60-63 the check. */
+#define AD_F(member, off) LE_FIELD(struct oms_ad_desc, member, off)
+static const struct le_field ad_fields[] = {
+	AD_F(op, 0), AD_F(flags, 1), AD_F(stream, 2), AD_F(seq, 4),
+	AD_F(key, 8), AD_F(len, 12), AD_F(off, 16), AD_F(stage, 24),
+	AD_F(lrkey, 28), AD_F(laddr, 32), AD_F(a1, 40), AD_F(a2, 48),
+	AD_F(tag, 56),
+};
+
 int oms_ad_encode(void *out, const struct oms_ad_desc *d)
 {
 	uint8_t *p = out;
 
 	if (!p || !d || !well_formed(d))
 		return -EINVAL;
-	p[0] = d->op;
-	p[1] = d->flags;
-	le_put16(p + 2, d->stream);
-	le_put16(p + 4, d->seq);
+	le_put_fields(p, d, ad_fields, LE_NFIELDS(ad_fields));
 	le_put16(p + 6, 0);
-	le_put32(p + 8, d->key);
-	le_put32(p + 12, d->len);
-	le_put64(p + 16, d->off);
-	le_put32(p + 24, d->stage);
-	le_put32(p + 28, d->lrkey);
-	le_put64(p + 32, d->laddr);
-	le_put64(p + 40, d->a1);
-	le_put64(p + 48, d->a2);
-	le_put32(p + 56, d->tag);
 	le_put32(p + 60, ad_check(p));
 	return 0;
 }
@@ -121,15 +120,8 @@ int oms_ad_decode(const void *in, struct oms_ad_desc *d)
 		return -EINVAL;
 	if (le_get32(p + 60) != ad_check(p) || le_get16(p + 6))
 		return -EPROTO;
-	x = (struct oms_ad_desc){
-		.op = p[0], .flags = p[1],
-		.stream = le_get16(p + 2), .seq = le_get16(p + 4),
-		.key = le_get32(p + 8), .len = le_get32(p + 12),
-		.off = le_get64(p + 16),
-		.stage = le_get32(p + 24), .lrkey = le_get32(p + 28),
-		.laddr = le_get64(p + 32), .a1 = le_get64(p + 40),
-		.a2 = le_get64(p + 48), .tag = le_get32(p + 56),
-	};
+	memset(&x, 0, sizeof(x));
+	le_get_fields(p, &x, ad_fields, LE_NFIELDS(ad_fields));
 	if (!well_formed(&x))
 		return -EPROTO;
 	*d = x;

@@ -12,6 +12,7 @@
 #include "agent/agent.h"
 #include "agent/agent_desc.h"
 #include "util/le.h"
+#include "util/le_fields.h"
 #include "verbs/wire.h"
 
 static int pow2_in(uint64_t v, uint64_t lo, uint64_t hi)
@@ -61,6 +62,12 @@ static int64_t header_flags(const uint8_t *p, size_t len, uint16_t len_v2,
 
 /* ---- hello ---- */
 
+/* A version-3 hello's fields after the header (bytes 12-15 are zero). */
+#define HELLO_F(member, off) LE_FIELD(struct oms_vw_hello, member, off)
+static const struct le_field hello_agent_fields[] = {
+	HELLO_F(cq.addr, 16), HELLO_F(cq.rkey, 24), HELLO_F(cq.slots, 28),
+};
+
 static int hello_ok(const struct oms_vw_hello *h)
 {
 	if (h->flags & ~OMS_VW_F_AGENT)
@@ -86,9 +93,8 @@ size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h)
 	}
 	put_header(p, OMS_VW_VERSION_AGENT, OMS_VW_HELLO_AGENT_LEN,
 		   OMS_VW_F_AGENT);
-	le_put64(p + 16, h->cq.addr);
-	le_put32(p + 24, h->cq.rkey);
-	le_put32(p + 28, h->cq.slots);
+	le_put_fields(p, h, hello_agent_fields,
+		      LE_NFIELDS(hello_agent_fields));
 	return OMS_VW_HELLO_AGENT_LEN;
 }
 
@@ -107,11 +113,9 @@ int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out)
 		return -EPROTO;
 	memset(&h, 0, sizeof(h));
 	h.flags = (uint32_t)flags;
-	if (flags) {
-		h.cq.addr = le_get64(p + 16);
-		h.cq.rkey = le_get32(p + 24);
-		h.cq.slots = le_get32(p + 28);
-	}
+	if (flags)
+		le_get_fields(p, &h, hello_agent_fields,
+			      LE_NFIELDS(hello_agent_fields));
 	if (!hello_ok(&h))
 		return -EPROTO;
 	*out = h;
@@ -119,6 +123,23 @@ int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out)
 }
 
 /* ---- region ---- */
+
+/* A region's fields after the header: every version's, then the agent
+ * block of version 3. */
+#define REGION_F(member, off) LE_FIELD(struct oms_vw_region, member, off)
+static const struct le_field region_fields[] = {
+	REGION_F(access, 12), REGION_F(addr, 16), REGION_F(len, 24),
+	REGION_F(rkey, 32), REGION_F(line, 36), REGION_F(node, 40),
+	REGION_F(flush_rkey, 44), REGION_F(flush_addr, 48),
+};
+
+static const struct le_field region_agent_fields[] = {
+	REGION_F(agent.ring_addr, 56), REGION_F(agent.ring_rkey, 64),
+	REGION_F(agent.ring_slots, 68), REGION_F(agent.stage_addr, 72),
+	REGION_F(agent.stage_rkey, 80), REGION_F(agent.stage_slots, 84),
+	REGION_F(agent.stage_len, 88), REGION_F(agent.nstreams, 92),
+	REGION_F(agent.window, 94),
+};
 
 static int agent_ok(const struct oms_vw_agent *a)
 {
@@ -168,25 +189,11 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r)
 			   r->flags);
 	else
 		put_header(p, OMS_VW_VERSION, OMS_VW_REGION_LEN, 0);
-	le_put32(p + 12, r->access);
-	le_put64(p + 16, r->addr);
-	le_put64(p + 24, r->len);
-	le_put32(p + 32, r->rkey);
-	le_put32(p + 36, r->line);
-	le_put32(p + 40, r->node);
-	le_put32(p + 44, r->flush_rkey);
-	le_put64(p + 48, r->flush_addr);
+	le_put_fields(p, r, region_fields, LE_NFIELDS(region_fields));
 	if (!agent)
 		return OMS_VW_REGION_LEN;
-	le_put64(p + 56, r->agent.ring_addr);
-	le_put32(p + 64, r->agent.ring_rkey);
-	le_put32(p + 68, r->agent.ring_slots);
-	le_put64(p + 72, r->agent.stage_addr);
-	le_put32(p + 80, r->agent.stage_rkey);
-	le_put32(p + 84, r->agent.stage_slots);
-	le_put32(p + 88, r->agent.stage_len);
-	le_put16(p + 92, r->agent.nstreams);
-	le_put16(p + 94, r->agent.window);
+	le_put_fields(p, r, region_agent_fields,
+		      LE_NFIELDS(region_agent_fields));
 	return OMS_VW_REGION_AGENT_LEN;
 }
 
@@ -210,25 +217,10 @@ int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 		return -EPROTO;
 	memset(&r, 0, sizeof(r));	/* padding too: callers memcmp it */
 	r.flags = (uint32_t)flags;
-	r.access = le_get32(p + 12);
-	r.addr = le_get64(p + 16);
-	r.len = le_get64(p + 24);
-	r.rkey = le_get32(p + 32);
-	r.line = le_get32(p + 36);
-	r.node = le_get32(p + 40);
-	r.flush_rkey = le_get32(p + 44);
-	r.flush_addr = le_get64(p + 48);
-	if (flags) {
-		r.agent.ring_addr = le_get64(p + 56);
-		r.agent.ring_rkey = le_get32(p + 64);
-		r.agent.ring_slots = le_get32(p + 68);
-		r.agent.stage_addr = le_get64(p + 72);
-		r.agent.stage_rkey = le_get32(p + 80);
-		r.agent.stage_slots = le_get32(p + 84);
-		r.agent.stage_len = le_get32(p + 88);
-		r.agent.nstreams = le_get16(p + 92);
-		r.agent.window = le_get16(p + 94);
-	}
+	le_get_fields(p, &r, region_fields, LE_NFIELDS(region_fields));
+	if (flags)
+		le_get_fields(p, &r, region_agent_fields,
+			      LE_NFIELDS(region_agent_fields));
 	if (!region_ok(&r))
 		return -EPROTO;
 	*out = r;
