@@ -12,10 +12,12 @@
  * thread stored since the last one, so each starts the channel at
  * OMS_WC_CHAN_UNKNOWN.
  *
- * Two write paths build the same bytes: an AVX2 one (32-byte streaming
- * stores, the header merged into the first vector) chosen at run time, and
- * a portable one that builds each chunk on the stack and stores it with
- * tx_wc_store64().
+ * Here: a queue's set-up, its two write paths and its flush.  The two
+ * write paths build the same bytes: an AVX2 one (32-byte streaming stores,
+ * the header merged into the first vector) chosen at run time, and a
+ * portable one that builds each chunk on the stack and stores it with
+ * tx_wc_store64().  The sends that call them are lib/tx/send.c's; the
+ * sequenced chunk's format, lib/tx/chunk.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,24 +49,7 @@ OMS_EXPORT size_t oms_tx_wire_bytes(unsigned cls, size_t len)
 	return w > OMS_TX_MAX_MSG ? 0 : w;
 }
 
-/* ---- chunk builders (portable) ---- */
-
-void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
-			int som, int eom, const uint8_t *pay, size_t n)
-{
-	uint64_t h = base_hdr | seq | ((uint64_t)n << TXS_LEN_SHIFT);
-
-	if (som)
-		h |= TXS_SOM;
-	if (eom)
-		h |= TXS_EOM;
-	memset(out, 0, OMS_TX_CHUNK);
-	memcpy(out + OMS_TX_HDR, pay, n);
-	h |= tx_seq_check(h, (h & TXH_C) ?
-			  tx_payload_hash(out + OMS_TX_HDR, OMS_TX_SEQ_PAYLOAD) : 0)
-		<< TXS_CHECK_SHIFT;
-	memcpy(out, &h, 8);
-}
+/* ---- writers (portable) ---- */
 
 static inline uint64_t tx_seq_base(const struct oms_tx_queue *q)
 {
@@ -254,64 +239,6 @@ OMS_EXPORT void oms_tx_queue_destroy(struct oms_tx_queue *q)
 	tx_iob_destroy(q);
 	free(q->stbuf);
 	free(q);
-}
-
-int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
-	       size_t len)
-{
-	size_t nch, adv;
-	uint16_t seq = q->seq;
-	uint64_t pos = q->pos;
-	int r;
-
-	nch = len <= OMS_TX_SEQ_PAYLOAD ? 1 : oms_tx_msg_chunks(q->cls, len);
-	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
-	if (!(q->flags & OMS_TX_Q_NO_CREDIT) && q->pos + adv > q->credit_cached) {
-		q->credit_cached = __atomic_load_n(&q->credit, __ATOMIC_ACQUIRE);
-		if (q->pos + adv > q->credit_cached) {
-			q->st.eagain++;
-			return -EAGAIN;
-		}
-	}
-	if (q->iob) {
-		r = tx_iob_room(q, nch, adv);
-		if (r)
-			return r;
-	}
-	q->op = op << TXS_OP_SHIFT;
-	if (!q->iob) {
-		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
-
-		/* a weak message must not pay a store to q->st here */
-		if (oms_wc_chan_store(&wc, q->cls)) {
-			oms_barrier_wc_flush();
-			q->st.fences++;
-		}
-	}
-	q->write(q, buf, len, nch);
-	q->op = 0;
-	/* a relaxed load has no place in program order: its sequence field
-	 * is ignored and must not leave a gap the reorder buffer waits on */
-	if (op == OMS_TX_OP_LOAD_RELAXED)
-		q->seq = seq;
-	q->pos += adv;
-	q->st.msgs++;
-	q->st.chunks += nch;
-	q->st.payload_bytes += len;
-	/* the module stores it and fences before it (the op's class) */
-	if (q->iob)
-		tx_iob_add(q, pos, nch, adv);
-	return 0;
-}
-
-OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
-			   size_t len)
-{
-	if (!q || !buf || !len || len > q->max_payload)
-		return -EINVAL;
-	if (q->fast)
-		return tx_send_fast(q, buf, len);
-	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
 OMS_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)

@@ -192,8 +192,8 @@ struct oms_tx_queue {
 	uint32_t cls, flags, thread, slot_chunks;
 	uint32_t max_payload;
 	uint16_t seq;
-	uint8_t avx2;		/* write is an AVX2 writer (batch.c too) */
-	uint8_t fast;		/* batch.c's loops may serve this queue */
+	uint8_t avx2;		/* write is an AVX2 writer (send.c too) */
+	uint8_t fast;		/* send.c's loops may serve this queue */
 	uint64_t hbase;		/* header bits fixed for the queue */
 	uint64_t op;		/* op bits of the message being written */
 	struct oms_tx_stats st;
@@ -227,19 +227,19 @@ static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
 	return h | ((h * TX_CHECK_MUL) & ~TXP_FIELDS_MASK);
 }
 
-/* lib/tx/queue.c: write one message of @len bytes with header op @op
+/* lib/tx/send.c: write one message of @len bytes with header op @op
  * (sequenced queues; 0 for the plain classes), after the credit check.
  * The relaxed load op uses up no sequence number.  0 or -EAGAIN. */
 int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	       size_t len);
 
-/* lib/tx/batch.c: oms_tx_send() on a queue whose ->fast is set (AVX2
+/* lib/tx/send.c: oms_tx_send() on a queue whose ->fast is set (AVX2
  * writer, mapped window, no payload-checked sequenced class): a 56-byte
  * message takes a path of its own, any other the general tx_send_op().
  * 0 or -EAGAIN. */
 int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len);
 
-/* lib/tx/queue.c: build one chunk of a message into @out (64 bytes) the
+/* lib/tx/chunk.c: build one chunk of a message into @out (64 bytes) the
  * slow, obvious way (for the scalar path and for tests' reference). */
 void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
 			int som, int eom, const uint8_t *pay, size_t n);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The AVX2 message writers: the same bytes as the portable builders in
- * queue.c, written with 32-byte streaming stores and the header merged
- * into the first vector.  Inline, so that the one-message call
- * (queue.c) and the batch call (batch.c) each get a loop with no call
+ * queue.c (chunk.c's format), written with 32-byte streaming stores and
+ * the header merged into the first vector.  Inline, so that the queue's
+ * writer (queue.c) and the sends (send.c) each get a loop with no call
  * in it; every function here needs a caller compiled for AVX2
  * (__attribute__((target("avx2")))) and a CPU that has it.
  */

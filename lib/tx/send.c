@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * oms_tx_send_batch(): many messages per call, as io_uring takes many
- * submissions per system call.
+ * The sends of a transmit queue: oms_tx_send(), one message, and
+ * oms_tx_send_batch(), many per call, as io_uring takes many submissions
+ * per system call.  Both end in the queue's writer (lib/tx/queue.c) or in
+ * the AVX2 loops (lib/tx/write_avx2.h).
  *
  * What a one-message call pays besides its stores (docs/mmio-tx.md,
  * "Where a small message's time goes"): the argument checks, the credit
@@ -28,6 +30,64 @@
 
 #include "tx/tx_priv.h"
 #include "tx/write_avx2.h"
+
+int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
+	       size_t len)
+{
+	size_t nch, adv;
+	uint16_t seq = q->seq;
+	uint64_t pos = q->pos;
+	int r;
+
+	nch = len <= OMS_TX_SEQ_PAYLOAD ? 1 : oms_tx_msg_chunks(q->cls, len);
+	adv = q->cls == OMS_TX_SEQUENCED ? nch : q->slot_chunks;
+	if (!(q->flags & OMS_TX_Q_NO_CREDIT) && q->pos + adv > q->credit_cached) {
+		q->credit_cached = __atomic_load_n(&q->credit, __ATOMIC_ACQUIRE);
+		if (q->pos + adv > q->credit_cached) {
+			q->st.eagain++;
+			return -EAGAIN;
+		}
+	}
+	if (q->iob) {
+		r = tx_iob_room(q, nch, adv);
+		if (r)
+			return r;
+	}
+	q->op = op << TXS_OP_SHIFT;
+	if (!q->iob) {
+		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
+
+		/* a weak message must not pay a store to q->st here */
+		if (oms_wc_chan_store(&wc, q->cls)) {
+			oms_barrier_wc_flush();
+			q->st.fences++;
+		}
+	}
+	q->write(q, buf, len, nch);
+	q->op = 0;
+	/* a relaxed load has no place in program order: its sequence field
+	 * is ignored and must not leave a gap the reorder buffer waits on */
+	if (op == OMS_TX_OP_LOAD_RELAXED)
+		q->seq = seq;
+	q->pos += adv;
+	q->st.msgs++;
+	q->st.chunks += nch;
+	q->st.payload_bytes += len;
+	/* the module stores it and fences before it (the op's class) */
+	if (q->iob)
+		tx_iob_add(q, pos, nch, adv);
+	return 0;
+}
+
+OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
+			   size_t len)
+{
+	if (!q || !buf || !len || len > q->max_payload)
+		return -EINVAL;
+	if (q->fast)
+		return tx_send_fast(q, buf, len);
+	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
+}
 
 /* Room up to which the queue may write; reloads the consumer's credit
  * when @need goes past what was last seen. */
