@@ -656,8 +656,10 @@ static void flushes_check(struct vb_ctx *vc, struct vb_conn *c)
 	}
 }
 
-/* One answer record: the request it answers, finished if its WRs are. */
-static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
+/* One answer record: the request it answers, finished if its WRs are.
+ * 0, or the connection's failure (vb_areq_recv()). */
+static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
+		      int *cancel)
 {
 	struct vb_areq *a = c->ag;
 	uint64_t cookie, old;
@@ -665,16 +667,14 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 	int status, err;
 
 	err = oms_agent_client_answer(&a->cl, rec, &cookie, &status, &old);
-	if (err == -EBADMSG) {
-		vb_conn_fail(vc, c, -EPROTO);
-		return;
-	}
+	if (err == -EBADMSG)
+		return -EPROTO;
 	if (err || cookie >= oms_be_view(vc->ctx)->qdepth)
-		return;		/* counted by the book; nothing changes */
+		return 0;	/* counted by the book; nothing changes */
 	a->out--;
 	op = &vc->op[cookie];
 	if (!op->agent || op->answered)
-		return;
+		return 0;
 	if (a->failed && !status)
 		status = -ECANCELED;	/* after the refusal: not reported */
 	if (a->seq && !(op->wr.flags & OMS_WR_F_SEQ) &&
@@ -700,7 +700,7 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 	if (!status) {
 		if (op->waiting)
 			finish(vc, op, 0);
-		return;
+		return 0;
 	}
 	/*
 	 * An in-order channel stops at its first failure, but what was
@@ -711,12 +711,13 @@ static void one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec)
 	 */
 	c->told = 1;
 	if (a->failed)
-		return;		/* a later one: cancelled with the rest */
+		return 0;	/* a later one: cancelled with the rest */
 	a->failed = 1;
-	if (op->waiting) {
-		finish(vc, op, status);
-		vb_conn_cancel(vc, c, status);
-	}
+	if (!op->waiting)
+		return 0;
+	finish(vc, op, status);
+	*cancel = 1;
+	return status;
 }
 
 /*
@@ -728,49 +729,48 @@ int vb_areq_stop_at(const struct vb_op *op)
 	return op->agent && op->answered && op->ans_status;
 }
 
-void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w)
+int vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w,
+		 int *cancel)
 {
 	uint32_t n;
+	int err;
 
+	*cancel = 0;
 	if (!c->ag || !c->ag->live || c->err)
-		return;
-	if (w->status != IBV_WC_SUCCESS) {
-		vb_conn_fail(vc, c, vb_wc_status(w->status));
-		return;
-	}
-	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
-		vb_conn_fail(vc, c, -EPROTO);
-		return;
-	}
+		return 0;
+	if (w->status != IBV_WC_SUCCESS)
+		return vb_wc_status(w->status);
+	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+		return -EPROTO;
 	vc->progress++;
 	n = ntohl(w->imm_data);
-	if (n < OMS_AD_IMM_TAG_MIN && n > c->ag->cq_slots) {
-		vb_conn_fail(vc, c, -EPROTO);
-		return;
-	}
-	if (post_recv(vc, c)) {
-		vb_conn_fail(vc, c, -EIO);
-		return;
-	}
+	if (n < OMS_AD_IMM_TAG_MIN && n > c->ag->cq_slots)
+		return -EPROTO;
+	if (post_recv(vc, c))
+		return -EIO;
 	if (n >= OMS_AD_IMM_TAG_MIN) {
 		/* the bytes of the request tagged n landed with it: OK */
 		struct oms_ad_answer ok = { .tag = n };
 		uint8_t rec[OMS_AD_ANSWER_LEN];
 
 		oms_ad_answer_encode(rec, &ok);
-		one_answer(vc, c, rec);
-		flushes_check(vc, c);
-		return;
+		err = one_answer(vc, c, rec, cancel);
+		if (!err)
+			flushes_check(vc, c);
+		return err;
 	}
-	for (uint32_t i = 0; i < n && !c->err; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct vb_areq *a = c->ag;
 
-		one_answer(vc, c, a->cq + (size_t)(a->cq_pos++ % a->cq_slots) *
-				  OMS_AD_ANSWER_LEN);
+		err = one_answer(vc, c, a->cq + (size_t)(a->cq_pos++ %
+			a->cq_slots) * OMS_AD_ANSWER_LEN, cancel);
+		if (err)
+			return err;
 		/* a flush its members' answers cover is done before an
 		 * error later in the batch stops the connection */
 		flushes_check(vc, c);
 	}
+	return 0;
 }
 
 /* The connection failed: requests whose WRs were done wait no more. */

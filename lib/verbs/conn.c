@@ -6,7 +6,9 @@
  * the listener describes in its accept before anything uses it.  Every
  * wait is bounded by the caller's timeout.  The context's event channel
  * also brings disconnects; a connection whose peer left fails what it
- * holds at once (vb_conn_fail) instead of waiting for retries.
+ * holds at once (vb_conn_fail) instead of waiting for retries.  A
+ * connection's failure is this file's whoever sees it (a completion, an
+ * answer of the agent, a post): the QP to error, what it holds finished.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +68,49 @@ int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id)
 
 	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
 			       &t, sizeof(t)) ? vb_errno(-EINVAL) : 0;
+}
+
+/*
+ * Put @c in error with @err (its QP too: nothing more leaves it) and
+ * complete every operation it still holds with its own status, else
+ * @rest.  @c->told records that an operation reported the failure itself,
+ * so that later ones may be mere cancellations (post.c).
+ */
+static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
+{
+	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
+
+	if (!c->err) {
+		c->err = err;
+		if (c->qp) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+			ibv_modify_qp(c->qp, &a, IBV_QP_STATE);
+		}
+	}
+	while (c->head != c->tail) {
+		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
+		int st = op->status ? op->status : rest;
+
+		if (st != -ECANCELED)
+			c->told = 1;
+		vb_op_finish(vc, op, st);
+		c->head++;
+	}
+	c->feed = c->tail;
+	vb_areq_fail_waiting(vc, c, rest);
+}
+
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	conn_stop(vc, c, err, err);
+}
+
+/* @c failed with @err, reported already: what it still holds is
+ * cancelled. */
+void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err)
+{
+	conn_stop(vc, c, err, -ECANCELED);
 }
 
 void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c)

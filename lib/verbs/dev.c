@@ -14,12 +14,6 @@
 
 #include "verbs/verbs.h"
 
-/* errno as a negative value, @fallback when a library left it at 0. */
-int vb_errno(int fallback)
-{
-	return errno > 0 ? -errno : fallback;
-}
-
 /* The node of the device's PCI function, or -1 (a software device). */
 static int sysfs_numa_node(struct ibv_device *dev)
 {

@@ -23,59 +23,6 @@
 
 #define SEQ_MASK 0xffffffffffffull
 
-int vb_wc_status(enum ibv_wc_status st)
-{
-	switch (st) {
-	case IBV_WC_SUCCESS:		return 0;
-	case IBV_WC_REM_ACCESS_ERR:	return -EACCES;	/* key or range */
-	case IBV_WC_MW_BIND_ERR:	return -EACCES;
-	case IBV_WC_RETRY_EXC_ERR:	return -ETIMEDOUT; /* peer gone */
-	case IBV_WC_RNR_RETRY_EXC_ERR:	return -ETIMEDOUT;
-	case IBV_WC_WR_FLUSH_ERR:	return -ECONNRESET;
-	case IBV_WC_LOC_LEN_ERR:	return -EMSGSIZE;
-	case IBV_WC_LOC_PROT_ERR:	return -EFAULT;
-	case IBV_WC_REM_INV_REQ_ERR:	return -EINVAL;
-	case IBV_WC_REM_OP_ERR:		return -EREMOTEIO;
-	case IBV_WC_REM_ABORT_ERR:	return -ECONNABORTED;
-	case IBV_WC_BAD_RESP_ERR:	return -EPROTO;
-	case IBV_WC_FATAL_ERR:		return -ENODEV;
-	default:			return -EIO;
-	}
-}
-
-static void wc_push(struct vb_ctx *vc, const struct oms_wc *wc)
-{
-	vc->wc[vc->wc_tail++ % oms_be_view(vc->ctx)->qdepth] = *wc;
-}
-
-void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status)
-{
-	struct oms_wc wc = { .slot = op->wr.slot, .status = status };
-
-	if (!status && op->wr.op == OMS_WR_GET && op->loc == VB_LOC_BOUNCE)
-		memcpy((void *)(uintptr_t)op->wr.local, op->lbuf, op->wr.len);
-	if (!status && (op->wr.op == OMS_WR_FADD || op->wr.op == OMS_WR_CAS))
-		wc.value = vc->result[op->wr.slot];
-	if (op->tmp) {
-		ibv_dereg_mr(op->tmp);
-		op->tmp = NULL;
-	}
-	if (!op->src_counted) {
-		op->src_counted = 1;
-		vc->src_done++;
-	}
-	if (op->pw_serial && op->wr.dest < VB_MAX_CONN &&
-	    vc->conn[op->wr.dest].pw.serial == op->pw_serial)
-		__atomic_fetch_add(&vc->conn[op->wr.dest].pw.done, 1,
-				   __ATOMIC_RELEASE);
-	op->pw_serial = 0;
-	vc->progress++;
-	wc_push(vc, &wc);
-}
-
-static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err,
-		      int rest);
-
 /*
  * Every WR of @c up to @seq is complete; the one at @seq with @status.
  * Returns whether an operation took @status (not so when the WR at @seq
@@ -117,51 +64,8 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		c->done_seq = seq + 1;
 	}
 	if (stop)
-		conn_stop(vc, c, stop, -ECANCELED);
+		vb_conn_cancel(vc, c, stop);
 	return took;
-}
-
-/*
- * Put @c in error with @err (its QP too: nothing more leaves it) and
- * complete every operation it still holds with its own status, else
- * @rest.  @c->told records that an operation reported the failure itself,
- * so that later ones may be mere cancellations (post.c).
- */
-static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
-{
-	uint32_t qd = oms_be_view(vc->ctx)->qdepth;
-
-	if (!c->err) {
-		c->err = err;
-		if (c->qp) {
-			struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-
-			ibv_modify_qp(c->qp, &a, IBV_QP_STATE);
-		}
-	}
-	while (c->head != c->tail) {
-		struct vb_op *op = &vc->op[c->fifo[c->head % qd]];
-		int st = op->status ? op->status : rest;
-
-		if (st != -ECANCELED)
-			c->told = 1;
-		vb_op_finish(vc, op, st);
-		c->head++;
-	}
-	c->feed = c->tail;
-	vb_areq_fail_waiting(vc, c, rest);
-}
-
-void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
-{
-	conn_stop(vc, c, err, err);
-}
-
-/* @c failed with @err, reported already: what it still holds is
- * cancelled. */
-void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err)
-{
-	conn_stop(vc, c, err, -ECANCELED);
 }
 
 /* A signaled 0-byte write: its completion covers the WRs before it. */
@@ -227,7 +131,13 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	    VB_WRID_GEN(w->wr_id) != (c->gen & 0xfff))
 		return;		/* a dead or replaced connection's */
 	if (VB_WRID_SEQ(w->wr_id) == VB_SEQ_RECV) {
-		vb_areq_recv(vc, c, w);	/* an agent's answers */
+		int cancel, err = vb_areq_recv(vc, c, w, &cancel);
+
+		/* an agent's answers: one may stop the connection */
+		if (err && cancel)
+			vb_conn_cancel(vc, c, err);
+		else if (err)
+			vb_conn_fail(vc, c, err);
 		return;
 	}
 	seq = c->done_seq + ((VB_WRID_SEQ(w->wr_id) - c->done_seq) & SEQ_MASK);
@@ -242,9 +152,9 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 		 * cancelled: never performed */
 		if (complete_upto(vc, c, seq, err)) {
 			c->told = 1;
-			conn_stop(vc, c, err, -ECANCELED);
+			vb_conn_cancel(vc, c, err);
 		} else {
-			conn_stop(vc, c, err, err);
+			vb_conn_fail(vc, c, err);
 		}
 		return;
 	}

@@ -200,7 +200,11 @@ struct vb_ctx {
 int vb_dev_open(struct oms_ctx *ctx);
 void vb_dev_close(struct oms_ctx *ctx);
 int vb_numa_node(const struct vb_ctx *vc);
+
+/* op.c: at the bottom, calling nothing of the backend */
 int vb_errno(int fallback);
+void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
+int vb_wc_status(enum ibv_wc_status st);
 
 /* src_addr.c */
 int vb_src_addr_pick(struct vb_ctx *vc, const struct oms_be_rdma_want *w);
@@ -215,6 +219,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	       uint32_t timeout_ms, struct oms_rmr *rmr);
 void vb_conn_events(struct vb_ctx *vc);
 void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c);
+void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err);
+void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err);
 uint8_t vb_ack_timeout(uint32_t timeout_ms);
 int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id);
 uint8_t vb_rd_atomic(int dev_max);
@@ -284,8 +290,11 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 		 struct ibv_send_wr *w, struct ibv_sge *sge, int *desc);
 void vb_areq_doorbell(struct vb_conn *c, struct ibv_send_wr *w);
 uint32_t vb_areq_outstanding(const struct vb_conn *c);
-void vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
-		  const struct ibv_wc *w);
+/* An answer came in: 0, or the connection's failure (*@cancel: what it
+ * holds is cancelled, the failure reported already) for the caller to
+ * make (vb_conn_fail, vb_conn_cancel). */
+int vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
+		 const struct ibv_wc *w, int *cancel);
 void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err);
 int vb_areq_stop_at(const struct vb_op *op);
 
@@ -299,10 +308,6 @@ const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
 /* poll.c */
 int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 	    uint64_t *src_done);
-void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err);
-void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err);
-void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
-int vb_wc_status(enum ibv_wc_status st);
 
 /* rmr.region of a connection's region: its index and generation, so a
  * descriptor of a connection that was replaced is refused. */
