@@ -15,18 +15,6 @@
 #include "util/export.h"
 #include "emu/emu.h"
 
-struct emu_ctx {
-	struct oms_emu *dev;
-	struct emu_queue *q;
-};
-
-#define EC(ctx) ((struct emu_ctx *)oms_be_view(ctx)->priv)
-
-struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
-{
-	return EC(ctx)->dev;
-}
-
 static int emu_open(struct oms_ctx *ctx)
 {
 	const struct oms_ctx_attr *a = oms_be_view(ctx)->attr;
@@ -109,59 +97,6 @@ static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
 	return __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
 }
 
-/*
- * Give @tmpl a free slot of the region table, with a fresh key and the
- * slot's next generation (what was admitted for the slot before fails),
- * and describe it in *@rmr.  Lock held.  -ENOSPC.
- */
-static int region_add(struct oms_emu *dev, const struct emu_region *tmpl,
-		      struct oms_rmr *rmr)
-{
-	for (uint32_t i = 0; i < EMU_MAX_REGIONS; i++) {
-		struct emu_region *r = &dev->reg[i];
-		uint32_t key, gen = r->gen + 1;
-		int err;
-
-		if (r->valid)
-			continue;
-		/* A key nobody can guess from the region number. */
-		key = dev->next_key = dev->next_key * 1664525u + 1013904223u;
-		oms_kc_clear(&dev->kc, i);
-		err = oms_kc_set(&dev->kc, i, key);
-		if (err)
-			return err;
-		r->base = tmpl->base;
-		r->len = tmpl->len;
-		r->node = tmpl->node;
-		r->access = tmpl->access;
-		r->gen = gen;
-		/* read without the lock by emu_home_region() */
-		__atomic_store_n(&r->home, tmpl->home < EMU_MAX_REGIONS ?
-				 tmpl->home : i, __ATOMIC_RELAXED);
-		r->valid = 1;
-		*rmr = (struct oms_rmr){
-			.dest = r->node, .region = i, .key = key,
-			.access = r->access, .len = r->len,
-		};
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-/*
- * Lock held.  A freed slot is memory of its own again: a revoked
- * window's descriptor no longer names its region's bytes for the
- * orderer, so an op refused through it cannot touch (by C1's write
- * after read fence) the region's live ops.
- */
-static void region_del(struct oms_emu *dev, const struct oms_rmr *rmr)
-{
-	dev->reg[rmr->region].valid = 0;
-	__atomic_store_n(&dev->reg[rmr->region].home, rmr->region,
-			 __ATOMIC_RELAXED);
-	oms_kc_clear(&dev->kc, rmr->region);
-}
-
 static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 		      uint32_t access, struct oms_rmr *rmr)
 {
@@ -177,7 +112,7 @@ static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 	if (emu_dev_gone(dev))
 		return -ENODEV;
 	pthread_mutex_lock(&dev->lock);
-	err = region_add(dev, &r, rmr);
+	err = emu_region_add(dev, &r, rmr);
 	pthread_mutex_unlock(&dev->lock);
 	return err;
 }
@@ -187,40 +122,10 @@ static int emu_mr_dereg(struct oms_ctx *ctx, const struct oms_rmr *rmr)
 	struct oms_emu *dev = EC(ctx)->dev;
 
 	pthread_mutex_lock(&dev->lock);
-	region_del(dev, rmr);
+	emu_region_del(dev, rmr);
 	emu_invalidate(dev, rmr->region, 0, rmr->len);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
-}
-
-/*
- * A listener's window on region @of (conn.c): the same memory under a
- * slot and key of its own, handed to the initiators that connect, so that
- * closing the listener revokes what it handed out (on verbs, closing
- * disconnects them).  Commands through it are about @of's memory from
- * intake on (exec.c).  -ENOSPC.
- */
-int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
-		    struct oms_rmr *win)
-{
-	struct oms_emu *dev = EC(ctx)->dev;
-	struct emu_region r;
-	int err;
-
-	pthread_mutex_lock(&dev->lock);
-	r = dev->reg[of->region];
-	err = region_add(dev, &r, win);
-	pthread_mutex_unlock(&dev->lock);
-	return err;
-}
-
-void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win)
-{
-	struct oms_emu *dev = EC(ctx)->dev;
-
-	pthread_mutex_lock(&dev->lock);
-	region_del(dev, win);
-	pthread_mutex_unlock(&dev->lock);
 }
 
 static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,

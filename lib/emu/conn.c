@@ -186,7 +186,7 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = -ENOMEM;
 	if (!err) {
 		memset(free_e, 0, sizeof(*free_e));
-		err = emu_window_open(ctx, &reg->rmr, &free_e->rmr);
+		err = emu_window_open(dev, &reg->rmr, &free_e->rmr);
 	}
 	if (!err) {
 		free_e->addrs = addrs;
@@ -204,7 +204,7 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 	struct emu_listener *e = lpriv;
 
 	pthread_mutex_lock(&dev->listen_lock);
-	emu_window_close(ctx, &e->rmr);
+	emu_window_close(dev, &e->rmr);
 	e->used = 0;
 	pthread_mutex_unlock(&dev->listen_lock);
 }

@@ -23,27 +23,6 @@
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct oms_emu *default_dev;
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t emu_now(const struct oms_emu *dev)
-{
-	if (!dev->cfg.time_scale)
-		return 0;
-	return (wall_ns() - dev->t0) / dev->cfg.time_scale;
-}
-
-/* The chaos fabric's stream (engine/fabric.h); the device thread's own. */
-uint64_t emu_rand(struct oms_emu *dev)
-{
-	return oms_fab_rand(&dev->rng);
-}
-
 /* One pass over every queue; returns how much work was done. */
 static int dev_step(struct oms_emu *dev, int *pending)
 {
@@ -155,7 +134,7 @@ int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 		hc.scope = OMS_HOLD_GLOBAL;
 	dev->cfg = *cfg;
 	dev->rng = cfg->chaos_seed;
-	dev->next_key = (uint32_t)(wall_ns() * 2654435761u) | 1;
+	dev->next_key = (uint32_t)(emu_wall_ns() * 2654435761u) | 1;
 	dev->refs = 1;
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->listen_lock, NULL);
@@ -180,7 +159,7 @@ int emu_dev_create(const struct emu_cfg *cfg, struct oms_emu **out)
 		dev_free(dev);
 		return err;
 	}
-	dev->t0 = wall_ns();
+	dev->t0 = emu_wall_ns();
 	if (pthread_create(&dev->thread, NULL, dev_thread, dev)) {
 		dev_free(dev);
 		return -EAGAIN;

@@ -217,10 +217,18 @@ struct oms_emu {
 	struct emu_listeners *listeners; /* the fabric's "network" */
 };
 
-/* backend.c: a listener's window on a region (its own slot and key) */
-int emu_window_open(struct oms_ctx *ctx, const struct oms_rmr *of,
+/* region.c: the region table (lock held where said), listeners'
+ * windows on a region (their own slot and key) */
+int emu_region_add(struct oms_emu *dev, const struct emu_region *tmpl,
+		   struct oms_rmr *rmr);		/* lock held */
+void emu_region_del(struct oms_emu *dev, const struct oms_rmr *rmr);
+int emu_window_open(struct oms_emu *dev, const struct oms_rmr *of,
 		    struct oms_rmr *win);
-void emu_window_close(struct oms_ctx *ctx, const struct oms_rmr *win);
+void emu_window_close(struct oms_emu *dev, const struct oms_rmr *win);
+int emu_region_live(const struct oms_emu *dev, uint32_t region,
+		    uint32_t gen, uint64_t off, uint64_t len);
+void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
+		    uint64_t len);
 
 /* conn.c: listeners and connections within the device's fabric */
 int emu_conn_init(struct oms_emu *dev);
@@ -231,8 +239,19 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv);
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr);
 
-/* backend.c: the device a context runs on */
-struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx);
+/* A context on the emulated device: its device and its queue (the
+ * backend's private part of the context, backend.c). */
+struct emu_ctx {
+	struct oms_emu *dev;
+	struct emu_queue *q;
+};
+
+#define EC(ctx) ((struct emu_ctx *)oms_be_view(ctx)->priv)
+
+static inline struct oms_emu *emu_ctx_dev(struct oms_ctx *ctx)
+{
+	return EC(ctx)->dev;
+}
 
 /* dev.c: devices.  emu_dev_create() starts one holding one reference;
  * emu_dev_get() takes a reference to the process's default device,
@@ -266,6 +285,9 @@ static inline int emu_dev_gone(const struct oms_emu *dev)
 }
 void emu_dev_freeze(struct oms_emu *dev, int on);	/* hang, no heartbeat */
 void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
+
+/* clock.c: the wall and model clocks and the chaos stream */
+uint64_t emu_wall_ns(void);			/* CLOCK_MONOTONIC */
 uint64_t emu_now(const struct oms_emu *dev);	/* model ns; 0 if no model */
 uint64_t emu_rand(struct oms_emu *dev);
 
@@ -275,22 +297,22 @@ int emu_q_ring(struct emu_queue *q, uint32_t n);
 int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
 	       uint64_t *src_done);
 
-/* exec.c: the device's work on queues (lock held) */
+/* exec.c: when the device works on a queue's commands (lock held) */
 int emu_intake(struct oms_emu *dev, struct emu_queue *q);
 int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q);
-int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
-		 int status, uint64_t value, uint64_t due);
 int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q);
 int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
-int emu_region_live(const struct oms_emu *dev, uint32_t region,
-		    uint32_t gen, uint64_t off, uint64_t len);
+
+/* perform.c: what it does to memory, and completions (lock held) */
+uint64_t emu_bus_ns(const struct oms_emu *dev);
+int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
+		 int status, uint64_t value, uint64_t due);
+void emu_src_done(struct emu_queue *q);
 int emu_apply(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p);
 void emu_fail(struct oms_emu *dev, struct emu_queue *q,
 	      const struct emu_pend *p, int status);
-void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
-		    uint64_t len);
 
 /* order.c: fences and failure records (lock held) */
 void emu_note_fail(struct emu_queue *q, uint32_t dest, uint32_t idx);
@@ -313,7 +335,6 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr);
 void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *f);
-void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq);
 int emu_seq_step(struct oms_emu *dev, struct emu_queue *q);
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 

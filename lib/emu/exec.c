@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the emulated device does with each command, lock held: take rung
+ * When the emulated device does each command, lock held: take rung
  * commands (intake, each numbered with its intake index), check them
  * (keys with the drop counter of seed 003, ranges, rights, sizes), keep
  * them in the pool until they may go (lib/emu/order.c says what each
- * waits for), perform them - puts and atomics against host memory, gets
+ * waits for), then hand them on - puts and atomics to perform.c, gets
  * to the read engine (reads.c), sequenced ones to the reorder buffer
  * (seq.c) - and send completions back.  Chaos mode is here too: the pool
  * lets ready entries go in random order, and completions are delayed and
@@ -14,11 +14,6 @@
 #include <string.h>
 
 #include "emu/emu.h"
-
-static uint64_t bus_ns(const struct oms_emu *dev)
-{
-	return dev->cfg.time_scale ? dev->cfg.lat_bus_ns : 0;
-}
 
 int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr)
@@ -70,21 +65,6 @@ int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 }
 
 /*
- * Is [@off, @off+@len) of @region still the memory a command admitted for
- * generation @gen named?  Not if the region was deregistered since, or
- * the slot registered again (docs/ordering.md: a revoked region fails the
- * operation, -EACCES, memory untouched).
- */
-int emu_region_live(const struct oms_emu *dev, uint32_t region,
-		    uint32_t gen, uint64_t off, uint64_t len)
-{
-	const struct emu_region *r = &dev->reg[region % EMU_MAX_REGIONS];
-
-	return r->valid && r->gen == gen && off <= r->len &&
-	       len <= r->len - off;
-}
-
-/*
  * The pool entry of command @wr (intake index @idx), which passed its
  * checks.  A data command carries the generation its key passed for, and
  * one through a listener's window names the window's memory from here on
@@ -109,35 +89,6 @@ static struct emu_pend admit(const struct oms_emu *dev,
 		break;
 	}
 	return p;
-}
-
-/* Host memory of a region changed: squash speculative reads of it. */
-void emu_invalidate(struct oms_emu *dev, uint32_t region, uint64_t off,
-		    uint64_t len)
-{
-	if (!len || !dev->rlsq.nspec)
-		return;
-	for (uint32_t i = 0; i < oms_line_count(off, len); i++)
-		oms_rlsq_invalidate(&dev->rlsq, ((uint64_t)region << 32) |
-				    (oms_line_first(off) + i));
-}
-
-int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
-		 int status, uint64_t value, uint64_t due)
-{
-	struct emu_done *d = &q->acks[q->nacks++];
-
-	(void)dev;
-	d->wc.slot = slot;
-	d->wc.status = status;
-	d->wc.value = value;
-	d->due = due;
-	return 1;
-}
-
-static void src_done(struct emu_queue *q)
-{
-	__atomic_add_fetch(&q->src_done, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -170,9 +121,9 @@ static int refuse(struct oms_emu *dev, struct emu_queue *q,
 	    wr->op != OMS_WR_RESET)
 		emu_seq_skip(dev, q, wr);
 	emu_note_fail(q, wr->dest, idx);
-	src_done(q);
+	emu_src_done(q);
 	return emu_complete(dev, q, wr->slot, err, 0,
-			    emu_now(dev) + 2 * bus_ns(dev));
+			    emu_now(dev) + 2 * emu_bus_ns(dev));
 }
 
 /* Gets of an unordered queue (the control) go straight to the RLSQ. */
@@ -210,7 +161,7 @@ static int accept(struct oms_emu *dev, struct emu_queue *q,
 		q->gets_pending++;
 		p->due = emu_get_due(dev, now, wait);
 	} else {
-		p->due = now + wait + bus_ns(dev);
+		p->due = now + wait + emu_bus_ns(dev);
 	}
 	/* A reset restarts a stream; it is never a member of one. */
 	if (wr->op == OMS_WR_RESET)
@@ -253,76 +204,6 @@ int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 	return n;
 }
 
-/* Retire @p with @status without touching memory. */
-void emu_fail(struct oms_emu *dev, struct emu_queue *q,
-	      const struct emu_pend *p, int status)
-{
-	if (p->posted)
-		oms_hold_ack(&dev->hold[q->node], p->wr.dest, p->hold_id);
-	/* A get failed here never reached the RLSQ. */
-	if (p->wr.op == OMS_WR_GET)
-		q->gets_pending--;
-	emu_note_fail(q, p->wr.dest, p->idx);
-	src_done(q);
-	emu_complete(dev, q, p->wr.slot, status, 0,
-		     emu_now(dev) + bus_ns(dev));
-}
-
-/*
- * Perform put, atomic, flush or NOP @p against host memory and send its
- * completion; returns its status.  (Gets go to emu_get_accept().)
- */
-int emu_apply(struct oms_emu *dev, struct emu_queue *q,
-	      const struct emu_pend *p)
-{
-	const struct oms_wr *wr = &p->wr;
-	struct emu_region *r = &dev->reg[wr->region % EMU_MAX_REGIONS];
-	uint64_t value = 0;
-	int status = 0;
-
-	if ((wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
-	     wr->op == OMS_WR_CAS) &&
-	    !emu_region_live(dev, wr->region, p->gen, wr->off, wr->len))
-		status = -EACCES;
-	if (!status) {
-		uint8_t *at = r->base + wr->off;
-
-		switch (wr->op) {
-		case OMS_WR_PUT:
-			memcpy(at, (const void *)(uintptr_t)wr->local, wr->len);
-			break;
-		case OMS_WR_FADD:
-			value = __atomic_fetch_add((uint64_t *)at, wr->a1,
-						   __ATOMIC_SEQ_CST);
-			break;
-		case OMS_WR_CAS:
-			value = wr->a1;
-			__atomic_compare_exchange_n((uint64_t *)at, &value,
-						    wr->a2, 0,
-						    __ATOMIC_SEQ_CST,
-						    __ATOMIC_SEQ_CST);
-			break;
-		default:
-			break;
-		}
-		if (wr->op == OMS_WR_PUT || wr->op == OMS_WR_FADD ||
-		    wr->op == OMS_WR_CAS) {
-			emu_invalidate(dev, wr->region, wr->off, wr->len);
-			dev->executed++;
-			if (dev->observe)
-				dev->observe(dev->observe_arg, q->id, wr);
-		}
-	}
-	if (p->posted)
-		oms_hold_ack(&dev->hold[q->node], wr->dest, p->hold_id);
-	if (status)
-		emu_note_fail(q, wr->dest, p->idx);
-	src_done(q);
-	emu_complete(dev, q, wr->slot, status, value,
-		     emu_now(dev) + bus_ns(dev));
-	return status;
-}
-
 /* OMS_WR_RESET: forget the destination's failures, restart its stream. */
 static void reset(struct oms_emu *dev, struct emu_queue *q,
 		  const struct emu_pend *p)
@@ -331,8 +212,8 @@ static void reset(struct oms_emu *dev, struct emu_queue *q,
 
 	q->failed &= ~bit;
 	oms_stream_clear_stop(&q->seq_st[p->wr.dest]);
-	src_done(q);
-	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + bus_ns(dev));
+	emu_src_done(q);
+	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + emu_bus_ns(dev));
 }
 
 /* @p left the pool (emu_pool_ready() said so): perform it. */

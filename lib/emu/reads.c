@@ -107,7 +107,7 @@ static void get_done(struct oms_emu *dev, struct emu_queue *q,
 {
 	if (dev->observe)
 		dev->observe(dev->observe_arg, q->id, &g->wr);
-	__atomic_add_fetch(&q->src_done, 1, __ATOMIC_RELEASE);
+	emu_src_done(q);
 	emu_complete(dev, q, g->wr.slot, g->status, 0, g->resp_due);
 	g->active = 0;
 	while (q->get_head != q->get_sub &&
@@ -197,7 +197,8 @@ static void get_fail(struct emu_queue *q, struct emu_get *g, int status)
 	g->status = status;
 	emu_note_fail(q, g->wr.dest, g->idx);
 	if (g->wr.flags & OMS_WR_F_SEQ)
-		emu_seq_stop(q, g->wr.dest, (uint16_t)g->wr.seq);
+		oms_stream_stop(&q->seq_st[g->wr.dest],
+				(uint16_t)g->wr.seq);
 }
 
 /* @lb of @g has read for good: a speculative read may still be squashed

@@ -80,7 +80,7 @@ static void unpark(struct emu_queue *q, uint16_t slot)
 	q->park_free[q->npark_free++] = slot;
 }
 
-void emu_seq_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
+static void stream_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
 {
 	if (dest < OMS_MAX_NODES)
 		oms_stream_stop(&q->seq_st[dest], seq);
@@ -171,7 +171,7 @@ static void head_fail(struct oms_emu *dev, struct emu_queue *q,
 		      const struct emu_pend *p, int status)
 {
 	emu_fail(dev, q, p, status);
-	emu_seq_stop(q, p->wr.dest, (uint16_t)p->wr.seq);
+	stream_stop(q, p->wr.dest, (uint16_t)p->wr.seq);
 }
 
 /* Get on with the head of @dest's stream; returns 1 when it is done. */
@@ -207,7 +207,7 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 		return 0;
 	}
 	if (emu_apply(dev, q, p) < 0)
-		emu_seq_stop(q, dest, (uint16_t)p->wr.seq);
+		stream_stop(q, dest, (uint16_t)p->wr.seq);
 	return 1;
 }
 
@@ -225,7 +225,7 @@ static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 			q->seq_wait |= bit(dest);
 			return 1;
 		}
-		emu_seq_stop(q, dest, seq);
+		stream_stop(q, dest, seq);
 	}
 	return 0;
 }
