@@ -58,10 +58,10 @@ LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 CONFIG_H := $(B)/oms_config.h
 LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h) $(CONFIG_H)
 
-TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/ordering_model.c \
+TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/lab.c tests/ordering_model.c \
 	tests/engine_model.c,$(wildcard tests/*.c)))
-TEST_SHARED := tests/helpers.c tests/ordering_model.c
-TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/ordering_model.h \
+TEST_SHARED := tests/helpers.c tests/lab.c tests/ordering_model.c
+TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/lab.h tests/ordering_model.h \
 	tests/engine_model.h tests/agent_seal.h
 
 # Tests of internals: they include lib/ headers (each says so in its first

@@ -30,6 +30,7 @@
 
 #include "harness.h"
 #include "helpers.h"
+#include "lab.h"
 #include "oms.h"
 #include "oms_emu.h"
 
@@ -55,29 +56,16 @@ enum { F = 0, Y = 1, X = 2 };
  * @react_dd, atomically with that visibility.
  */
 struct lab {
-	struct oms_emu *emu;	/* the mode's device */
-	struct oms_ctx *ini[NINI], *tgt[NDEST];
-	struct oms_mr *mr[NDEST];
-	struct oms_rmr r[NDEST];
-	uint64_t *mem[NDEST];
+	struct t_lab lab;	/* the mode's device, targets, initiators */
 	int react_sd, react_sw, react_dd, react_dw;	/* sd 0: none */
 	uint64_t one;
 	uint64_t got[BATCH][SLOTS];
 };
 
-/* The destination of a region, or -1. */
-static int dest_of(const struct lab *l, uint32_t region)
-{
-	for (int d = 1; d < NDEST; d++)
-		if (l->tgt[d] && l->r[d].region == region)
-			return d;
-	return -1;
-}
-
 static void observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct lab *l = arg;
-	int d = dest_of(l, ev->region);
+	int d = t_lab_dest_of(&l->lab, ev->region);
 
 	if (d < 0 || ev->kind == OMS_EMU_EV_GET || d != l->react_sd)
 		return;
@@ -86,7 +74,7 @@ static void observe(void *arg, const struct oms_emu_event *ev)
 
 		if (w % SLOTS != (uint64_t)l->react_sw)
 			continue;
-		oms_emu_host_write(l->emu, l->r[l->react_dd].region, to * 8,
+		oms_emu_host_write(l->lab.emu, l->lab.r[l->react_dd].region, to * 8,
 				   &l->one, 8);
 	}
 }
@@ -96,77 +84,30 @@ struct mode {
 	uint64_t seed;
 };
 
-/* A context on the lab's device (made from the mode: chaos, read order). */
-static struct oms_ctx_attr lab_attr(const struct lab *l, uint32_t node,
-				    uint32_t flags)
-{
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_EMU;
-	a.node = node;
-	a.flags = flags;
-	a.emu = l->emu;
-	return a;
-}
-
 static int lab_open(struct lab *l, const struct mode *m, uint32_t flags)
 {
-	size_t words = (size_t)BATCH * SLOTS;
-	int err = 0;
-
-	struct oms_emu_attr ea = {
-		.size = sizeof(ea),
-		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
-		.chaos_seed = m->seed, .read_order = m->order,
-		.rlsq_entries = 256,
+	const struct t_lab_cfg cfg = {
+		.nini = NINI, .ndest = NDEST - 1,
+		.words = (size_t)BATCH * SLOTS, .flags = flags,
+		.seed = m->seed, .read_order_set = 1, .read_order = m->order,
 	};
 
 	memset(l, 0, sizeof(*l));
 	l->one = 1;
-	if (oms_emu_create(&ea, &l->emu))
+	if (t_lab_open(&l->lab, &cfg))
 		return -1;
-	for (int k = 0; k < NINI && !err; k++) {
-		struct oms_ctx_attr a = lab_attr(l, 0, flags);
-
-		err = oms_ctx_create(&a, &l->ini[k]);
-	}
-	for (int d = 1; d < NDEST && !err; d++) {
-		struct oms_ctx_attr a = lab_attr(l, (uint32_t)d, 0);
-
-		l->mem[d] = calloc(words, 8);
-		err = l->mem[d] ? oms_ctx_create(&a, &l->tgt[d]) : -1;
-		if (!err)
-			err = oms_mr_reg(l->tgt[d], l->mem[d], words * 8,
-					 OMS_ACCESS_ALL, &l->mr[d]);
-		if (!err)
-			err = oms_mr_remote(l->mr[d], &l->r[d]);
-	}
-	if (!err)
-		err = oms_emu_set_observer(l->emu, observe, l);
-	return err;
+	return oms_emu_set_observer(l->lab.emu, observe, l);
 }
 
 static void lab_close(struct lab *l)
 {
-	if (l->emu)
-		oms_emu_set_observer(l->emu, NULL, NULL);
-	for (int k = 0; k < NINI; k++)
-		if (l->ini[k])
-			oms_ctx_destroy(l->ini[k]);
-	for (int d = 1; d < NDEST; d++) {
-		if (l->tgt[d])
-			oms_ctx_destroy(l->tgt[d]);
-		free(l->mem[d]);
-	}
-	if (l->emu)
-		oms_emu_destroy(l->emu);
+	t_lab_close(&l->lab);
 }
 
 /* Reset every word of every destination; nothing may be outstanding. */
 static void lab_reset(struct lab *l)
 {
-	for (int d = 1; d < NDEST; d++)
-		memset(l->mem[d], 0, (size_t)BATCH * SLOTS * 8);
+	t_lab_zero(&l->lab);
 	memset(l->got, 0, sizeof(l->got));
 }
 
@@ -229,17 +170,17 @@ static struct res l34_run(struct lab *l, const struct mode *m, uint32_t flags,
 	l->react_dw = F;
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
 		for (uint32_t i = 0; i < BATCH; i++) {
-			struct oms_ctx *c = l->ini[i % NINI];
+			struct oms_ctx *c = l->lab.ini[i % NINI];
 
-			r.errors += oms_get(c, &l->got[i][F], &l->r[1],
+			r.errors += oms_get(c, &l->got[i][F], &l->lab.r[1],
 					    off_of(i, F), 8,
 					    OMS_READ_ACQUIRE) != 0;
-			r.errors += oms_put(c, &l->r[yd], off_of(i, Y), &l->one,
+			r.errors += oms_put(c, &l->lab.r[yd], off_of(i, Y), &l->one,
 					    8, i % 2 ? OMS_STORE_UNORDERED :
 						       OMS_STORE_WEAK) != 0;
 		}
 		for (int k = 0; k < NINI; k++)
-			r.errors += oms_quiet(l->ini[k]) != 0;
+			r.errors += oms_quiet(l->lab.ini[k]) != 0;
 		for (uint32_t i = 0; i < BATCH; i++)
 			r.hits += l->got[i][F] == 1;
 		r.trials += BATCH;
@@ -303,10 +244,10 @@ static void *lb_thread(void *arg)
 		for (uint32_t i = 0; i < BATCH; i++) {
 			struct oms_ctx *c = s->c[i % LB_CTX];
 
-			s->errors += oms_get(c, &l->got[i][s->rw], &l->r[s->rd],
+			s->errors += oms_get(c, &l->got[i][s->rw], &l->lab.r[s->rd],
 					     off_of(i, s->rw), 8,
 					     OMS_READ_ACQUIRE) != 0;
-			s->errors += oms_put(c, &l->r[s->wd], off_of(i, s->ww),
+			s->errors += oms_put(c, &l->lab.r[s->wd], off_of(i, s->ww),
 					     &l->one, 8, OMS_STORE_WEAK) != 0;
 		}
 		for (int k = 0; k < LB_CTX; k++)
@@ -341,7 +282,7 @@ static struct res lb_run(struct lab *l, const struct mode *m, uint32_t flags,
 		s[k].l = l;
 		s[k].bar = &bar;
 		s[k].rounds = rounds;
-		memcpy(s[k].c, &l->ini[k * LB_CTX], sizeof(s[k].c));
+		memcpy(s[k].c, &l->lab.ini[k * LB_CTX], sizeof(s[k].c));
 		pthread_create(&th[k], NULL, lb_thread, &s[k]);
 	}
 	for (unsigned long n = 0; n < rounds; n++) {
@@ -407,8 +348,8 @@ static void *l35_writer(void *arg)
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		for (uint32_t k = 0; k < ITEMS; k++) {
-			oms_mr_write(w->l->mr[2], off_of(k, Y), &v, 8);
-			oms_mr_write(w->l->mr[1], off_of(k, F), &v, 8);
+			oms_mr_write(w->l->lab.mr[2], off_of(k, Y), &v, 8);
+			oms_mr_write(w->l->lab.mr[1], off_of(k, F), &v, 8);
 		}
 		if (!(++v & 7))
 			sched_yield();
@@ -430,18 +371,18 @@ static struct res l35_run(struct lab *l, const struct mode *m, uint32_t flags,
 	}
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
 		for (uint32_t i = 0; i < BATCH; i++) {
-			struct oms_ctx *c = l->ini[i % NINI];
+			struct oms_ctx *c = l->lab.ini[i % NINI];
 			uint32_t k = i % ITEMS;
 
-			r.errors += oms_get(c, &l->got[i][F], &l->r[1],
+			r.errors += oms_get(c, &l->got[i][F], &l->lab.r[1],
 					    off_of(k, F), 8,
 					    OMS_READ_ACQUIRE) != 0;
-			r.errors += oms_get(c, &l->got[i][Y], &l->r[2],
+			r.errors += oms_get(c, &l->got[i][Y], &l->lab.r[2],
 					    off_of(k, Y), 8,
 					    OMS_READ_RELAXED) != 0;
 		}
 		for (int k = 0; k < NINI; k++)
-			r.errors += oms_quiet(l->ini[k]) != 0;
+			r.errors += oms_quiet(l->lab.ini[k]) != 0;
 		for (uint32_t i = 0; i < BATCH; i++)
 			r.hits += l->got[i][Y] < l->got[i][F];
 		r.trials += BATCH;

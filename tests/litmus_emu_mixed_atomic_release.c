@@ -42,6 +42,7 @@
 
 #include "harness.h"
 #include "helpers.h"
+#include "lab.h"
 #include "oms.h"
 #include "oms_emu.h"
 
@@ -64,28 +65,16 @@ enum { C = 0, F = 1, L = 2, X = 3, A = 4, B = 5, Z = 6, R = 7 };
  * on L is performed at D1, the host writes X = 1 there; when R is, Z = 1.
  */
 struct at_lab {
-	struct oms_emu *emu;
-	struct oms_ctx *ini[NINI], *tgt[3];
-	struct oms_mr *mr[3];
-	struct oms_rmr r[3];
-	uint64_t *mem[3], *stamp[3];
+	struct t_lab lab;
+	uint64_t *stamp[3];
 	uint64_t clock, one;
 	uint64_t got[BATCH], old[BATCH];
 };
 
-/* The destination of a region, or -1. */
-static int dest_of(const struct at_lab *l, uint32_t region)
-{
-	for (int d = 1; d < 3; d++)
-		if (l->tgt[d] && l->r[d].region == region)
-			return d;
-	return -1;
-}
-
 static void at_observe(void *arg, const struct oms_emu_event *ev)
 {
 	struct at_lab *l = arg;
-	int d = dest_of(l, ev->region);
+	int d = t_lab_dest_of(&l->lab, ev->region);
 
 	if (d < 0 || ev->kind == OMS_EMU_EV_GET)
 		return;
@@ -101,66 +90,38 @@ static void at_observe(void *arg, const struct oms_emu_event *ev)
 			to += Z;
 		else
 			continue;
-		oms_emu_host_write(l->emu, ev->region, to * 8, &l->one, 8);
+		oms_emu_host_write(l->lab.emu, ev->region, to * 8, &l->one, 8);
 	}
 }
 
 static int at_open(struct at_lab *l, uint32_t flags, uint32_t order,
 		   uint64_t seed)
 {
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_emu_attr ea = {
-		.size = sizeof(ea),
-		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
-		.chaos_seed = seed, .read_order = order, .rlsq_entries = 256,
+	const struct t_lab_cfg cfg = {
+		.nini = NINI, .ndest = 2, .words = (size_t)BATCH * SLOTS,
+		.flags = flags, .seed = seed, .read_order_set = 1,
+		.read_order = order,
 	};
-	size_t words = (size_t)BATCH * SLOTS;
-	int err = 0;
 
 	memset(l, 0, sizeof(*l));
 	memset(l->got, 0xff, sizeof(l->got));
 	memset(l->old, 0xff, sizeof(l->old));
 	l->one = 1;
-	if (oms_emu_create(&ea, &l->emu))
-		return -1;
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS | OMS_CTX_ATTR_EMU;
-	a.emu = l->emu;
-	a.flags = flags;
-	for (int k = 0; k < NINI && !err; k++)
-		err = oms_ctx_create(&a, &l->ini[k]);
-	a.flags = 0;
-	for (uint32_t d = 1; d < 3 && !err; d++) {
-		a.node = d;
-		l->mem[d] = calloc(words, 8);
-		l->stamp[d] = calloc(words, 8);
-		err = l->mem[d] && l->stamp[d] ?
-		      oms_ctx_create(&a, &l->tgt[d]) : -1;
-		if (!err)
-			err = oms_mr_reg(l->tgt[d], l->mem[d], words * 8,
-					 OMS_ACCESS_ALL, &l->mr[d]);
-		if (!err)
-			err = oms_mr_remote(l->mr[d], &l->r[d]);
+	for (int d = 1; d < 3; d++) {
+		l->stamp[d] = calloc(cfg.words, 8);
+		if (!l->stamp[d])
+			return -1;
 	}
-	if (!err)
-		err = oms_emu_set_observer(l->emu, at_observe, l);
-	return err;
+	if (t_lab_open(&l->lab, &cfg))
+		return -1;
+	return oms_emu_set_observer(l->lab.emu, at_observe, l);
 }
 
 static void at_close(struct at_lab *l)
 {
-	if (l->emu)
-		oms_emu_set_observer(l->emu, NULL, NULL);
-	for (int k = 0; k < NINI; k++)
-		if (l->ini[k])
-			oms_ctx_destroy(l->ini[k]);
-	for (int d = 1; d < 3; d++) {
-		if (l->tgt[d])
-			oms_ctx_destroy(l->tgt[d]);
-		free(l->mem[d]);
+	t_lab_close(&l->lab);
+	for (int d = 1; d < 3; d++)
 		free(l->stamp[d]);
-	}
-	if (l->emu)
-		oms_emu_destroy(l->emu);
 }
 
 static uint64_t off_of(uint32_t i, uint32_t w)
@@ -189,9 +150,9 @@ static struct res at_run(struct at_lab *l, uint32_t flags, uint32_t order,
 	}
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
 		for (uint32_t i = 0; i < BATCH; i++)
-			r.errors += prog(l, l->ini[i % NINI], i) != 0;
+			r.errors += prog(l, l->lab.ini[i % NINI], i) != 0;
 		for (int k = 0; k < NINI; k++)
-			r.errors += oms_quiet(l->ini[k]) != 0;
+			r.errors += oms_quiet(l->lab.ini[k]) != 0;
 		for (uint32_t i = 0; i < BATCH; i++) {
 			int b = bad(l, i);
 
@@ -200,7 +161,7 @@ static struct res at_run(struct at_lab *l, uint32_t flags, uint32_t order,
 		}
 		r.trials += BATCH;
 		for (int d = 1; d < 3; d++) {
-			memset(l->mem[d], 0, (size_t)BATCH * SLOTS * 8);
+			memset(l->lab.mem[d], 0, (size_t)BATCH * SLOTS * 8);
 			memset(l->stamp[d], 0, (size_t)BATCH * SLOTS * 8);
 		}
 		memset(l->got, 0xff, sizeof(l->got));
@@ -234,8 +195,8 @@ out:
 
 static int faa_strong(struct at_lab *l, struct oms_ctx *c, uint32_t i)
 {
-	return oms_atomic_fadd(c, &l->r[1], off_of(i, C), 1, &l->old[i]) |
-	       oms_put(c, &l->r[2], off_of(i, F), &l->one, 8,
+	return oms_atomic_fadd(c, &l->lab.r[1], off_of(i, C), 1, &l->old[i]) |
+	       oms_put(c, &l->lab.r[2], off_of(i, F), &l->one, 8,
 		       OMS_STORE_STRONG);
 }
 
@@ -281,8 +242,8 @@ TEST_F(chan, litmus_L38_faa_then_strong_on_emu)
 
 static int cas_acquire(struct at_lab *l, struct oms_ctx *c, uint32_t i)
 {
-	return oms_atomic_cas(c, &l->r[1], off_of(i, L), 0, 1, &l->old[i]) |
-	       oms_get(c, &l->got[i], &l->r[1], off_of(i, X), 8,
+	return oms_atomic_cas(c, &l->lab.r[1], off_of(i, L), 0, 1, &l->old[i]) |
+	       oms_get(c, &l->got[i], &l->lab.r[1], off_of(i, X), 8,
 		       OMS_READ_ACQUIRE);
 }
 
@@ -337,17 +298,17 @@ static int rel_prog(struct at_lab *l, struct oms_ctx *c, uint32_t i)
 {
 	int e = 0;
 
-	e |= oms_put(c, &l->r[2], off_of(i, C), &l->one, 8, OMS_STORE_WEAK);
-	e |= oms_put(c, &l->r[1], off_of(i, A), &l->one, 8,
+	e |= oms_put(c, &l->lab.r[2], off_of(i, C), &l->one, 8, OMS_STORE_WEAK);
+	e |= oms_put(c, &l->lab.r[1], off_of(i, A), &l->one, 8,
 		     OMS_STORE_UNORDERED);
 	if (i % 2)
-		e |= oms_atomic_fadd(c, &l->r[1], off_of(i, B), 1, NULL);
+		e |= oms_atomic_fadd(c, &l->lab.r[1], off_of(i, B), 1, NULL);
 	else
-		e |= oms_put(c, &l->r[1], off_of(i, B), &l->one, 8,
+		e |= oms_put(c, &l->lab.r[1], off_of(i, B), &l->one, 8,
 			     OMS_STORE_WEAK);
-	e |= oms_get(c, &l->got[i], &l->r[1], off_of(i, Z), 8,
+	e |= oms_get(c, &l->got[i], &l->lab.r[1], off_of(i, Z), 8,
 		     OMS_READ_RELAXED);
-	e |= oms_put(c, &l->r[1], off_of(i, R), &l->one, 8,
+	e |= oms_put(c, &l->lab.r[1], off_of(i, R), &l->one, 8,
 		     OMS_STORE_RELEASE);
 	return e;
 }

@@ -28,6 +28,7 @@
 
 #include "harness.h"
 #include "helpers.h"
+#include "lab.h"
 #include "oms.h"
 #include "oms_emu.h"
 
@@ -46,58 +47,30 @@
 enum { A = 0, B = 0, F = 1, G = 2, SLOTS = 4 };
 
 struct fl {
-	struct oms_emu *emu;		/* reorders from the instance's seed */
-	struct oms_ctx *ini[NINI], *tgt[NTGT];
-	struct oms_mr *mr[NTGT];
-	struct oms_rmr r[NTGT], forged;
-	uint64_t *mem[NTGT];
+	struct t_lab lab;	/* the device reorders from the seed */
+	struct oms_rmr forged;	/* D1's region under a wrong key */
 	uint64_t one;
 };
 
 static int fl_open(struct fl *l, uint32_t flags, uint64_t seed)
 {
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	size_t words = (size_t)BATCH * SLOTS;
-	int err = 0;
+	const struct t_lab_cfg cfg = {
+		.nini = NINI, .ndest = NTGT - 1,
+		.words = (size_t)BATCH * SLOTS, .flags = flags, .seed = seed,
+	};
 
 	memset(l, 0, sizeof(*l));
 	l->one = 1;
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU;
-	a.emu = l->emu = t_chaos_emu(seed);
-	a.flags = flags;
-	if (!a.emu)
+	if (t_lab_open(&l->lab, &cfg))
 		return -1;
-	for (int k = 0; k < NINI && !err; k++)
-		err = oms_ctx_create(&a, &l->ini[k]);
-	a.flags = 0;
-	for (uint32_t d = 1; d < NTGT && !err; d++) {
-		a.node = d;
-		l->mem[d] = calloc(words, 8);
-		err = l->mem[d] ? oms_ctx_create(&a, &l->tgt[d]) : -1;
-		if (!err)
-			err = oms_mr_reg(l->tgt[d], l->mem[d], words * 8,
-					 OMS_ACCESS_ALL, &l->mr[d]);
-		if (!err)
-			err = oms_mr_remote(l->mr[d], &l->r[d]);
-	}
-	l->forged = l->r[1];
+	l->forged = l->lab.r[1];
 	l->forged.key ^= 0x5a5a5a5au;
-	return err;
+	return 0;
 }
 
 static void fl_close(struct fl *l)
 {
-	for (int k = 0; k < NINI; k++)
-		if (l->ini[k])
-			oms_ctx_destroy(l->ini[k]);
-	for (int d = 1; d < NTGT; d++) {
-		if (l->tgt[d])
-			oms_ctx_destroy(l->tgt[d]);
-		free(l->mem[d]);
-	}
-	if (l->emu)
-		oms_emu_destroy(l->emu);
+	t_lab_close(&l->lab);
 }
 
 static uint64_t off_of(uint32_t i, uint32_t w)
@@ -107,7 +80,7 @@ static uint64_t off_of(uint32_t i, uint32_t w)
 
 static uint64_t word(const struct fl *l, int d, uint32_t i, uint32_t w)
 {
-	return l->mem[d][(size_t)i * SLOTS + w];
+	return l->lab.mem[d][(size_t)i * SLOTS + w];
 }
 
 static uint64_t cancelled(struct oms_ctx *c)
@@ -122,9 +95,9 @@ static int l37(struct fl *l, struct oms_ctx *c, uint32_t i, int fd)
 {
 	return oms_put(c, &l->forged, off_of(i, A), &l->one, 8,
 		       OMS_STORE_WEAK) |
-	       oms_put(c, &l->r[3], off_of(i, B), &l->one, 8,
+	       oms_put(c, &l->lab.r[3], off_of(i, B), &l->one, 8,
 		       OMS_STORE_WEAK) |
-	       oms_put(c, &l->r[fd], off_of(i, F), &l->one, 8,
+	       oms_put(c, &l->lab.r[fd], off_of(i, F), &l->one, 8,
 		       OMS_STORE_STRONG);
 }
 
@@ -151,20 +124,20 @@ static struct res l37_run(struct fl *l, uint32_t flags, int fd, uint64_t seed,
 		uint64_t c0[NINI];
 
 		for (int k = 0; k < NINI; k++)
-			c0[k] = cancelled(l->ini[k]);
+			c0[k] = cancelled(l->lab.ini[k]);
 		for (uint32_t i = 0; i < BATCH; i++)
-			r.errors += l37(l, l->ini[i % NINI], i, fd) != 0;
+			r.errors += l37(l, l->lab.ini[i % NINI], i, fd) != 0;
 		for (int k = 0; k < NINI; k++) {
-			r.bad_quiet += !wrong_key(oms_quiet(l->ini[k]));
+			r.bad_quiet += !wrong_key(oms_quiet(l->lab.ini[k]));
 			/* each of its BATCH / NINI F's was cancelled */
 			r.not_cancelled += !control &&
-				cancelled(l->ini[k]) - c0[k] < BATCH / NINI;
-			r.bad_resume += oms_ctx_resume(l->ini[k]) != 0;
+				cancelled(l->lab.ini[k]) - c0[k] < BATCH / NINI;
+			r.bad_resume += oms_ctx_resume(l->lab.ini[k]) != 0;
 			/* traffic flows again: a strong store lands */
-			r.errors += oms_put(l->ini[k], &l->r[fd],
+			r.errors += oms_put(l->lab.ini[k], &l->lab.r[fd],
 					    off_of((uint32_t)k, G), &l->one, 8,
 					    OMS_STORE_STRONG) != 0;
-			r.errors += oms_quiet(l->ini[k]) != 0;
+			r.errors += oms_quiet(l->lab.ini[k]) != 0;
 			r.after_resume_lost += word(l, fd, (uint32_t)k, G) != 1;
 		}
 		for (uint32_t i = 0; i < BATCH; i++) {
@@ -174,7 +147,7 @@ static struct res l37_run(struct fl *l, uint32_t flags, int fd, uint64_t seed,
 		}
 		r.trials += BATCH;
 		for (int d = 1; d < NTGT; d++)
-			memset(l->mem[d], 0, (size_t)BATCH * SLOTS * 8);
+			memset(l->lab.mem[d], 0, (size_t)BATCH * SLOTS * 8);
 	}
 out:
 	fl_close(l);
@@ -216,7 +189,7 @@ TEST_F(fail, litmus_L37_failed_store_sequence_on_emu)
 	struct oms_ctx *c;
 
 	ASSERT_EQ(0, fl_open(l, variant->flags, t_seed(0x3701)));
-	c = l->ini[0];
+	c = l->lab.ini[0];
 	ASSERT_EQ(0, l37(l, c, 0, variant->fd));
 	EXPECT_EQ(-EACCES, oms_quiet(c));
 	ASSERT_EQ(0, oms_ctx_stats(c, &s));
@@ -232,18 +205,18 @@ TEST_F(fail, litmus_L37_failed_store_sequence_on_emu)
 	EXPECT_EQ(0, word(l, 1, 0, A));
 	EXPECT_EQ(1, word(l, 3, 0, B));
 	/* until resume, a strong store still follows the failure */
-	EXPECT_EQ(0, oms_put(c, &l->r[variant->fd], off_of(1, F), &l->one, 8,
+	EXPECT_EQ(0, oms_put(c, &l->lab.r[variant->fd], off_of(1, F), &l->one, 8,
 			     OMS_STORE_STRONG));
 	EXPECT_NE(0, oms_quiet(c));
 	EXPECT_EQ(0, word(l, variant->fd, 1, F));
 	EXPECT_EQ(0, oms_ctx_resume(c));
-	EXPECT_EQ(0, oms_put(c, &l->r[variant->fd], off_of(0, G), &l->one, 8,
+	EXPECT_EQ(0, oms_put(c, &l->lab.r[variant->fd], off_of(0, G), &l->one, 8,
 			     OMS_STORE_STRONG));
 	EXPECT_EQ(0, oms_quiet(c));
 	EXPECT_EQ(1, word(l, variant->fd, 0, G));
 	/* a second resume with nothing failed is harmless */
 	EXPECT_EQ(0, oms_ctx_resume(c));
-	EXPECT_EQ(0, oms_put(c, &l->r[variant->fd], off_of(1, G), &l->one, 8,
+	EXPECT_EQ(0, oms_put(c, &l->lab.r[variant->fd], off_of(1, G), &l->one, 8,
 			     OMS_STORE_STRONG));
 	EXPECT_EQ(0, oms_quiet(c));
 	EXPECT_EQ(1, word(l, variant->fd, 1, G));
@@ -300,21 +273,21 @@ TEST(litmus_L37_resume_forgets_unordered_failure_on_emu)
 		uint64_t got;
 
 		ASSERT_EQ(0, fl_open(l, modes[m], t_seed(0x3703)));
-		c = l->ini[0];
+		c = l->lab.ini[0];
 		for (uint32_t i = 0; i < 64; i++) {
 			errors += oms_put(c, &l->forged, off_of(i, A), &l->one,
 					  8, OMS_STORE_UNORDERED) != 0;
 			bad_quiet += !wrong_key(oms_quiet(c));
 			errors += oms_ctx_resume(c) != 0;
-			errors += oms_put(c, &l->r[1], off_of(i, A), &l->one,
+			errors += oms_put(c, &l->lab.r[1], off_of(i, A), &l->one,
 					  8, OMS_STORE_WEAK) != 0;
-			errors += oms_put(c, &l->r[1], off_of(i, F), &l->one,
+			errors += oms_put(c, &l->lab.r[1], off_of(i, F), &l->one,
 					  8, OMS_STORE_RELEASE) != 0;
-			errors += oms_put(c, &l->r[1], off_of(i, G), &l->one,
+			errors += oms_put(c, &l->lab.r[1], off_of(i, G), &l->one,
 					  8, OMS_STORE_WEAK) != 0;
-			errors += oms_get(c, &got, &l->r[1], off_of(i, G), 8,
+			errors += oms_get(c, &got, &l->lab.r[1], off_of(i, G), 8,
 					  OMS_READ_RELAXED) != 0;
-			errors += oms_put(c, &l->r[1], off_of(i, G), &l->one,
+			errors += oms_put(c, &l->lab.r[1], off_of(i, G), &l->one,
 					  8, OMS_STORE_WEAK) != 0;
 			lost += oms_quiet(c) != 0;
 			lost += word(l, 1, i, A) != 1 || word(l, 1, i, F) != 1 ||

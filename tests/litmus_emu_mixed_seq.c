@@ -26,6 +26,7 @@
 
 #include "harness.h"
 #include "helpers.h"
+#include "lab.h"
 #include "oms.h"
 #include "oms_emu.h"
 
@@ -50,11 +51,8 @@ enum { F = 0, G = 1, X = 2 };	/* at D1; A is words 0..NSLOW-1 at D2 */
  * the host writes X = 1 for it.
  */
 struct seq_lab {
-	struct oms_emu *emu;
-	struct oms_ctx *ini[NINI], *tgt[3];
-	struct oms_mr *mr[3];
-	struct oms_rmr r[3];
-	uint64_t *mem[3], *stamp;
+	struct t_lab lab;
+	uint64_t *stamp;
 	uint32_t d1_region;
 	uint64_t clock, one;
 	uint64_t got[BATCH];
@@ -71,7 +69,7 @@ static void seq_observe(void *arg, const struct oms_emu_event *ev)
 		l->stamp[w] = l->clock;
 		if (w % SLOTS != F)
 			continue;
-		oms_emu_host_write(l->emu, l->d1_region, (w - F + X) * 8,
+		oms_emu_host_write(l->lab.emu, l->d1_region, (w - F + X) * 8,
 				   &l->one, 8);
 	}
 }
@@ -79,59 +77,25 @@ static void seq_observe(void *arg, const struct oms_emu_event *ev)
 static int seq_open(struct seq_lab *l, uint32_t flags, uint32_t order,
 		    uint64_t seed)
 {
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_emu_attr ea = { .size = sizeof(ea) };
-	size_t words = (size_t)BATCH * SLOTS;
-	int err = 0;
+	const struct t_lab_cfg cfg = {
+		.nini = NINI, .ndest = 2, .words = (size_t)BATCH * SLOTS,
+		.flags = flags, .seed = seed, .read_order_set = 1,
+		.read_order = order,
+	};
 
 	memset(l, 0, sizeof(*l));
 	memset(l->got, 0xff, sizeof(l->got));
 	l->one = 1;
-	ea.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER;
-	ea.chaos_seed = seed;
-	ea.read_order = order;
-	ea.rlsq_entries = 256;
-	if (oms_emu_create(&ea, &l->emu))
+	l->stamp = calloc(cfg.words, 8);
+	if (!l->stamp || t_lab_open(&l->lab, &cfg))
 		return -1;
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU;
-	a.emu = l->emu;
-	a.flags = flags;
-	for (int k = 0; k < NINI && !err; k++)
-		err = oms_ctx_create(&a, &l->ini[k]);
-	a.flags = 0;
-	l->stamp = calloc(words, 8);
-	for (uint32_t d = 1; d < 3 && !err; d++) {
-		a.node = d;
-		l->mem[d] = calloc(words, 8);
-		err = l->mem[d] && l->stamp ? oms_ctx_create(&a, &l->tgt[d]) : -1;
-		if (!err)
-			err = oms_mr_reg(l->tgt[d], l->mem[d], words * 8,
-					 OMS_ACCESS_ALL, &l->mr[d]);
-		if (!err)
-			err = oms_mr_remote(l->mr[d], &l->r[d]);
-	}
-	if (!err) {
-		l->d1_region = l->r[1].region;
-		err = oms_emu_set_observer(l->emu, seq_observe, l);
-	}
-	return err;
+	l->d1_region = l->lab.r[1].region;
+	return oms_emu_set_observer(l->lab.emu, seq_observe, l);
 }
 
 static void seq_close(struct seq_lab *l)
 {
-	if (l->emu)
-		oms_emu_set_observer(l->emu, NULL, NULL);
-	for (int k = 0; k < NINI; k++)
-		if (l->ini[k])
-			oms_ctx_destroy(l->ini[k]);
-	for (int d = 1; d < 3; d++) {
-		if (l->tgt[d])
-			oms_ctx_destroy(l->tgt[d]);
-		free(l->mem[d]);
-	}
-	if (l->emu)
-		oms_emu_destroy(l->emu);
+	t_lab_close(&l->lab);
 	free(l->stamp);
 }
 
@@ -145,15 +109,15 @@ static int l36(struct seq_lab *l, struct oms_ctx *c, uint32_t i)
 	int e = 0;
 
 	for (uint32_t a = 0; a < NSLOW; a++)
-		e |= oms_put(c, &l->r[2], off_of(i, a), &l->one, 8,
+		e |= oms_put(c, &l->lab.r[2], off_of(i, a), &l->one, 8,
 			     OMS_STORE_WEAK);
-	e |= oms_put(c, &l->r[1], off_of(i, F), &l->one, 8, OMS_STORE_STRONG);
+	e |= oms_put(c, &l->lab.r[1], off_of(i, F), &l->one, 8, OMS_STORE_STRONG);
 	if (i % 2)
-		e |= oms_atomic_fadd(c, &l->r[1], off_of(i, G), 1, NULL);
+		e |= oms_atomic_fadd(c, &l->lab.r[1], off_of(i, G), 1, NULL);
 	else
-		e |= oms_put(c, &l->r[1], off_of(i, G), &l->one, 8,
+		e |= oms_put(c, &l->lab.r[1], off_of(i, G), &l->one, 8,
 			     OMS_STORE_WEAK);
-	e |= oms_get(c, &l->got[i], &l->r[1], off_of(i, X), 8,
+	e |= oms_get(c, &l->got[i], &l->lab.r[1], off_of(i, X), 8,
 		     OMS_READ_RELAXED);
 	return e;
 }
@@ -174,9 +138,9 @@ static struct res l36_run(struct seq_lab *l, uint32_t flags, uint32_t order,
 	while (r.trials < trials &&
 	       !(stop_on_hit && r.g_first && r.get_first)) {
 		for (uint32_t i = 0; i < BATCH; i++)
-			r.errors += l36(l, l->ini[i % NINI], i) != 0;
+			r.errors += l36(l, l->lab.ini[i % NINI], i) != 0;
 		for (int k = 0; k < NINI; k++)
-			r.errors += oms_quiet(l->ini[k]) != 0;
+			r.errors += oms_quiet(l->lab.ini[k]) != 0;
 		for (uint32_t i = 0; i < BATCH; i++) {
 			uint64_t sf = l->stamp[i * SLOTS + F];
 			uint64_t sg = l->stamp[i * SLOTS + G];
@@ -186,8 +150,7 @@ static struct res l36_run(struct seq_lab *l, uint32_t flags, uint32_t order,
 		}
 		r.trials += BATCH;
 		/* nothing outstanding: reset words, stamps and results */
-		memset(l->mem[1], 0, (size_t)BATCH * SLOTS * 8);
-		memset(l->mem[2], 0, (size_t)BATCH * SLOTS * 8);
+		t_lab_zero(&l->lab);
 		memset(l->stamp, 0, (size_t)BATCH * SLOTS * 8);
 		memset(l->got, 0xff, sizeof(l->got));
 	}

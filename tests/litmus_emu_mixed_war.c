@@ -23,6 +23,7 @@
 
 #include "harness.h"
 #include "helpers.h"
+#include "lab.h"
 #include "oms.h"
 #include "oms_emu.h"
 
@@ -36,13 +37,10 @@
 #define BATCH		1024u	/* program instances per quiet */
 #define NINI		16	/* initiator contexts (node 0) */
 
-/* One target (node 1), NINI initiators; instance i uses word i. */
+/* The lab (tests/lab.h): one target (node 1), NINI initiators;
+ * instance i uses word i. */
 struct war {
-	struct oms_emu *emu;	/* the seed's reordering, the read order */
-	struct oms_ctx *ini[NINI], *tgt;
-	struct oms_mr *mr;
-	struct oms_rmr r;
-	uint64_t *mem;
+	struct t_lab lab;
 	uint64_t val[BATCH], got[BATCH];
 	uint64_t gen;		/* batch number: L26's fresh value */
 };
@@ -55,47 +53,13 @@ struct res {
 static int war_open(struct war *w, uint32_t flags, uint32_t order,
 		    uint64_t seed)
 {
-	struct oms_ctx_attr a = oms_ctx_attr_default();
-	struct oms_emu_attr ea = {
-		.size = sizeof(ea),
-		.comp_mask = OMS_EMU_ATTR_CHAOS | OMS_EMU_ATTR_READ_ORDER,
-		.chaos_seed = seed, .read_order = order, .rlsq_entries = 256,
+	const struct t_lab_cfg cfg = {
+		.nini = NINI, .ndest = 1, .words = BATCH, .flags = flags,
+		.seed = seed, .read_order_set = 1, .read_order = order,
 	};
-	int err;
 
 	memset(w, 0, sizeof(*w));
-	err = oms_emu_create(&ea, &w->emu);
-	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
-		      OMS_CTX_ATTR_EMU;
-	a.emu = w->emu;
-	a.flags = flags;
-	for (int k = 0; k < NINI && !err; k++)
-		err = oms_ctx_create(&a, &w->ini[k]);
-	a.node = 1;
-	a.flags = 0;
-	if (!err)
-		err = oms_ctx_create(&a, &w->tgt);
-	w->mem = calloc(BATCH, 8);
-	if (!err && !w->mem)
-		err = -1;
-	if (!err)
-		err = oms_mr_reg(w->tgt, w->mem, BATCH * 8, OMS_ACCESS_ALL,
-				 &w->mr);
-	if (!err)
-		err = oms_mr_remote(w->mr, &w->r);
-	return err;
-}
-
-static void war_close(struct war *w)
-{
-	for (int k = 0; k < NINI; k++)
-		if (w->ini[k])
-			oms_ctx_destroy(w->ini[k]);
-	if (w->tgt)
-		oms_ctx_destroy(w->tgt);
-	if (w->emu)
-		oms_emu_destroy(w->emu);
-	free(w->mem);
+	return t_lab_open(&w->lab, &cfg);
 }
 
 /* One program instance on word @i; @arg is the program's parameter. */
@@ -118,9 +82,9 @@ static struct res war_run(uint32_t flags, uint32_t order, uint64_t seed,
 	while (r.trials < trials && !(stop_on_hit && r.hits)) {
 		w->gen++;
 		for (uint32_t i = 0; i < BATCH; i++)
-			r.errors += prog(w, w->ini[i % NINI], i, arg) != 0;
+			r.errors += prog(w, w->lab.ini[i % NINI], i, arg) != 0;
 		for (int k = 0; k < NINI; k++)
-			r.errors += oms_quiet(w->ini[k]) != 0;
+			r.errors += oms_quiet(w->lab.ini[k]) != 0;
 		for (uint32_t i = 0; i < BATCH; i++) {
 			if (!bad(w, i))
 				continue;
@@ -129,11 +93,11 @@ static struct res war_run(uint32_t flags, uint32_t order, uint64_t seed,
 		}
 		r.trials += BATCH;
 		/* nothing is outstanding: reset the words for the next batch */
-		memset(w->mem, 0, BATCH * 8);
+		t_lab_zero(&w->lab);
 	}
 out:
 	if (w)
-		war_close(w);
+		t_lab_close(&w->lab);
 	free(w);
 	return r;
 }
@@ -202,8 +166,8 @@ static int l26(struct war *w, struct oms_ctx *c, uint32_t i, int arg)
 	(void)arg;
 	w->val[i] = w->gen;
 	w->got[i] = 0;
-	return oms_put(c, &w->r, 8ull * i, &w->val[i], 8, l26_cls[i % 4]) |
-	       oms_get(c, &w->got[i], &w->r, 8ull * i, 8, OMS_READ_RELAXED);
+	return oms_put(c, &w->lab.r[1], 8ull * i, &w->val[i], 8, l26_cls[i % 4]) |
+	       oms_get(c, &w->got[i], &w->lab.r[1], 8ull * i, 8, OMS_READ_RELAXED);
 }
 
 static int l26_old(const struct war *w, uint32_t i)
@@ -225,10 +189,10 @@ static int l33(struct war *w, struct oms_ctx *c, uint32_t i, int arg)
 
 	w->val[i] = 1;
 	w->got[i] = 0;
-	e |= oms_get(c, &w->got[i], &w->r, 8ull * i, 8, OMS_READ_RELAXED);
+	e |= oms_get(c, &w->got[i], &w->lab.r[1], 8ull * i, 8, OMS_READ_RELAXED);
 	if (arg == FENCE_WEAK)
-		e |= oms_fence(c, w->r.dest);
-	e |= oms_put(c, &w->r, 8ull * i, &w->val[i], 8,
+		e |= oms_fence(c, w->lab.r[1].dest);
+	e |= oms_put(c, &w->lab.r[1], 8ull * i, &w->val[i], 8,
 		     arg == FENCE_WEAK ? OMS_STORE_WEAK :
 					 (enum oms_store_class)arg);
 	return e;
