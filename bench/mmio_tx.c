@@ -136,7 +136,7 @@ static void raw_copy(uint8_t *dst, const uint8_t *src, size_t n)
 /* the same named barrier the strong class uses */
 static void raw_fence(void)
 {
-	oms_barrier_wc_flush();
+	oms_barrier_wc_drain();
 }
 
 static double gbps(uint64_t bytes, uint64_t ns)
@@ -829,7 +829,7 @@ int main(int argc, char **argv)
 		.nopts = sizeof(opts) / sizeof(opts[0]),
 		.about = "MMIO transmit into a write-combining window "
 			 "(seed 004 Fig 4): unfenced, fence per\nmessage and "
-			 "sequenced, with the emulated NIC verifying order.",
+			 "sequenced, with the transmit receiver verifying order.",
 	};
 	struct opts o;
 	FILE *dat = NULL;

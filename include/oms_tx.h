@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * oms_tx - MMIO transmit: packets written inline into a write-combining
- * window, ordered by one of three classes, and an emulated NIC that
- * receives them (seed 004, section 2.2 and Fig 4; section 5.2 for the
- * sequence numbers and the reorder buffer).
+ * window, ordered by one of three classes, and a transmit receiver (the
+ * NIC's side, in software: oms_tx_nic_*) that receives them (seed 004,
+ * section 2.2 and Fig 4; section 5.2 for the sequence numbers and the
+ * reorder buffer).
  *
  * A window is a region the CPU writes with write-combining (non-temporal)
  * stores: process memory, a shared file (the ivshmem backing file seen from
@@ -116,7 +117,7 @@ enum oms_tx_op {
 	OMS_TX_OP_LOAD_RELAXED = 3,	/* read it on arrival */
 };
 
-/* Chunk formats, for the emulated NIC. */
+/* Chunk formats, for the transmit receiver. */
 enum oms_tx_format {
 	OMS_TX_FMT_PLAIN = 0,		/* weak and strong */
 	OMS_TX_FMT_SEQ = 1,		/* sequenced */
@@ -175,7 +176,7 @@ int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
  * module one vector of ops per batch: a message is one op, WEAK for the
  * weak and sequenced classes (touching ones merged), STRONG for the strong
  * class (the module fences before it).  A batch goes when it is full (256
- * ops or 1 MiB), and at oms_tx_flush(); each call ends with a WC flush, so
+ * ops or 1 MiB), and at oms_tx_flush(); each call ends with a WC drain, so
  * the order of the classes holds across calls.  The queue's fences count is
  * the barriers the module reports.  The module's errors reach the caller
  * of oms_tx_send / oms_tx_store / oms_tx_load* / oms_tx_flush as -errno
@@ -558,7 +559,7 @@ struct oms_tx_nic_stats {
 };
 
 /*
- * Create an emulated NIC.  Errors: -EINVAL (format, nthreads, window,
+ * Create a transmit receiver.  Errors: -EINVAL (format, nthreads, window,
  * plain geometry, mem_len (or mem_len on a plain NIC), reserved), -ENOMEM,
  * the errno of opening the pcap.
  */

@@ -195,14 +195,14 @@ struct oms_info {
  *   OMS_STORE_WEAK       in the ordered view: no barrier between weak stores.
  *   OMS_STORE_STRONG     before it, every earlier ordered (weak or strong)
  *                        store is made visible, of this call or an earlier
- *                        one: one WC flush before each strong op.  (The
+ *                        one: one WC drain before each strong op.  (The
  *                        module cannot see what earlier calls or the
  *                        caller's own stores to a mapping left in the WC
  *                        buffers, so even a call's first strong op is
- *                        flushed before.)
- * OMS_STORE_F_FLUSH issues one more WC flush after the last op, so the
+ *                        drained before.)
+ * OMS_STORE_F_FLUSH issues one more WC drain after the last op, so the
  * whole vector has left the CPU when the call returns.  @barriers returns
- * how many WC flushes the call issued (the tests check the exact count).
+ * how many WC drains the call issued (the tests check the exact count).
  *
  * Limits: @count in 1..OMS_STORE_MAX_OPS, @length in 8..OMS_STORE_MAX_BYTES
  * and the sum too, @offset and @length multiples of OMS_STORE_ALIGN, each op
@@ -239,14 +239,14 @@ struct oms_ordered_store {
 /*
  * OMS_IOC_DOORBELL - post a WQE the way a NIC driver does:
  *   1. weak store: copy the @wqe_len byte WQE from @wqe to @wqe_offset;
- *   2. strong store: the 32-bit @dbrec at @dbrec_offset (a WC flush first,
+ *   2. strong store: the 32-bit @dbrec at @dbrec_offset (a WC drain first,
  *      so the WQE is visible before the doorbell record);
- *   3. strong store: the 64-bit @db at @db_offset (a WC flush first), then a
- *      WC flush to push the doorbell out.  @barriers returns 3.
+ *   3. strong store: the 64-bit @db at @db_offset (a WC drain first), then a
+ *      WC drain to push the doorbell out.  @barriers returns 3.
  * With OMS_DB_BLUEFLAME step 3 instead copies the WQE (at most OMS_BF_SIZE
  * bytes, a multiple of OMS_BF_CHUNK) to the BlueFlame register at
  * @db_offset in OMS_BF_CHUNK-byte chunks with no barrier between chunks,
- * then one WC flush; @db must be zero.
+ * then one WC drain; @db must be zero.
  *
  * Alignment: @wqe_offset and @wqe_len multiples of 8 (of 64 with BlueFlame),
  * @dbrec_offset of 4, @db_offset of 8 (of 64 with BlueFlame).
@@ -271,9 +271,10 @@ struct oms_doorbell {
 };
 
 /*
- * OMS_IOC_FLUSH - WC flush, then a 32-bit read of the window at @offset
- * (4-byte aligned).  The read is non-posted, so it returns only after every
- * earlier posted write to the device has reached it; @value is what it read.
+ * OMS_IOC_FLUSH - WC drain, then a flush read: a 32-bit read of the window
+ * at @offset (4-byte aligned).  The read is non-posted, so it returns only
+ * after every earlier posted write to the device has reached it; @value is
+ * what it read.
  * Errors: EINVAL (alignment, flags, reserved), ERANGE, ENODEV, EPERM
  * (lockdown).
  */
@@ -291,7 +292,7 @@ struct oms_flush {
  * stores, cycling over [@offset, @offset + @span) of the window (@span 0
  * means up to 256 KiB from @offset, clipped to the window; @span returns
  * the span used).  With
- * OMS_BENCH_FENCE a WC flush follows every message (ordered messages, the
+ * OMS_BENCH_FENCE a WC drain follows every message (ordered messages, the
  * transmit path that needs one); without it there is one flush at the end.
  * Timed with ktime (ns) and the TSC (cycles; @tsc_khz is the kernel's
  * calibrated TSC rate, 0 if unknown).  The window holds the pattern of the
@@ -324,7 +325,7 @@ struct oms_bench {
 	__u64 ns;		/* out */
 	__u64 cycles;		/* out */
 	__u64 tsc_khz;		/* out */
-	__u64 fences;		/* out: WC flushes issued */
+	__u64 fences;		/* out: WC drains issued */
 	__u64 reserved[2];
 };
 

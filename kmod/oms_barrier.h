@@ -39,18 +39,18 @@ struct oms_order {
 #define OMS_ORDER_UNKNOWN \
 	((struct oms_order){ .wc = { .pending = 1, .any = 1 } })
 
-/* oms_order_fences() - the WC flushes issued so far. */
+/* oms_order_fences() - the WC drains issued so far. */
 static inline u64 oms_order_fences(const struct oms_order *o)
 {
 	return o->wc.drains;
 }
 
 /*
- * oms_wc_flush() - drain the write-combining buffers.  Every store issued
+ * oms_wc_drain() - drain the write-combining buffers.  Every store issued
  * before it reaches the device (as posted writes, in order with later
  * stores) before any store issued after it.  The one fence of the module.
  */
-static inline void oms_wc_flush(struct oms_order *o)
+static inline void oms_wc_drain(struct oms_order *o)
 {
 	/* sfence on x86: drains the WC buffers, orders them before later stores */
 	wmb();
@@ -76,7 +76,7 @@ static inline void oms_order_store(struct oms_order *o, u32 cls)
  */
 static inline void oms_push_doorbell(struct oms_order *o)
 {
-	oms_wc_flush(o);
+	oms_wc_drain(o);
 }
 
 /*
@@ -87,7 +87,7 @@ static inline void oms_push_doorbell(struct oms_order *o)
  */
 static inline u32 oms_flush_read(struct oms_order *o, const void __iomem *p)
 {
-	oms_wc_flush(o);
+	oms_wc_drain(o);
 	return readl(p);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * oms_bench.c - MMIO_BENCH: write bandwidth of write-combining stores to the
- * window, with a WC flush after every message (ordered transmit) or only at
+ * window, with a WC drain after every message (ordered transmit) or only at
  * the end (unordered).  Timed with ktime and the TSC.
  *
  * A run uses the window (w->use for reading) and nothing else, so it blocks
@@ -84,7 +84,7 @@ int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 		oms_bench_msg(w->base + a->offset + pos, a->offset + pos,
 			      a->msg_size, a->width);
 		if (fence)
-			oms_wc_flush(&order);
+			oms_wc_drain(&order);
 		done += a->msg_size;
 		pos += a->msg_size;
 		if (pos == span)
@@ -99,7 +99,7 @@ int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 		}
 	}
 	if (!fence)
-		oms_wc_flush(&order);
+		oms_wc_drain(&order);
 	c1 = get_cycles();
 	t1 = ktime_get_ns();
 

@@ -148,7 +148,7 @@ int oms_store_exec(struct oms_window *w, struct oms_ordered_store *a,
 		src += op->length;
 	}
 	if (a->flags & OMS_STORE_F_FLUSH)
-		oms_wc_flush(&order);
+		oms_wc_drain(&order);
 	a->barriers = oms_order_fences(&order);
 	return 0;
 }

@@ -788,12 +788,12 @@ uint64_t t_mx_digest(const struct t_mx *f)
 	h = mx_bytes(h, so->chan, so->nchan * sizeof(so->chan[0]));
 	h = mx_mix(h, so->count | (uint64_t)so->all_fences << 32);
 	h = mx_mix(h, so->acq_barriers | (uint64_t)so->held_acq << 32);
-	h = mx_mix(h, so->acq_mask ^ so->doomed_dests << 1);
+	h = mx_mix(h, so->acq_mask ^ so->stopped_dests << 1);
 	h = mx_mix(h, so->lost_dests);
 	h = mx_mix(h, so->lost_ordered_dests);
 	h = mx_mix(h, so->lost_atomic_dests);
 	h = mx_mix(h, (uint64_t)so->lost_ordered | (uint64_t)so->lost_acquire << 1);
-	h = mx_mix(h, (uint64_t)so->doomed_all | (uint64_t)so->any_fail << 1 |
+	h = mx_mix(h, (uint64_t)so->stopped_all | (uint64_t)so->any_fail << 1 |
 		   (uint64_t)so->draining << 2 |
 		   (uint64_t)(uint32_t)so->first_error << 32);
 	h = mx_bytes(h, &so->ctr, sizeof(so->ctr));

@@ -40,7 +40,7 @@ static void take_ready(struct run *r, const enum kind *k)
 {
 	int i;
 
-	while (!r->s.halted) {
+	while (!r->s.reached) {
 		i = (uint16_t)(r->s.next - BASE);
 		if (i >= N || !r->arrived[i])
 			return;
@@ -61,7 +61,7 @@ static void take_ready(struct run *r, const enum kind *k)
 			break;
 		}
 	}
-	/* halted: what was buffered is dropped, cancelled */
+	/* reached: what was buffered is dropped, cancelled */
 	for (i = 0; i < N; i++)
 		if (r->arrived[i] && r->seen[i] == NONE)
 			r->seen[i] = CANCELLED;
@@ -69,7 +69,7 @@ static void take_ready(struct run *r, const enum kind *k)
 
 static void arrive(struct run *r, const enum kind *k, int i)
 {
-	if (r->s.halted || oms_stream_after_stop(&r->s, num(i))) {
+	if (r->s.reached || oms_stream_after_stop(&r->s, num(i))) {
 		r->seen[i] = CANCELLED;	/* never buffered */
 		return;
 	}
@@ -168,7 +168,7 @@ TEST(d1_stream_control_without_stops_performs_after_failure)
 	EXPECT_GT(bad, 0);
 }
 
-TEST(d1_stream_earliest_stop_stands_and_halt)
+TEST(d1_stream_earliest_stop_stands_and_stop_all)
 {
 	struct oms_stream s;
 
@@ -184,10 +184,10 @@ TEST(d1_stream_earliest_stop_stands_and_halt)
 	EXPECT_EQ(1, oms_stream_after_stop(&s, 0));
 	EXPECT_EQ(OMS_STREAM_STOP_HERE, oms_stream_take(&s, 65535));
 	EXPECT_EQ(OMS_STREAM_CANCEL, oms_stream_take(&s, 0));
-	/* a reset forgets it; a halt cancels everything not yet taken */
+	/* a reset forgets it; stop_all cancels everything not yet taken */
 	oms_stream_reset(&s, 7);
 	EXPECT_EQ(OMS_STREAM_GO, oms_stream_take(&s, 7));
-	oms_stream_halt(&s);
+	oms_stream_stop_all(&s);
 	EXPECT_EQ(1, oms_stream_cancels(&s, 8));
 	EXPECT_EQ(8, s.stop_at);
 	EXPECT_EQ(OMS_STREAM_CANCEL, oms_stream_take(&s, 8));

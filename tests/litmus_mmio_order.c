@@ -4,7 +4,7 @@
  * transmit path: liboms writes data messages then a flag message into a
  * write-combining window with non-temporal stores, the model of the path
  * to the device delivers the chunks out of order (seeded), and the
- * emulated NIC restores order with the engine's reorder buffer.
+ * transmit receiver restores order with the engine's reorder buffer.
  *
  * Sequenced: the flag never leaves the NIC before every data message, and
  * every message is whole; no store fence is issued.  Strong (a fence per

@@ -3,7 +3,7 @@
  * Litmus L40 (seed 004 section 4.2): MMIO-Load and MMIO-Acquire on a
  * transmit window.
  *
- * The emulated NIC runs on its own thread, as a device would: it drains
+ * The transmit receiver runs on its own thread, as a device would: it drains
  * what the queue published through the model of the path to the device
  * (chunks overtake each other, seeded), restores program order with its
  * reorder buffer, applies stores to its device memory and answers loads in

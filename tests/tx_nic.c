@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The emulated NIC (consumer of a transmit window): corrupted, duplicate,
+ * The transmit receiver (consumer of a transmit window): corrupted, duplicate,
  * stale and out-of-window chunks are counted and dropped and change
  * nothing else; broken framing is counted; plain messages are checked
  * whole; the pcap it writes holds every delivered message; bad arguments

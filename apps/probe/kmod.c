@@ -103,7 +103,7 @@ int probe_kmod(const struct probe_opts *o, struct probe_report *rep)
 	if (r)
 		snprintf(r->note, sizeof(r->note), "not probed here: "
 			 "bench/mmio_tx --verify-mib reads the BAR back; the "
-			 "emulated NIC proves L27/L28/L40");
+			 "transmit receiver proves L27/L28/L40");
 	for (k = 0; k < 2; k++) {
 		static const char *const names[2][3] = {
 			{ "cost_mmio_weak", "cost_mmio_strong",
@@ -114,7 +114,7 @@ int probe_kmod(const struct probe_opts *o, struct probe_report *rep)
 		static const char *const pats[3] = {
 			"64 B weak message (no fence), per message",
 			"64 B strong message (store fence before), per message",
-			"one message then a WC flush (sfence), the flush",
+			"one message then a WC drain (sfence), the flush",
 		};
 		int j;
 

@@ -375,12 +375,12 @@ static void drop_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 }
 
 /* Nothing buffered or to come is performed, until a resume. */
-static void halt(struct oms_agent *ag, uint32_t conn, uint16_t stream)
+static void stop_all(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 {
 	struct oms_stream *s = &ag->conn[conn].st[stream];
 
 	drop_stream(ag, conn, stream, s->next);
-	oms_stream_halt(s);
+	oms_stream_stop_all(s);
 }
 
 /* Perform what the stream's reorder buffer lets go, as its stop rule
@@ -392,7 +392,7 @@ static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 	oms_rob_seq_t seq;
 	uint64_t cookie;
 
-	while (!s->halted && oms_rob_pop(&c->rob, stream, &seq, &cookie) == 1) {
+	while (!s->reached && oms_rob_pop(&c->rob, stream, &seq, &cookie) == 1) {
 		struct ag_pend *p = &c->pend[cookie];
 		enum oms_stream_verdict v = oms_stream_take(s, seq);
 
@@ -400,13 +400,13 @@ static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 		if (v != OMS_STREAM_GO) {
 			complete(ag, conn, &p->d, p->status ? p->status :
 				 -ECANCELED, 0);
-			halt(ag, conn, stream);
+			stop_all(ag, conn, stream);
 			return;
 		}
 		/* a member that failed when performed stops it too */
 		if (perform(ag, conn, &p->d)) {
 			oms_stream_stop(s, seq);
-			halt(ag, conn, stream);
+			stop_all(ag, conn, stream);
 			return;
 		}
 	}
@@ -429,7 +429,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 			perform(ag, conn, d);
 		return;
 	}
-	if (s->halted) {
+	if (s->reached) {
 		complete(ag, conn, d, status ? status : -ECANCELED, 0);
 		return;
 	}
@@ -438,7 +438,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		 * buffered can be trusted to come before it */
 		complete(ag, conn, d, status ? status :
 			 ahead >= 0x8000u ? -ESTALE : -ENOSPC, 0);
-		halt(ag, conn, d->stream);
+		stop_all(ag, conn, d->stream);
 		return;
 	}
 	if (oms_stream_after_stop(s, d->seq)) {
@@ -455,7 +455,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		complete(ag, conn, d, status ? status : -EEXIST, 0);
 		if (!status)
 			ag->s.refused++;
-		halt(ag, conn, d->stream);
+		stop_all(ag, conn, d->stream);
 		return;
 	}
 	c->pend[slot].d = *d;

@@ -2,7 +2,7 @@
 /*
  * The chaos fabric: what reorders operations between a source and the
  * destination models that the library emulates (the emulated device,
- * lib/emu; the emulated transmit NIC, lib/tx/nic.c; the verbs
+ * lib/emu; the transmit receiver, lib/tx/receiver.c; the verbs
  * destination agent's chaos mode, lib/agent).  One random stream and one
  * path model, so that "chaos" means the same thing everywhere and a seed
  * reproduces a run.  Pure: no I/O, no clock; a path allocates only in

@@ -358,7 +358,7 @@ static void push(struct oms_so *so, const struct oms_so_store *st,
 	h->st = *st;
 	h->seq = seq;
 	h->dest = dest;
-	h->doomed = 0;
+	h->cancel = 0;
 	h->armed = 0;
 	for (uint32_t x = 0; x < so->nchan; x++)
 		snap[x] = so->chan[x].issued;
@@ -460,7 +460,7 @@ static uint64_t earlier_on(const struct oms_so *so, const uint64_t *snap,
  * source count as failed (the lost_* marks).  A strong store also finds
  * out in ready(), which knows what it waits for.
  */
-static int follows_failure(const struct oms_so *so,
+static int after_stop(const struct oms_so *so,
 			   const struct oms_so_store *st, uint16_t dest,
 			   const uint64_t *snap)
 {
@@ -474,7 +474,7 @@ static int follows_failure(const struct oms_so *so,
 			return 1;
 	if (st->cls == OMS_STORE_UNORDERED)
 		return 0;
-	if (so->doomed_all || (so->doomed_dests & dmask))
+	if (so->stopped_all || (so->stopped_dests & dmask))
 		return 1;
 	if (st->cls == OMS_STORE_STRONG && so->lost_ordered)
 		return 1;
@@ -568,15 +568,15 @@ int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
 {
 	uint16_t dest;
 	uint64_t seq = OMS_SO_NONE;
-	int hold, barrier = 0, other = 0, doomed = 0;
+	int hold, barrier = 0, other = 0, cancel = 0;
 
 	if (!so || !out || check_store(so, st))
 		return -EINVAL;
 	dest = so->chan[st->chan].dest;
 	if (oms_so_failed(so))
-		doomed = follows_failure(so, st, dest, NULL);
-	hold = doomed || must_hold(so, st, dest, &barrier, &other);
-	if (doomed)
+		cancel = after_stop(so, st, dest, NULL);
+	hold = cancel || must_hold(so, st, dest, &barrier, &other);
+	if (cancel)
 		barrier = other = 0;
 	if (hold && so->count + 1 + !!barrier + !!other > so->max_held)
 		return -EAGAIN;
@@ -616,7 +616,7 @@ int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
 	/* The snapshot is taken before a SEQ number is given: the op does
 	 * not wait for itself. */
 	push(so, st, dest, OMS_SO_NONE);
-	held_at(so, so->count - 1)->doomed = (uint8_t)doomed;
+	held_at(so, so->count - 1)->cancel = (uint8_t)cancel;
 	if (so->chan[st->chan].kind == OMS_CHAN_SEQ &&
 	    st->cls != OMS_STORE_UNORDERED) {
 		seq = give_seq(so, st->chan);
@@ -655,9 +655,9 @@ int oms_so_fence(struct oms_so *so, uint16_t dest)
 	       !!(so->lost_ordered_dests & dbit(dest));
 	if (!so->count && lost) {
 		if (dest == OMS_SO_ALL)
-			so->doomed_all = 1;
+			so->stopped_all = 1;
 		else
-			so->doomed_dests |= dbit(dest);
+			so->stopped_dests |= dbit(dest);
 	}
 	if (!so->count && (lost || oms_so_dest_visible(so, dest))) {
 		so->ctr.fences++;
@@ -726,16 +726,17 @@ static unsigned int drain_flushes(struct oms_so *so, struct oms_so_action *act,
 }
 
 /*
- * A doomed marker: what it holds in its scope follows the failure too, and
- * so does every op of that scope submitted later, until resume (a fence's
- * promise outlives the marker).
+ * A marker to be cancelled: its scope stops there.  What it holds in its
+ * scope follows the failure too (cancelled), and so does every op of that
+ * scope submitted later, until resume (a fence's promise outlives the
+ * marker).
  */
-static void doom_scope(struct oms_so *so, uint16_t scope, uint8_t kind)
+static void stop_scope(struct oms_so *so, uint16_t scope, uint8_t kind)
 {
 	if (kind == FENCE_ENTRY && scope == OMS_SO_ALL)
-		so->doomed_all = 1;
+		so->stopped_all = 1;
 	else if (kind == FENCE_ENTRY)
-		so->doomed_dests |= 1ull << (scope % 64);
+		so->stopped_dests |= 1ull << (scope % 64);
 	for (uint32_t i = 1; i < so->count; i++) {
 		struct oms_so_held *h = held_at(so, i);
 
@@ -745,7 +746,7 @@ static void doom_scope(struct oms_so *so, uint16_t scope, uint8_t kind)
 		 * orders everything. */
 		if (kind == FENCE_ENTRY && h->st.cls == OMS_STORE_UNORDERED)
 			continue;
-		h->doomed = 1;
+		h->cancel = 1;
 	}
 }
 
@@ -753,7 +754,7 @@ static void doom_scope(struct oms_so *so, uint16_t scope, uint8_t kind)
  * Held op @x, at the head, is cancelled: it is never performed, and what a
  * rule orders after it is not performed either (docs/ordering.md,
  * Failures).  Everything behind it in the queue is later in program order:
- * doom what follows it there; mark the rest for later submissions.
+ * cancel what follows it there; mark the rest for later submissions.
  */
 static void propagate_cancel(struct oms_so *so, const struct oms_so_held *x)
 {
@@ -783,7 +784,7 @@ static void propagate_cancel(struct oms_so *so, const struct oms_so_held *x)
 		     (fenced_all || (same && fenced))) ||		/* F1, F3 */
 		    (ordered && b_ordered && seq_chan &&
 		     b->chan == a->chan))				/* D1 */
-			h->doomed = 1;
+			h->cancel = 1;
 	}
 	so->any_fail = 1;
 	so->lost_dests |= dbit(x->dest);
@@ -791,7 +792,7 @@ static void propagate_cancel(struct oms_so *so, const struct oms_so_held *x)
 		so->lost_atomic_dests |= dbit(x->dest);
 	if (a->acquire)
 		so->lost_acquire = 1;
-	/* A fence behind it dooms its scope for later submissions when it
+	/* A fence behind it stops its scope for later submissions when it
 	 * reaches the head (the lost_* marks say why). */
 	if (ordered) {
 		so->lost_ordered = 1;
@@ -879,14 +880,14 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 		uint64_t flush = 0;
 		enum readiness go;
 
-		if (h->doomed)
+		if (h->cancel)
 			go = DOOMED;
 		else if (h->st.cls == FENCE_ENTRY &&
 			 (h->dest == OMS_SO_ALL ? so->lost_ordered :
 			  !!(so->lost_ordered_dests & dbit(h->dest))))
 			go = DOOMED;
 		else if (!is_marker(h) && so->any_fail &&
-			 follows_failure(so, &h->st, h->dest, snap))
+			 after_stop(so, &h->st, h->dest, snap))
 			go = DOOMED;
 		else if (h->st.cls == FENCE_ENTRY)
 			go = ready(so, h->dest, -1, snap, &flush);
@@ -901,7 +902,7 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 
 		if (is_marker(h)) {
 			if (go == DOOMED)
-				doom_scope(so, h->dest, h->st.cls);
+				stop_scope(so, h->dest, h->st.cls);
 		} else {
 			release_op(so, h, &act[n++], go == DOOMED);
 			if (go == DOOMED)
@@ -1051,7 +1052,7 @@ void oms_so_abort(struct oms_so *so, int status)
 		make_visible(so, ch, ch->issued);
 	}
 	for (uint32_t i = 0; i < so->count; i++)
-		held_at(so, i)->doomed = 1;
+		held_at(so, i)->cancel = 1;
 	so->draining = 0;
 }
 
@@ -1079,8 +1080,8 @@ int oms_so_resume(struct oms_so *so)
 		ch->unordered = 0;
 		acq_settle(so, x);
 	}
-	so->doomed_dests = 0;
-	so->doomed_all = 0;
+	so->stopped_dests = 0;
+	so->stopped_all = 0;
 	so->lost_dests = 0;
 	so->lost_ordered_dests = 0;
 	so->lost_atomic_dests = 0;

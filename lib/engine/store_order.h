@@ -211,7 +211,7 @@ struct oms_so_held {
 	struct oms_so_store st;
 	uint64_t seq;		/* SEQ channel: number given at submission */
 	uint16_t dest;		/* op's destination, or fence scope */
-	uint8_t doomed;		/* follows a failure: cancel, not issue */
+	uint8_t cancel;		/* follows a failure: cancel, not issue */
 	uint8_t armed;		/* acquire barrier: snapshot taken */
 };
 
@@ -250,13 +250,13 @@ struct oms_so {
 	uint32_t held_acq;		/* held acquire gets */
 	uint64_t acq_mask;		/* channels with an acquire in flight
 					 * (or failed) */
-	uint64_t doomed_dests;		/* a fence of these dests followed a
+	uint64_t stopped_dests;		/* a fence of these dests followed a
 					 * failure: later ops to them too */
-	int doomed_all;			/* the same for every destination */
+	int stopped_all;		/* the same for every destination */
 	/*
 	 * Ops cancelled at the source (never issued, so no failed sequence
 	 * says it): what a rule orders after them must not be performed
-	 * either.  Held entries behind one are doomed when it leaves; these
+	 * either.  Held entries behind one are cancelled when it leaves; these
 	 * remember it for later submissions, until resume.
 	 */
 	uint64_t lost_dests;		/* an op to these dests (R1) */

@@ -26,35 +26,35 @@ void oms_stream_stop(struct oms_stream *s, uint16_t seq)
 	s->stop_at = seq;
 	/* a member already taken failed: nothing after it may go */
 	if (!at_or_after(seq, s->next))
-		s->halted = 1;
+		s->reached = 1;
 }
 
-void oms_stream_halt(struct oms_stream *s)
+void oms_stream_stop_all(struct oms_stream *s)
 {
 	oms_stream_stop(s, s->next);
-	s->halted = 1;
+	s->reached = 1;
 }
 
 void oms_stream_clear_stop(struct oms_stream *s)
 {
 	s->stopped = 0;
-	s->halted = 0;
+	s->reached = 0;
 }
 
 enum oms_stream_verdict oms_stream_take(struct oms_stream *s, uint16_t seq)
 {
 	s->next = (uint16_t)(seq + 1);
-	if (s->halted)
+	if (s->reached)
 		return OMS_STREAM_CANCEL;
 	if (!s->stopped || !at_or_after(seq, s->stop_at))
 		return OMS_STREAM_GO;
-	s->halted = 1;
+	s->reached = 1;
 	return seq == s->stop_at ? OMS_STREAM_STOP_HERE : OMS_STREAM_CANCEL;
 }
 
 int oms_stream_cancels(const struct oms_stream *s, uint16_t seq)
 {
-	return s->halted || (s->stopped && at_or_after(seq, s->stop_at));
+	return s->reached || (s->stopped && at_or_after(seq, s->stop_at));
 }
 
 int oms_stream_after_stop(const struct oms_stream *s, uint16_t seq)

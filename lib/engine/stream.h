@@ -30,7 +30,8 @@ struct oms_stream {
 	uint16_t next;		/* the number taken next */
 	uint16_t stop_at;	/* if stopped: the first number not performed */
 	uint8_t stopped;	/* a member at stop_at failed or was refused */
-	uint8_t halted;		/* everything not yet taken is cancelled */
+	uint8_t reached;	/* the stop was reached: everything not yet
+				 * taken is cancelled */
 };
 
 /* What oms_stream_take() says of a member. */
@@ -45,12 +46,12 @@ void oms_stream_reset(struct oms_stream *s, uint16_t next);
 
 /* Member @seq failed or was refused: nothing from @seq on is performed.
  * An earlier stop stands.  A stop at a member already taken (one that
- * failed when performed) halts the stream. */
+ * failed when performed) is reached at once. */
 void oms_stream_stop(struct oms_stream *s, uint16_t seq);
 
 /* Nothing not yet taken is performed (what was buffered cannot be trusted
  * to come before what arrived: a duplicate, a number out of the window). */
-void oms_stream_halt(struct oms_stream *s);
+void oms_stream_stop_all(struct oms_stream *s);
 
 /* Forget the stop, keep the numbering (the emulated device's OMS_WR_RESET:
  * its reorder buffer goes on where it was). */

@@ -14,7 +14,7 @@
  * SEQ) or acknowledge each (ACKED).  A write-combining window does
  * neither: stores wait in the CPU's write-combining buffers and leave them
  * in any order, at any time, until the thread drains them (sfence on x86,
- * oms_barrier_wc_flush() in user space, wmb() in the kernel).  A drain
+ * oms_barrier_wc_drain() in user space, wmb() in the kernel).  A drain
  * orders every store issued before it ahead of every store issued after
  * it; from the buffers on, the path to the device is posted and keeps that
  * order.  So the stores between two drains form an epoch whose members

@@ -76,17 +76,17 @@ static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 	/* 1. weak: the WQE (the queue's earlier chunks may still be in the
 	 * write-combining buffers; the next fence drains them too) */
 	if (oms_wc_chan_store(&wc, OMS_STORE_WEAK))
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 	memcpy(base + d->wqe_offset, wqe, d->wqe_len);
 
 	/* 2. strong: the doorbell record, after the WQE */
 	if (oms_wc_chan_store(&wc, OMS_STORE_STRONG))
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 	*(volatile uint32_t *)(base + d->dbrec_offset) = d->dbrec;
 
 	/* 3. strong: the doorbell or the BlueFlame copy, after the record */
 	if (oms_wc_chan_store(&wc, OMS_STORE_STRONG))
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 	if (d->flags & OMS_TX_DB_BLUEFLAME) {
 		for (uint32_t off = 0; off < d->wqe_len; off += OMS_BF_CHUNK)
 			memcpy(base + d->db_offset + off, wqe + off,
@@ -95,7 +95,7 @@ static int tx_db_stores(uint8_t *base, const struct oms_tx_doorbell *d)
 		*(volatile uint64_t *)(base + d->db_offset) = d->db;
 	}
 	/* push it out now, not whenever the buffer is evicted */
-	oms_barrier_wc_flush();
+	oms_barrier_wc_drain();
 	oms_wc_chan_drain(&wc);
 	return (int)wc.drains;
 }

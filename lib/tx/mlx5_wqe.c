@@ -162,7 +162,7 @@ int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 	}
 	sq->bf_offset ^= sq->bf_size;
 	if (strong)
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 	return (int)nbb;
 }
 
@@ -202,7 +202,7 @@ int tx_mlx5_post_batch(struct tx_mlx5_sq *sq, const uint8_t *const *wqe,
 	sq->db_posts++;
 	sq->bf_offset ^= sq->bf_size;
 	if (strong)
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 	return (int)nbb;
 }
 

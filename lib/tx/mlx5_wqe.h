@@ -23,7 +23,7 @@
  *                       current half of the BF register, or, if BlueFlame
  *                       cannot be used (no BF register, WQE larger than a
  *                       half), the 8-byte doorbell (first 8 bytes of ctrl);
- *   then the halves alternate; the strong class ends with oms_barrier_wc_flush().
+ *   then the halves alternate; the strong class ends with oms_barrier_wc_drain().
  */
 #ifndef OMS_TX_MLX5_WQE_H
 #define OMS_TX_MLX5_WQE_H
@@ -73,7 +73,7 @@ int tx_mlx5_build_rdma_write(uint8_t *wqe, uint16_t pi, uint32_t qpn,
 /*
  * Post the @size-byte WQE: SQ copy with wraparound, doorbell record,
  * BlueFlame copy (or doorbell), halves alternate.  @strong: end with a
- * WC flush.  Returns basic blocks used, or -EINVAL.
+ * WC drain.  Returns basic blocks used, or -EINVAL.
  */
 int tx_mlx5_post(struct tx_mlx5_sq *sq, const uint8_t *wqe, size_t size,
 		 int strong);

@@ -3,7 +3,7 @@
  * Transmit queue: messages written inline into a write-combining window
  * as 64-byte chunks, with non-temporal stores, in one of three classes
  * (include/oms_tx.h).  The only ordering instruction on this path is
- * oms_barrier_wc_flush(): where the engine's write-combining channel
+ * oms_barrier_wc_drain(): where the engine's write-combining channel
  * (engine/wc_chan.h, which oms.ko's ordered-store ioctl drives too) asks
  * for one - before every message of the strong class, so that every
  * earlier store of the thread, to this queue or any other, is visible
@@ -252,7 +252,7 @@ OMS_EXPORT int64_t oms_tx_flush(struct oms_tx_queue *q)
 		if (r)
 			return r;
 	} else {
-		oms_barrier_wc_flush();
+		oms_barrier_wc_drain();
 		q->st.fences++;
 	}
 	__atomic_store_n(&q->published, q->pos, __ATOMIC_RELEASE);

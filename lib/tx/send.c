@@ -59,7 +59,7 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 
 		/* a weak message must not pay a store to q->st here */
 		if (oms_wc_chan_store(&wc, q->cls)) {
-			oms_barrier_wc_flush();
+			oms_barrier_wc_drain();
 			q->st.fences++;
 		}
 	}
@@ -186,7 +186,7 @@ TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 		/* strong: every earlier store is visible before the
 		 * message's first one, in a batch as in single calls */
 		if (oms_wc_chan_store(&wc, cls))
-			oms_barrier_wc_flush();
+			oms_barrier_wc_drain();
 		tx_plain_avx2_msg(ring + ((pos & mask) << 6),
 				  tx_plain_hdr(q, src, len), src, len, nch);
 		pos += adv;
@@ -251,7 +251,7 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
 
 		if (oms_wc_chan_store(&wc, q->cls)) {
-			oms_barrier_wc_flush();
+			oms_barrier_wc_drain();
 			q->st.fences++;
 		}
 	}

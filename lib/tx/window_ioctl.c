@@ -94,7 +94,7 @@ int tx_iob_submit(struct oms_tx_queue *q)
 		return 0;
 	/* the ring was written with non-temporal stores; the kernel reads it
 	 * back on this CPU, but make the order explicit */
-	oms_barrier_wc_flush();
+	oms_barrier_wc_drain();
 	if (ioctl(b->fd, OMS_IOC_ORDERED_STORE, &a))
 		return -errno;
 	b->calls++;

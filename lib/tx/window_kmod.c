@@ -3,7 +3,7 @@
  * The oms.ko window as a transmit window: the module maps a PCI BAR (or
  * its emulated kernel pages) write-combining into user space; chunks are
  * stored straight into it.  In the QEMU guest the BAR is ivshmem's, whose
- * backing file on the host is what the emulated NIC reads.
+ * backing file on the host is what the transmit receiver reads.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -24,7 +24,7 @@
  *	write-combining stores that follow.  Use: the doorbell record, then a
  *	BlueFlame copy of the WQE into the device's WC register.
  *
- *   oms_barrier_wc_flush()
+ *   oms_barrier_wc_drain()
  *	Every earlier write-combining (or non-temporal) store has left the
  *	CPU and is visible, in full, before any later store.  This is the
  *	store fence the paper's Fig 4 puts after every message: it drains the
@@ -56,7 +56,7 @@
 #define oms_barrier_to_device()	oms_barrier_compiler()
 #define oms_barrier_from_device()	oms_barrier_compiler()	/* loads in order */
 #define oms_barrier_wc_start()	__asm__ __volatile__("sfence" ::: "memory")
-#define oms_barrier_wc_flush()	__asm__ __volatile__("sfence" ::: "memory")
+#define oms_barrier_wc_drain()	__asm__ __volatile__("sfence" ::: "memory")
 /* x86 never reorders a load with later loads or later stores of any
  * memory type (SDM 8.2.2: only write-write order has NT/WC exceptions). */
 #define oms_barrier_rd_acquire()	oms_barrier_compiler()
@@ -66,7 +66,7 @@
 #define oms_barrier_to_device()	__asm__ __volatile__("dmb oshst" ::: "memory")
 #define oms_barrier_from_device()	__asm__ __volatile__("dmb oshld" ::: "memory")
 #define oms_barrier_wc_start()	__asm__ __volatile__("dmb oshst" ::: "memory")
-#define oms_barrier_wc_flush()	__asm__ __volatile__("dsb st" ::: "memory")
+#define oms_barrier_wc_drain()	__asm__ __volatile__("dsb st" ::: "memory")
 /* dmb ld orders earlier loads against later loads and stores. */
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("dmb oshld" ::: "memory")
 #elif defined(__powerpc64__) || defined(__powerpc__)
@@ -74,14 +74,14 @@
 #define oms_barrier_to_device()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_barrier_from_device()	__asm__ __volatile__("lwsync" ::: "memory")
 #define oms_barrier_wc_start()	__asm__ __volatile__("sync" ::: "memory")
-#define oms_barrier_wc_flush()	__asm__ __volatile__("sync" ::: "memory")
+#define oms_barrier_wc_drain()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("sync" ::: "memory")
 #elif defined(__riscv)
 /* fence <pred>,<succ>: w/r memory, o/i device output/input. */
 #define oms_barrier_to_device()	__asm__ __volatile__("fence w,ow" ::: "memory")
 #define oms_barrier_from_device()	__asm__ __volatile__("fence r,r" ::: "memory")
 #define oms_barrier_wc_start()	__asm__ __volatile__("fence w,o" ::: "memory")
-#define oms_barrier_wc_flush()	__asm__ __volatile__("fence ow,ow" ::: "memory")
+#define oms_barrier_wc_drain()	__asm__ __volatile__("fence ow,ow" ::: "memory")
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("fence ir,iorw" ::: "memory")
 #else
 #error "lib/util/barrier.h: no barriers for this architecture"

@@ -709,7 +709,7 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
 	 * the rest of the connection is cancelled (here, or when
 	 * complete_upto() reaches it: vb_areq_stop_at()).
 	 */
-	c->told = 1;
+	c->reported = 1;
 	if (a->failed)
 		return 0;	/* a later one: cancelled with the rest */
 	a->failed = 1;

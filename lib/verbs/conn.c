@@ -73,8 +73,8 @@ int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id)
 /*
  * Put @c in error with @err (its QP too: nothing more leaves it) and
  * complete every operation it still holds with its own status, else
- * @rest.  @c->told records that an operation reported the failure itself,
- * so that later ones may be mere cancellations (post.c).
+ * @rest.  @c->reported records that an operation reported the failure
+ * itself, so that later ones may be mere cancellations (post.c).
  */
 static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 {
@@ -93,7 +93,7 @@ static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 		int st = op->status ? op->status : rest;
 
 		if (st != -ECANCELED)
-			c->told = 1;
+			c->reported = 1;
 		vb_op_finish(vc, op, st);
 		c->head++;
 	}

@@ -151,7 +151,7 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 		 * were never posted) reports err; what RC drops after it is
 		 * cancelled: never performed */
 		if (complete_upto(vc, c, seq, err)) {
-			c->told = 1;
+			c->reported = 1;
 			vb_conn_cancel(vc, c, err);
 		} else {
 			vb_conn_fail(vc, c, err);

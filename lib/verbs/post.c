@@ -209,9 +209,9 @@ static int reset(struct vb_ctx *vc, uint32_t dest)
  */
 static int conn_err(struct vb_conn *c)
 {
-	int err = c->told && !c->reset ? -ECANCELED : -ENOTCONN;
+	int err = c->reported && !c->reset ? -ECANCELED : -ENOTCONN;
 
-	c->told = 1;
+	c->reported = 1;
 	return err;
 }
 

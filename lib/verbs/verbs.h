@@ -135,7 +135,7 @@ struct vb_conn {
 	uint64_t still_since;	/* ns: WRs on it and nothing moved since */
 	int acq_fence;		/* an acquire was the last: fence the next WR */
 	int err;		/* first error: the QP is unusable */
-	int told;		/* an op completed with the QP's failure:
+	int reported;		/* an op completed with the QP's failure:
 				 * later ones are cancelled (-ECANCELED) */
 	int reset;		/* OMS_WR_RESET came after the failure:
 				 * later ones fail (-ENOTCONN) */

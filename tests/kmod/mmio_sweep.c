@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmio_sweep.c - the MMIO transmit experiment: MMIO_BENCH over message
- * sizes 64..8192 B with a WC flush after every message (ordered) and
+ * sizes 64..8192 B with a WC drain after every message (ordered) and
  * without (unordered), on the attached window.  Not a test: prints a table.
  *
  * usage: mmio_sweep [-t TOTAL_MiB] [-w WIDTH] [-r REPEATS]

@@ -4,7 +4,7 @@
 # ivshmem-plain devices, each backed by a fresh file in /dev/shm; in the
 # guest send the test streams through the oms.ko window, once through its
 # mapping and once through its ioctls (run-tx-guest.sh, txg_guest), then
-# read each backing file on the host with liboms's emulated NIC and check
+# read each backing file on the host with liboms's transmit receiver and check
 # every message (txg_check).  A third device carries bench/mmio_tx on both
 # paths (checked in the guest).  Prints TAP.
 #

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The emulated NIC: the consumer of a transmit window.  It receives chunks
- * in arrival order (oms_tx_nic_rx), one posted 64-byte write at a time,
- * and delivers whole messages:
+ * The transmit receiver (oms_tx_nic_*): the NIC's side of a transmit
+ * window, in software.  It receives chunks in arrival order
+ * (oms_tx_nic_rx), one posted 64-byte write at a time, and delivers whole
+ * messages:
  *
  *   sequenced  every chunk is checked (valid bit, lengths, check code),
  *              then inserted into the engine's reorder buffer (engine/rob.h)
