@@ -49,14 +49,14 @@ Q := @
 msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRCS := $(sort $(wildcard lib/*/*.c))
+LIB_SRCS := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB_PIC_OBJS := $(LIB_SRCS:%.c=$(B)/pic/%.o)
 LIB_ASAN_OBJS := $(LIB_SRCS:%.c=$(B)/asan/%.o)
 # What the machine's headers offer (scripts/config-header.sh), checked on
 # every make and rewritten only when it changes: every object depends on it.
 CONFIG_H := $(B)/oms_config.h
-LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h) $(CONFIG_H)
+LIB_HDRS := $(wildcard include/*.h lib/*.h lib/*/*.h lib/*/*/*.h) $(CONFIG_H)
 
 TEST_SRCS := $(sort $(filter-out tests/helpers.c tests/lab.c tests/ordering_model.c \
 	tests/engine_model.c,$(wildcard tests/*.c)))
@@ -139,7 +139,7 @@ $(HARNESS):
 #   kvs     the public headers, its own, lib/util/ and ctx_users.h (the
 #           one door into the context layer) - it is built over the API;
 #   tx      MMIO transmit: the public headers, its own, lib/util/, the
-#           engine (the emulated NIC's reorder buffer) and the generated
+#           engine (the transmit receiver's reorder buffer) and the generated
 #           oms_config.h - no context layer, no backend.
 #   emu     the emulated device: the public headers, its own, the backend
 #           interface (backend.h), the engine and lib/util/;

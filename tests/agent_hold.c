@@ -21,7 +21,7 @@
 #include "harness.h"
 #include "oms.h"
 #include "agent/agent.h"
-#include "verbs/verbs.h"
+#include "verbs/target/target.h"
 
 #define LKEY	0x77u
 #define RKEY	0x11u

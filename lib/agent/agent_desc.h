@@ -106,7 +106,7 @@ int oms_ad_decode(const void *in, struct oms_ad_desc *d);
 #define OMS_AD_ANSWER_LEN	16u
 
 /*
- * How answers reach a requester over verbs (lib/verbs/agent_srv.c): each
+ * How answers reach a requester over verbs (lib/verbs/target/agent_srv.c): each
  * WRITE_WITH_IMM into its QP carries an immediate that is either
  *   - below OMS_AD_IMM_TAG_MIN: a count of answer records just written,
  *     in order, into its completion ring; or

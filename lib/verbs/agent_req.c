@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * A connection's requests to its listener's destination agent
- * (docs/dest-agent.md, "Layers", 4; the agent's side is agent_srv.c).  The
+ * (docs/dest-agent.md, "Layers", 4; the agent's side is target/agent_srv.c).  The
  * hello asks for the agent unless OMS_AGENT=0, and says where the agent's
  * answers go: a completion ring of 16-byte records that only the agent
  * writes, each with a WRITE_WITH_IMM that this side's receive completion

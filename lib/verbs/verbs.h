@@ -11,7 +11,7 @@
  *    in-order channel: the context layer's store orderer runs them as
  *    POSTED channels, so a strong store on the same QP goes at once and
  *    one on another QP waits for a flush, an 8-byte RDMA READ of the
- *    listener's flush word (dev.c, conn.c, listen.c);
+ *    listener's flush word (dev.c, conn.c, target/listen.c);
  *  - post() queues an operation on its connection, ring() turns what is
  *    queued into work requests with one ibv_post_send per QP (post.c),
  *    poll() reaps the CQ; one signaled completion completes every earlier
@@ -206,6 +206,11 @@ int vb_errno(int fallback);
 void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
 int vb_wc_status(enum ibv_wc_status st);
 
+/* target/: the listener, its agent server and hold (target/target.h) */
+int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	      const struct oms_be_region *served, void **lpriv);
+void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
+
 /* src_addr.c */
 int vb_src_addr_pick(struct vb_ctx *vc, const struct oms_be_rdma_want *w);
 int vb_src_addr_fits(const struct vb_ctx *vc, const struct sockaddr *dst);
@@ -227,11 +232,6 @@ uint8_t vb_rd_atomic(int dev_max);
 int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 		 uint32_t rq, uint32_t *max_inline);
 
-/* listen.c */
-int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	      const struct oms_be_region *served, void **lpriv);
-void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
-
 /* peers.c: nodes by address, and the puts on the wire to them */
 struct sockaddr;
 int vb_peer_id(const struct sockaddr *sa);
@@ -240,35 +240,8 @@ void vb_pw_del(struct vb_pw *pw);
 void vb_pw_scan(void (*fn)(void *arg, const struct vb_pw *pw,
 			   uint64_t posted, uint64_t done), void *arg);
 
-/* agent_srv.c: the destination agent of a listener (OMS_AGENT=1) */
-struct va_srv;
-struct va_conn;
-struct oms_vw_hello;
-struct oms_vw_agent;
-int vb_agent_wanted(void);
-int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
-		    struct va_srv **out);
-void vb_agent_destroy(struct va_srv *s);
-int vb_agent_fd(const struct va_srv *s);
-int vb_agent_poll_ms(const struct va_srv *s);
-int vb_agent_tick(struct va_srv *s);
-int vb_agent_service(struct va_srv *s);
-int vb_agent_slot(struct va_srv *s, struct rdma_cm_id *id,
-		  struct va_conn **victim);
-int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
-		       const struct oms_vw_hello *h, struct va_conn **out,
-		       struct oms_vw_agent *blk);
-void vb_agent_conn_close(struct va_conn *ac);
-void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns);
-
-/* agent_hold.c: this process's puts, told to an agent's hold */
-struct va_hold;
-struct oms_agent;
-int va_hold_create(struct oms_agent *ag, struct va_hold **out);
-void va_hold_destroy(struct va_hold *h);
-int va_hold_sync(struct va_hold *h, int peer);
-
 /* agent_req.c: a connection's requests to its listener's agent */
+struct oms_vw_hello;
 struct oms_vw_region;
 uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
 		       struct oms_vw_hello *h);

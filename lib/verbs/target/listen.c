@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "verbs/verbs.h"
+#include "verbs/target/target.h"
 #include "verbs/wire.h"
 
 struct vb_passive {

@@ -70,7 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/target/target.h"
 #include "agent/agent.h"
 #include "verbs/wire.h"
 #include "util/barrier.h"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/target/target.h"
 #include "agent/agent.h"
 
 struct va_pw {
