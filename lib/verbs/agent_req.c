@@ -286,7 +286,7 @@ static int flush_covered(const struct vb_areq *a, const struct vb_op *op)
 	uint16_t upto = (uint16_t)(op->wr.seq - a->seq_base);
 
 	return (uint16_t)(oms_agent_client_low(&a->cl, 0) - upto) < 0x8000u &&
-	       a->unnum_answered >= op->a_unnum;
+	       a->unnum_answered >= op->ag.unnum;
 }
 
 /*
@@ -327,7 +327,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 {
 	void *p = (void *)(uintptr_t)op->wr.local;
 
-	op->agent = 1;
+	op->ag.on = 1;
 	op->nwr = 1;
 	switch (op->wr.op) {
 	case OMS_WR_PUT:
@@ -339,7 +339,7 @@ int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 	case OMS_WR_NOP:
 		return 0;
 	case OMS_WR_FLUSH:
-		op->aflush = 1;		/* vb_areq_flush() takes it */
+		op->ag.flush = 1;		/* vb_areq_flush() takes it */
 		return 0;
 	case OMS_WR_FADD:
 	case OMS_WR_CAS:
@@ -380,7 +380,7 @@ int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op)
 	 * is, an error answer stops the connection, so nothing after it may
 	 * have been performed (a flush, too, must not complete before it).
 	 */
-	if (!op->agent)
+	if (!op->ag.on)
 		return a->out != 0;
 	return 0;
 }
@@ -433,8 +433,8 @@ static int take(struct vb_conn *c, struct vb_op *op)
 		a->resv_ok[k / 64] &= ~(1ull << (k % 64));
 	}
 	a->out++;
-	op->a_tag = r.tag;
-	op->a_stage = r.stage_slot;
+	op->ag.tag = r.tag;
+	op->ag.stage = r.stage_slot;
 	return 0;
 }
 
@@ -445,11 +445,11 @@ static int take(struct vb_conn *c, struct vb_op *op)
  */
 static int post_req(struct vb_areq *a, struct vb_op *op)
 {
-	struct oms_agent_req r = { .tag = op->a_tag };
+	struct oms_agent_req r = { .tag = op->ag.tag };
 
 	if (oms_agent_client_post(&a->cl, &r))
 		return -EPROTO;	/* taken and not posted: cannot happen */
-	op->a_ring = r.ring_slot;
+	op->ag.ring = r.ring_slot;
 	return 0;
 }
 
@@ -476,7 +476,7 @@ static struct oms_ad_desc desc_of(const struct vb_areq *a,
 	const struct oms_wr *wr = &op->wr;
 	struct oms_ad_desc d = {
 		.op = desc_op(wr->op),
-		.tag = op->a_tag,
+		.tag = op->ag.tag,
 	};
 
 	if (a->seq) {
@@ -497,7 +497,7 @@ static struct oms_ad_desc desc_of(const struct vb_areq *a,
 								  8u;
 	d.off = wr->off;
 	if (d.op == OMS_AD_PUT) {
-		d.stage = op->a_stage;
+		d.stage = op->ag.stage;
 		return d;
 	}
 	if (d.op == OMS_AD_GET) {
@@ -544,7 +544,7 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 		w->num_sge = 1;
 		w->opcode = IBV_WR_RDMA_WRITE;
 		w->wr.rdma.remote_addr = a->blk.stage_addr +
-			(uint64_t)op->a_stage * a->blk.stage_len;
+			(uint64_t)op->ag.stage * a->blk.stage_len;
 		w->wr.rdma.rkey = a->blk.stage_rkey;
 		if (op->fence_first)
 			w->send_flags |= IBV_SEND_FENCE;
@@ -555,11 +555,11 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 	if (op->loc == VB_LOC_LAND) {
 		/* its slot is free: the request that had it was answered,
 		 * and its bytes copied out then */
-		op->lbuf = a->land + (size_t)op->a_ring * VB_BOUNCE;
+		op->lbuf = a->land + (size_t)op->ag.ring * VB_BOUNCE;
 		op->lkey = a->land_mr->rkey;
 	}
 	d = desc_of(a, op);
-	slot = a->desc + (size_t)op->a_ring * OMS_AD_LEN;
+	slot = a->desc + (size_t)op->ag.ring * OMS_AD_LEN;
 	if (oms_ad_encode(slot, &d))
 		return -EPROTO;	/* cannot happen (checked at post): the
 				 * ring slot is spent, the caller fails the
@@ -571,7 +571,7 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 	w->num_sge = 1;
 	w->opcode = IBV_WR_RDMA_WRITE;
 	w->wr.rdma.remote_addr = a->blk.ring_addr +
-				 (uint64_t)op->a_ring * OMS_AD_LEN;
+				 (uint64_t)op->ag.ring * OMS_AD_LEN;
 	w->wr.rdma.rkey = a->blk.ring_rkey;
 	if (op->fence_first && !k)
 		w->send_flags |= IBV_SEND_FENCE;
@@ -598,8 +598,8 @@ uint32_t vb_areq_outstanding(const struct vb_conn *c)
 /* An operation to the agent is done: its WRs and its answer. */
 static void finish(struct vb_ctx *vc, struct vb_op *op, int status)
 {
-	op->waiting = 0;
-	op->agent = 0;
+	op->ag.waiting = 0;
+	op->ag.on = 0;
 	vb_op_finish(vc, op, status);
 }
 
@@ -626,12 +626,12 @@ void vb_areq_flush(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)
 {
 	struct vb_areq *a = c->ag;
 
-	op->a_unnum = a->unnum_queued;
+	op->ag.unnum = a->unnum_queued;
 	if (!a->failed && flush_covered(a, op)) {
 		finish(vc, op, 0);
 		return;
 	}
-	op->waiting = 1;
+	op->ag.waiting = 1;
 	a->flushes++;
 }
 
@@ -648,7 +648,7 @@ static void flushes_check(struct vb_ctx *vc, struct vb_conn *c)
 	for (uint32_t s = 0; s < qd && a->flushes; s++) {
 		struct vb_op *op = &vc->op[s];
 
-		if (!op->aflush || !op->waiting || op->wr.dest != ci ||
+		if (!op->ag.flush || !op->ag.waiting || op->wr.dest != ci ||
 		    !flush_covered(a, op))
 			continue;
 		a->flushes--;
@@ -673,7 +673,7 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
 		return 0;	/* counted by the book; nothing changes */
 	a->out--;
 	op = &vc->op[cookie];
-	if (!op->agent || op->answered)
+	if (!op->ag.on || op->ag.answered)
 		return 0;
 	if (a->failed && !status)
 		status = -ECANCELED;	/* after the refusal: not reported */
@@ -685,8 +685,8 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
 	 * performs it), and the connection stops there */
 	if (op->status)
 		status = op->status;
-	op->answered = 1;
-	op->ans_status = status;
+	op->ag.answered = 1;
+	op->ag.status = status;
 	if (!status && op->loc == VB_LOC_LAND) {
 		/* its slot is reused next */
 		if (op->wr.op == OMS_WR_GET)
@@ -698,7 +698,7 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
 	if (status && !op->status)
 		op->status = status;
 	if (!status) {
-		if (op->waiting)
+		if (op->ag.waiting)
 			finish(vc, op, 0);
 		return 0;
 	}
@@ -713,7 +713,7 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
 	if (a->failed)
 		return 0;	/* a later one: cancelled with the rest */
 	a->failed = 1;
-	if (!op->waiting)
+	if (!op->ag.waiting)
 		return 0;
 	finish(vc, op, status);
 	*cancel = 1;
@@ -724,9 +724,17 @@ static int one_answer(struct vb_ctx *vc, struct vb_conn *c, const void *rec,
  * complete_upto() reached @op, whose WRs are done: 1 when its answer was
  * an error, so the connection stops here (the caller cancels the rest).
  */
+int vb_areq_wait_answer(struct vb_op *op)
+{
+	if (!op->ag.on || op->ag.answered)
+		return 0;
+	op->ag.waiting = 1;	/* done when answered */
+	return 1;
+}
+
 int vb_areq_stop_at(const struct vb_op *op)
 {
-	return op->agent && op->answered && op->ans_status;
+	return op->ag.on && op->ag.answered && op->ag.status;
 }
 
 int vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c, const struct ibv_wc *w,
@@ -782,7 +790,7 @@ void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err)
 	for (uint32_t s = 0; s < qd; s++) {
 		struct vb_op *op = &vc->op[s];
 
-		if (op->waiting && op->wr.dest == ci)
+		if (op->ag.waiting && op->wr.dest == ci)
 			finish(vc, op, op->status ? op->status : err);
 	}
 	if (c->ag) {

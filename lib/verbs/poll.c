@@ -47,8 +47,8 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		if (!all || op->last_seq > seq)
 			break;
 		c->head++;
-		if (op->agent && !op->answered) {
-			op->waiting = 1;	/* done when answered */
+		if (vb_areq_wait_answer(op)) {
+			/* done when answered */
 		} else if (vb_areq_stop_at(op)) {
 			/* the agent refused it: everything before it is
 			 * done, everything after it is cancelled */

@@ -269,7 +269,7 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 		vb_op_finish(vc, op, err);
 		return 0;
 	}
-	if (op->aflush) {	/* answered here, off the QP */
+	if (vb_areq_is_flush(op)) {	/* answered here, off the QP */
 		vb_areq_flush(vc, c, op);
 		return 0;
 	}
@@ -420,7 +420,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 
 		if (vb_areq_blocked(c, op))
 			break;	/* one-sided, behind the agent's answers */
-		if (op->agent) {
+		if (vb_areq_is_req(op)) {
 			int desc, err = vb_areq_take(c, op, op->posted, &w[n],
 						     &sge[n], &desc);
 

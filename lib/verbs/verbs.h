@@ -87,6 +87,23 @@ enum vb_local {
 				 * slot, copied out when answered */
 };
 
+/* An operation's part that the agent's requests own (agent_req.c): the
+ * rest of the backend asks it through vb_areq_*(). */
+struct vb_areq_op {
+	uint8_t on;		/* a request to the listener's agent: done
+				 * when answered */
+	uint8_t answered;	/* its answer came (status in .status) */
+	uint8_t waiting;	/* its WRs are done, its answer is not */
+	uint8_t flush;		/* a flush of a DEST_SEQ connection: done
+				 * when its members are answered, never on
+				 * the QP (vb_areq_flush()) */
+	int status;
+	uint32_t tag;		/* its tag, */
+	uint32_t ring;		/* ring slot */
+	uint32_t stage;		/* and a put's staging slot */
+	uint64_t unnum;		/* a flush: unnumbered puts queued before it */
+};
+
 /* One operation of the context (indexed by its slot). */
 struct vb_op {
 	struct oms_wr wr;
@@ -103,20 +120,9 @@ struct vb_op {
 	uint8_t loc;		/* enum vb_local */
 	uint8_t src_counted;	/* counted in the source-consumed total */
 	uint8_t fence_first;	/* first WR carries IBV_SEND_FENCE */
-	uint8_t agent;		/* a request to the listener's agent: done
-				 * when answered (agent_req.c) */
-	uint8_t answered;	/* its answer came (status in ans_status) */
-	uint8_t waiting;	/* its WRs are done, its answer is not */
-	int ans_status;
 	uint64_t pw_serial;	/* a put counted in its connection's vb_pw
 				 * (that registration's serial), 0: not */
-	uint32_t a_tag;		/* a request to the agent: its tag, */
-	uint32_t a_ring;	/* ring slot */
-	uint32_t a_stage;	/* and a put's staging slot */
-	uint64_t a_unnum;	/* a flush: unnumbered puts queued before it */
-	uint8_t aflush;		/* a flush of a DEST_SEQ connection: done
-				 * when its members are answered, never on
-				 * the QP (vb_areq_flush()) */
+	struct vb_areq_op ag;	/* agent_req.c's alone */
 };
 
 /* One connection: an RC QP to one remote region (a destination). */
@@ -270,6 +276,18 @@ int vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
 		 const struct ibv_wc *w, int *cancel);
 void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err);
 int vb_areq_stop_at(const struct vb_op *op);
+/* complete_upto() reached @op, whose WRs are done: 1 if it waits for its
+ * answer still (marked so), 0 if it may finish now. */
+int vb_areq_wait_answer(struct vb_op *op);
+static inline int vb_areq_is_req(const struct vb_op *op)
+{
+	return op->ag.on;
+}
+
+static inline int vb_areq_is_flush(const struct vb_op *op)
+{
+	return op->ag.flush;
+}
 
 /* post.c */
 int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);
