@@ -17,6 +17,7 @@
 #include "engine/hold.h"
 #include "engine/rob.h"
 #include "engine/stream.h"
+#include "util/barrier.h"
 #include "util/lines.h"
 
 #define AG_DEF_CPL	4096u
@@ -126,11 +127,11 @@ static void complete(struct oms_agent *ag, uint32_t conn,
 /*
  * Line by line in address order, the lines of the region (the put's
  * destination, the get's source) being the unit:
- *   - a put orders each line's stores before the next line's (a release
- *     fence: the compiler's barrier on x86, where stores are not
- *     reordered with stores);
- *   - an acquire get orders each line's loads before the next line's (an
- *     acquire fence: a load barrier where loads may pass loads).
+ *   - a put orders each line's stores before the next line's;
+ *   - an acquire get orders each line's loads before the next line's.
+ * The CPU's own barriers (util/barrier.h): on x86, which keeps loads in
+ * order with loads and stores with stores, only the compiler's; a load
+ * or store barrier where they may pass each other.
  */
 static void copy_lines(uint8_t *dst, const uint8_t *src, uint32_t len,
 		       int put)
@@ -143,9 +144,9 @@ static void copy_lines(uint8_t *dst, const uint8_t *src, uint32_t len,
 		oms_line_span(region, len, i, &lo, &n);
 		memcpy(dst + (lo - region), src + (lo - region), n);
 		if (put)
-			__atomic_thread_fence(__ATOMIC_RELEASE);
+			oms_barrier_store_store();
 		else
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			oms_barrier_load_load();
 	}
 }
 

@@ -41,6 +41,13 @@
  *	performed there (litmus L40).  Use: once, after the response's done
  *	word, in oms_tx_acquire().
  *
+ *   oms_barrier_load_load(), oms_barrier_store_store()
+ *	Between threads on ordinary (write-back) memory: earlier loads are
+ *	performed before later loads; earlier stores are visible before later
+ *	stores (the kernel's smp_rmb() and smp_wmb()).  Use: the agent
+ *	reading an item's lines for an acquire get, one line's loads before
+ *	the next line's, and writing a put's lines in order.
+ *
  * One #if ladder per architecture; an architecture without an entry does
  * not build.
  */
@@ -60,6 +67,9 @@
 /* x86 never reorders a load with later loads or later stores of any
  * memory type (SDM 8.2.2: only write-write order has NT/WC exceptions). */
 #define oms_barrier_rd_acquire()	oms_barrier_compiler()
+/* TSO: loads are not reordered with loads, stores not with stores. */
+#define oms_barrier_load_load()	oms_barrier_compiler()
+#define oms_barrier_store_store()	oms_barrier_compiler()
 #elif defined(__aarch64__)
 /* Device-nGnRE/normal-NC mappings: dmb orders stores to the outer
  * shareable domain, dsb waits for them to complete. */
@@ -69,6 +79,8 @@
 #define oms_barrier_wc_drain()	__asm__ __volatile__("dsb st" ::: "memory")
 /* dmb ld orders earlier loads against later loads and stores. */
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("dmb oshld" ::: "memory")
+#define oms_barrier_load_load()	__asm__ __volatile__("dmb ishld" ::: "memory")
+#define oms_barrier_store_store()	__asm__ __volatile__("dmb ishst" ::: "memory")
 #elif defined(__powerpc64__) || defined(__powerpc__)
 /* lwsync does not order cache-inhibited stores: sync everywhere. */
 #define oms_barrier_to_device()	__asm__ __volatile__("sync" ::: "memory")
@@ -76,6 +88,8 @@
 #define oms_barrier_wc_start()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_barrier_wc_drain()	__asm__ __volatile__("sync" ::: "memory")
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("sync" ::: "memory")
+#define oms_barrier_load_load()	__asm__ __volatile__("lwsync" ::: "memory")
+#define oms_barrier_store_store()	__asm__ __volatile__("lwsync" ::: "memory")
 #elif defined(__riscv)
 /* fence <pred>,<succ>: w/r memory, o/i device output/input. */
 #define oms_barrier_to_device()	__asm__ __volatile__("fence w,ow" ::: "memory")
@@ -83,6 +97,8 @@
 #define oms_barrier_wc_start()	__asm__ __volatile__("fence w,o" ::: "memory")
 #define oms_barrier_wc_drain()	__asm__ __volatile__("fence ow,ow" ::: "memory")
 #define oms_barrier_rd_acquire()	__asm__ __volatile__("fence ir,iorw" ::: "memory")
+#define oms_barrier_load_load()	__asm__ __volatile__("fence r,r" ::: "memory")
+#define oms_barrier_store_store()	__asm__ __volatile__("fence w,w" ::: "memory")
 #else
 #error "lib/util/barrier.h: no barriers for this architecture"
 #endif
