@@ -98,7 +98,7 @@ check_run() {
 	tap $ok "$b $* --json --out_json: exit 0, $(grep -c '^{' "$tmp/out") records, each with its metadata, the same in the file"
 }
 
-for b in engine kvs_get mmio_tx ordered_read rdma_ops msg_pass dma_pattern; do
+for b in engine agent kvs_get mmio_tx ordered_read rdma_ops msg_pass dma_pattern; do
 	[ -x "$bdir/$b" ] || { tap 1 "$bdir/$b is built"; continue; }
 	run "$b" --bogus
 	[ $rc -eq 2 ] && grep -q -e "^$b: .*--bogus" "$tmp/err" &&
@@ -106,6 +106,19 @@ for b in engine kvs_get mmio_tx ordered_read rdma_ops msg_pass dma_pattern; do
 	tap $? "$b --bogus: exit 2, stderr names it"
 done
 
+check_help agent --size --iters --no-order
+check_bad agent --size -s 12
+check_bad agent --size -s 8192
+check_bad agent --iters -n 10
+# every cell once: puts, gets, acquire gets, unnumbered, numbered, control
+run agent -s 64,4096 -n 5000 --no-order --json
+ok=0
+[ $rc -eq 0 ] && records_ok "$tmp/out" || ok=1
+[ "$(grep -c '"numbers":"dest_seq"' "$tmp/out")" = 6 ] || ok=1
+[ "$(grep -c '"numbers":"ignored"' "$tmp/out")" = 6 ] || ok=1
+grep '^{' "$tmp/out" | sed 's/.*"mreqs":\([0-9.]*\).*/\1/' |
+	awk '$1 <= 0 { bad = 1 } END { exit bad }' || ok=1
+tap $ok "agent -s 64,4096 --no-order: 18 cells, each with a rate above 0"
 check_help engine --iters
 check_bad engine --iters -n abc
 check_bad engine --iters -n 1
