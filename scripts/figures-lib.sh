@@ -113,6 +113,20 @@ gp_log() {
 	case $1 in *y*) echo "set logscale y 10"; echo "set mytics 10" ;; esac
 }
 
+# gp_lines DAT SERIES: gnuplot's plot line for DAT, a column per series
+# from column 2 on, each in line style 1, 2, ... (gp_styles)
+gp_lines() {
+	printf "plot "
+	i=2
+	for s in $2; do
+		[ $i -gt 2 ] && printf ", "
+		printf "'%s' using 1:%d with linespoints ls %d title '%s'" \
+			"$1" $i $((i - 1)) "$s"
+		i=$((i + 1))
+	done
+	echo
+}
+
 # plot NAME TITLE XLABEL YLABEL LOG SERIES: $OUT/NAME.dat -> NAME.png, a
 # column per series; LOG as gp_log's AXES
 plot() {
@@ -120,15 +134,7 @@ plot() {
 	{
 		gp_head "$name" "$title" "$xl" "$yl"
 		gp_log "$log"
-		printf "plot "
-		i=2
-		for s in $series; do
-			[ $i -gt 2 ] && printf ", "
-			printf "'%s' using 1:%d with linespoints ls %d title '%s'" \
-				"$OUT/$name.dat" $i $((i - 1)) "$s"
-			i=$((i + 1))
-		done
-		echo
+		gp_lines "$OUT/$name.dat" "$series"
 	} | gnuplot
 	echo "figures: $OUT/$name.png"
 }

@@ -72,15 +72,8 @@ if has "$pt"; then
 		# from 0: a ratio's distance from 1 reads true only on a full axis
 		echo "set yrange [0:*]"
 		echo "set offsets graph 0.04, graph 0.04, graph 0.05, 0"
-		printf "plot "
-		i=2
-		for s in write-rounds write-stream read-rounds read-stream; do
-			[ $i -gt 2 ] && printf ", "
-			printf "'%s' using 1:%d with linespoints ls %d title '%s'" \
-				"$OUT/fig3-verbs-ratio.dat" $i $((i - 1)) "$s"
-			i=$((i + 1))
-		done
-		echo
+		gp_lines "$OUT/fig3-verbs-ratio.dat" \
+			"write-rounds write-stream read-rounds read-stream"
 	} | gnuplot
 	echo "figures: $OUT/fig3-verbs-ratio.png"
 
