@@ -67,8 +67,17 @@ static int serve(struct oms_ctx *ctx, const char *addr)
 	printf("msg_verbs: flag reached %llu (%u changes seen), data older "
 	       "than its flag %u times\n", (unsigned long long)last, seen,
 	       stale);
+	/* The client's last put completes when its NIC has the server's
+	 * acknowledgement: closing now could cut that off.  Let it leave. */
+	while (oms_listener_peers(l) > 0 && now_ms() - t0 < 120000)
+		;
+	err = oms_listener_peers(l) ? -ETIMEDOUT : 0;
+	if (!err)
+		printf("msg_verbs: the client left\n");
 	oms_listener_close(l);
 	oms_mr_dereg(mr);
+	if (err)
+		return err;
 	return last == NMSG && !stale ? 0 : -EPROTO;
 }
 
@@ -149,6 +158,8 @@ int main(int argc, char **argv)
 		while (!__atomic_load_n(&listening, __ATOMIC_ACQUIRE))
 			;
 		err = listening > 0 ? send_all(ctx, "127.0.0.1") : 0;
+		oms_ctx_destroy(ctx);	/* the client leaves the server */
+		ctx = NULL;
 		pthread_join(t, &rc);
 		err = err ? err : (int)(intptr_t)rc;
 		oms_ctx_destroy(sctx);
@@ -157,6 +168,7 @@ int main(int argc, char **argv)
 	}
 	if (err)
 		fprintf(stderr, "msg_verbs: %s\n", strerror(-err));
-	oms_ctx_destroy(ctx);
+	if (ctx)
+		oms_ctx_destroy(ctx);
 	return err ? 1 : 0;
 }

@@ -278,13 +278,13 @@ int oms_ctx_destroy(struct oms_ctx *ctx);
  * The version of the header compiled against; oms_version() returns the
  * library's at run time, "MAJOR.MINOR.PATCH".  A program may refuse a
  * library older than its header (same MAJOR: same ABI, the soname).
- * 2.0 (liboms.so.2) took the emulated device's settings out of struct
+ * 2.1 added oms_listener_peers(); 2.0 (liboms.so.2) took the emulated device's settings out of struct
  * oms_ctx_attr (into oms_emu.h's device object); 1.0 (liboms.so.1)
  * renumbered the transmit classes of oms_tx.h into oms_order.h's
  * numbering; 0.1 (liboms.so.0) was the first.
  */
 #define OMS_VERSION_MAJOR 2
-#define OMS_VERSION_MINOR 0
+#define OMS_VERSION_MINOR 1
 #define OMS_VERSION_PATCH 0
 
 const char *oms_version(void);
@@ -460,6 +460,17 @@ int oms_listen(struct oms_ctx *ctx, const char *addr, const char *port,
  * -ECONNRESET; emu: the descriptor's key is revoked, -EACCES).  -EINVAL.
  */
 int oms_listener_close(struct oms_listener *l);
+
+/*
+ * How many initiators are connected to @l now: on verbs the connections it
+ * accepted that have not disconnected; on emu the contexts that connected
+ * to it and are not destroyed yet.  An initiator's last operations
+ * complete only after they reached memory (its NIC waits for the
+ * acknowledgement), so a server that closes as soon as it sees the last
+ * data can cut them off; one that waits for this to reach 0 lets each
+ * initiator leave first.  -EINVAL for NULL.  Since 2.1.
+ */
+int oms_listener_peers(const struct oms_listener *l);
 
 /*
  * Connect to a listener and describe its region in *@rmr: rmr->dest is the

@@ -202,6 +202,8 @@ struct oms_backend_ops {
 	int (*listen)(struct oms_ctx *ctx, const char *addr, const char *port,
 		      const struct oms_be_region *reg, void **lpriv);
 	void (*listener_close)(struct oms_ctx *ctx, void *lpriv);
+	/* The initiators connected to the listener now (oms_listener_peers). */
+	int (*listener_peers)(struct oms_ctx *ctx, void *lpriv);
 	/* Connect and fill *@rmr (oms_connect; arguments checked). */
 	int (*connect)(struct oms_ctx *ctx, const char *host, const char *port,
 		       uint32_t timeout_ms, struct oms_rmr *rmr);

@@ -75,6 +75,13 @@ OMS_EXPORT int oms_listener_close(struct oms_listener *l)
 	return 0;
 }
 
+OMS_EXPORT int oms_listener_peers(const struct oms_listener *l)
+{
+	if (!l || !l->ctx)
+		return -EINVAL;
+	return l->ctx->be->listener_peers(l->ctx, l->bpriv);
+}
+
 OMS_EXPORT int oms_connect(struct oms_ctx *ctx, const char *host,
 			   const char *port, uint32_t timeout_ms,
 			   struct oms_rmr *rmr)

@@ -67,6 +67,7 @@ static void emu_close(struct oms_ctx *ctx)
 	struct emu_ctx *ec = EC(ctx);
 	struct oms_emu *dev = ec->dev;
 
+	emu_conn_leave(ctx);
 	emu_queue_close(dev, ec->q);
 	oms_be_view(ctx)->priv = NULL;
 	free(ec);
@@ -215,5 +216,6 @@ const struct oms_backend_ops oms_emu_backend = {
 	.key_drops = emu_key_drops,
 	.listen = emu_listen,
 	.listener_close = emu_listener_close,
+	.listener_peers = emu_listener_peers,
 	.connect = emu_connect,
 };

@@ -16,6 +16,8 @@
  * The descriptor is the listener's own window on the region (backend.c):
  * closing the listener revokes it, so what initiators then send through
  * it fails (-EACCES), as it does on verbs where closing disconnects them.
+ * A context that connected stays counted as the listener's peer until it
+ * is destroyed, as a verbs connection lasts until its context disconnects.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -45,11 +47,14 @@ struct emu_listener {
 	struct emu_addrs addrs;
 	char port[EMU_NAME];
 	struct oms_rmr rmr;	/* the listener's window */
+	uint64_t gen;		/* which listener holds the entry */
+	int peers;		/* contexts connected and not destroyed */
 };
 
 /* A device's listeners, under its listen_lock. */
 struct emu_listeners {
 	struct emu_listener e[EMU_LISTENERS];
+	uint64_t gen;		/* the last listener's */
 };
 
 int emu_conn_init(struct oms_emu *dev)
@@ -191,6 +196,7 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	if (!err) {
 		free_e->addrs = addrs;
 		strcpy(free_e->port, port);
+		free_e->gen = ++dev->listeners->gen;
 		free_e->used = 1;
 		*lpriv = free_e;
 	}
@@ -212,8 +218,10 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr)
 {
-	struct oms_emu *dev = emu_ctx_dev(ctx);
+	struct emu_ctx *ec = EC(ctx);
+	struct oms_emu *dev = ec->dev;
 	struct emu_addrs addrs;
+	struct emu_peer *peer;
 	int err = -ECONNREFUSED;
 
 	(void)timeout_ms;	/* nothing to wait for in one process */
@@ -227,13 +235,53 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	for (int i = 0; i < EMU_LISTENERS; i++) {
 		struct emu_listener *e = &dev->listeners->e[i];
 
-		if (e->used && !strcmp(e->port, port) &&
-		    overlap(&e->addrs, &addrs)) {
-			*rmr = e->rmr;
-			err = 0;
+		if (!e->used || strcmp(e->port, port) ||
+		    !overlap(&e->addrs, &addrs))
+			continue;
+		peer = realloc(ec->peer, (ec->npeer + 1) * sizeof(*peer));
+		if (!peer) {
+			err = -ENOMEM;
 			break;
 		}
+		ec->peer = peer;
+		peer[ec->npeer++] = (struct emu_peer){ .e = e, .gen = e->gen };
+		e->peers++;
+		*rmr = e->rmr;
+		err = 0;
+		break;
 	}
 	pthread_mutex_unlock(&dev->listen_lock);
 	return err;
+}
+
+int emu_listener_peers(struct oms_ctx *ctx, void *lpriv)
+{
+	struct oms_emu *dev = emu_ctx_dev(ctx);
+	struct emu_listener *e = lpriv;
+	int n;
+
+	pthread_mutex_lock(&dev->listen_lock);
+	n = e->peers;
+	pthread_mutex_unlock(&dev->listen_lock);
+	return n;
+}
+
+/* @ctx goes: it is no longer a peer of the listeners it connected to
+ * (of those still open: a closed entry may hold another listener now). */
+void emu_conn_leave(struct oms_ctx *ctx)
+{
+	struct emu_ctx *ec = EC(ctx);
+	struct oms_emu *dev = ec->dev;
+
+	pthread_mutex_lock(&dev->listen_lock);
+	for (uint32_t i = 0; i < ec->npeer; i++) {
+		struct emu_listener *e = ec->peer[i].e;
+
+		if (e->used && e->gen == ec->peer[i].gen)
+			e->peers--;
+	}
+	pthread_mutex_unlock(&dev->listen_lock);
+	free(ec->peer);
+	ec->peer = NULL;
+	ec->npeer = 0;
 }

@@ -238,12 +238,24 @@ int emu_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 void emu_listener_close(struct oms_ctx *ctx, void *lpriv);
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr);
+int emu_listener_peers(struct oms_ctx *ctx, void *lpriv);
+void emu_conn_leave(struct oms_ctx *ctx);	/* the context goes */
 
-/* A context on the emulated device: its device and its queue (the
- * backend's private part of the context, backend.c). */
+/* A listener a context connected to: the entry, and which listener held
+ * it then (entries are reused). */
+struct emu_peer {
+	struct emu_listener *e;
+	uint64_t gen;
+};
+
+/* A context on the emulated device: its device, its queue and the
+ * listeners it connected to (the backend's private part of the context,
+ * backend.c). */
 struct emu_ctx {
 	struct oms_emu *dev;
 	struct emu_queue *q;
+	struct emu_peer *peer;
+	uint32_t npeer;
 };
 
 #define EC(ctx) ((struct emu_ctx *)oms_be_view(ctx)->priv)

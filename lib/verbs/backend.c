@@ -217,5 +217,6 @@ const struct oms_backend_ops oms_verbs_backend = {
 	.key_drops = vb_key_drops,
 	.listen = vb_listen,
 	.listener_close = vb_listener_close,
+	.listener_peers = vb_listener_peers,
 	.connect = vb_connect,
 };

@@ -144,7 +144,9 @@ static void conn_event(struct vb_ctx *vc, struct rdma_cm_event *ev)
 			c->disconnected = 1;
 			rdma_disconnect(c->id);	/* QP to error, DREP */
 		}
-		vb_conn_fail(vc, c, -ECONNRESET);
+		/* What the peer acknowledged before it left is done: vb_poll()
+		 * takes the completions the CQ holds, then fails the rest. */
+		c->peer_left = 1;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		vc->dead = -ENODEV;

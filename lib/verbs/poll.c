@@ -166,24 +166,32 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 		post_cover(vc, c);
 }
 
+/* Take every completion the CQ holds now. */
+static void cq_drain(struct vb_ctx *vc)
+{
+	struct ibv_wc w[32];
+	int n;
+
+	if (vc->dead)
+		return;
+	do {
+		n = ibv_poll_cq(vc->cq, 32, w);
+		if (n < 0) {
+			vc->dead = -EIO;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			handle(vc, &w[i]);
+	} while (n == 32);
+}
+
 int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 	    uint64_t *src_done)
 {
 	struct vb_ctx *vc = VC(ctx);
-	struct ibv_wc w[32];
-	int n, got = 0;
+	int got = 0;
 
-	if (!vc->dead) {
-		do {
-			n = ibv_poll_cq(vc->cq, 32, w);
-			if (n < 0) {
-				vc->dead = -EIO;
-				break;
-			}
-			for (int i = 0; i < n; i++)
-				handle(vc, &w[i]);
-		} while (n == 32);
-	}
+	cq_drain(vc);
 	for (int i = 0; i < VB_MAX_CONN; i++) {
 		struct vb_conn *c = &vc->conn[i];
 
@@ -191,6 +199,11 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 			continue;
 		if (vc->dead) {
 			vb_conn_fail(vc, c, vc->dead);
+			continue;
+		}
+		if (c->peer_left) {
+			/* after the completions it sent before it left */
+			vb_conn_fail(vc, c, -ECONNRESET);
 			continue;
 		}
 		if (c->feed != c->tail)

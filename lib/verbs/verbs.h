@@ -146,6 +146,7 @@ struct vb_conn {
 	int reset;		/* OMS_WR_RESET came after the failure:
 				 * later ones fail (-ENOTCONN) */
 	int disconnected;	/* the peer said goodbye */
+	int peer_left;		/* ... and its completions are taken: fail */
 	/* the operations on it, oldest first: a ring of slots */
 	uint32_t *fifo;
 	uint32_t head, feed, tail;	/* free-running; feed: next to post */
@@ -216,6 +217,7 @@ int vb_wc_status(enum ibv_wc_status st);
 int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	      const struct oms_be_region *served, void **lpriv);
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
+int vb_listener_peers(struct oms_ctx *ctx, void *lpriv);
 
 /* src_addr.c */
 int vb_src_addr_pick(struct vb_ctx *vc, const struct oms_be_rdma_want *w);

@@ -1,7 +1,9 @@
 # examples/msg_verbs between the two guests (sourced by rxe-guest.sh, which
 # defines tap, wait_file, up_when, bdir, shared, me and peer): the example
 # as README gives it, --server on guest a, --client on guest b, over
-# Soft-RoCE.  The server checks that no flag it sees comes before its data.
+# Soft-RoCE.  The server checks that no flag it sees comes before its data,
+# and waits for the client to leave (oms_listener_peers) before it closes:
+# the client's last put completes only with the server's acknowledgement.
 ex_bin=$bdir/examples/msg_verbs
 
 ex_server() {
@@ -12,7 +14,7 @@ ex_server() {
 	wait $epid
 	rc=$?
 	sed 's/^/# msg_verbs server: /' /run/ex-server.log
-	tap $rc "examples/msg_verbs --server: every message's flag after its data (exit $rc)"
+	tap $rc "examples/msg_verbs --server: every message's flag after its data, the client gone before the close (exit $rc)"
 	touch "$shared/ex-done"
 }
 

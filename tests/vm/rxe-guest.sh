@@ -112,6 +112,7 @@ probe) part=rxe-probe.sh server=probe_server client=probe_client ;;
 kvs) part=rxe-kvs.sh server=kvs_server client=kvs_client ;;
 msgpass) part=rxe-msgpass.sh server=mp_server client=mp_client ;;
 perftest) part=rxe-perftest.sh server=perf_server client=perf_client ;;
+examples) part=rxe-examples.sh server=ex_server client=ex_client ;;
 *) part= ;;
 esac
 if [ -n "$part" ]; then

@@ -6,7 +6,8 @@
  * (passive: the owner's CPU takes no part in what the initiator then
  * does) and an accept carrying the region (address, rkey, length,
  * access) and the listener's flush word; a disconnect tears its QP down.
- * Closing the listener disconnects every initiator it accepted.
+ * The listener counts the connections it holds, so that its owner can
+ * wait for them to leave; closing it disconnects every one.
  *
  * The flush word: 8 bytes of the listener's own, registered for remote
  * read on the context's PD, that every initiator's flush READs.  It is
@@ -48,6 +49,7 @@ struct vb_listener {
 	struct va_srv *agent;		/* OMS_AGENT=1: the destination agent */
 	uint64_t cpu_ns;		/* the thread's CPU time, at its end */
 	struct vb_passive *conns;
+	int peers;		/* conns' length, read by other threads */
 };
 
 static void passive_free(struct vb_passive *p)
@@ -175,6 +177,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	id->context = pc;
 	pc->next = l->conns;
 	l->conns = pc;
+	__atomic_add_fetch(&l->peers, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -185,6 +188,7 @@ static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id)
 
 		if (p->id == id) {
 			*pp = p->next;
+			__atomic_sub_fetch(&l->peers, 1, __ATOMIC_RELEASE);
 			p->disconnected = 1;
 			rdma_disconnect(id);	/* DREP; QP to error */
 			passive_free(p);
@@ -422,6 +426,14 @@ err_flush:
 err_free:
 	free(l);
 	return err;
+}
+
+int vb_listener_peers(struct oms_ctx *ctx, void *lpriv)
+{
+	struct vb_listener *l = lpriv;
+
+	(void)ctx;
+	return __atomic_load_n(&l->peers, __ATOMIC_ACQUIRE);
 }
 
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
