@@ -10,8 +10,8 @@
  *
  *   rdma_ops --server [-p PORT] [--bind ADDR]
  *   rdma_ops --client HOST [-p PORT] [--op write,read] [-s SIZES | -a]
- *            [--threads LIST] [-q QPS] [--batch N] [--stream] [-D SEC]
- *            [--breakdown] [--json]
+ *            [--threads LIST] [-q QPS] [--batch N] [--stream]
+ *            [--doorbell-batch] [-D SEC] [--breakdown] [--json]
  *   rdma_ops --local [client options] [--scale N]
  *
  * The server registers one 1 MiB region for remote reads and writes and
@@ -31,6 +31,9 @@
  *
  * A row per cell: bytes, op, threads, QPs, M ops/s, MB/s (Gb/s with
  * --report_gbits), us per round.
+ * --doorbell-batch makes the initiators' contexts ring the doorbell once
+ * for many operations (OMS_CTX_F_DOORBELL_BATCH), as perftest's
+ * --post_list posts a list of work requests at once.
  * The JSON record also has the client threads' CPU time per operation,
  * user and system (getrusage: what the loop, liboms and the provider cost,
  * and what the kernel did in their system calls).  --breakdown times the
@@ -42,7 +45,10 @@
  * text row "where the time goes" follows the cell's.  Issuing includes
  * what liboms does inside the call, its own progress when the backend
  * pushes back among it.  These per-operation times (op_us and the parts)
- * and the CPU are wall time even with --scale.
+ * and the CPU are wall time even with --scale.  Per operation too, in JSON
+ * and in the "where the time goes" row: the doorbells rung and the
+ * completion entries taken (oms_stats: ibv_post_send calls and CQEs on
+ * verbs).
  * Exit: 0; 1 when the server cannot be reached or stops answering; 2 for
  * bad flags.
  */
@@ -78,7 +84,7 @@ struct opts {
 	uint32_t thr[MAX_LIST], nthr;
 	uint32_t qps, batch, scale, timeout_ms, backend;
 	double duration;
-	int server, local, sweep, stream, breakdown;
+	int server, local, sweep, stream, breakdown, bell_batch;
 };
 
 static const char *const op_names[] = { "write", "read", "acquire", NULL };
@@ -136,6 +142,10 @@ static const struct ba_opt opts[] = {
 	  "time issuing, progress, yields and the rest, per operation (a "
 	  "clock read per part: it costs a little)", &args.breakdown,
 	  .group = 0 },
+	{ 0, "doorbell-batch", NULL, BA_FLAG, NULL,
+	  "ring the doorbell once for many operations "
+	  "(OMS_CTX_F_DOORBELL_BATCH: perftest's --post_list)",
+	  &args.bell_batch, .group = 0 },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "seconds per cell",
 	  &args.duration, .dmin = 0.05, .dmax = 3600 },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
@@ -177,6 +187,10 @@ static int ctx_make(const struct opts *o, uint32_t node,
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_TIMEOUT;
 	a.node = node;
 	a.timeout_ms = o->timeout_ms;
+	if (o->bell_batch && node == 0) {	/* the initiators' */
+		a.comp_mask |= OMS_CTX_ATTR_FLAGS;
+		a.flags = OMS_CTX_F_DOORBELL_BATCH;
+	}
 	if (o->backend) {
 		a.comp_mask |= OMS_CTX_ATTR_BACKEND;
 		a.backend = o->backend;
@@ -286,6 +300,7 @@ struct worker {
 	uint64_t ops, rounds, t0, t1;
 	uint64_t part_ns[P_COUNT], timed[P_COUNT];	/* and intervals */
 	uint64_t user_ns, sys_ns;		/* the thread's CPU in the loop */
+	uint64_t doorbells, cqes;		/* its context's, in the loop */
 };
 
 /* The clock's own cost, ns per read: taken off each timed interval. */
@@ -339,6 +354,18 @@ static inline void part_end(const struct opts *o, struct worker *w,
 	}
 }
 
+/* The context's doorbells and completion entries so far. */
+static void dev_counts(struct oms_ctx *ctx, uint64_t *doorbells,
+		       uint64_t *cqes)
+{
+	struct oms_stats st = { .size = sizeof(st) };
+
+	if (oms_ctx_stats(ctx, &st))
+		memset(&st, 0, sizeof(st));
+	*doorbells = st.doorbells;
+	*cqes = st.dev_completions;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -378,6 +405,7 @@ static void *worker_main(void *arg)
 	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
 		usleep(200);
 	thread_cpu(&user0, &sys0);
+	dev_counts(ctx, &w->doorbells, &w->cqes);
 	w->t0 = bu_now_ns();
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		/* rounds: a batch, then quiet; streaming: top up to a batch
@@ -437,6 +465,13 @@ static void *worker_main(void *arg)
 	}
 	w->t1 = bu_now_ns();
 	thread_cpu(&w->user_ns, &w->sys_ns);
+	{
+		uint64_t d, q;
+
+		dev_counts(ctx, &d, &q);
+		w->doorbells = d - w->doorbells;
+		w->cqes = q - w->cqes;
+	}
 	/* 0 when getrusage failed (the second time, or the first) */
 	w->user_ns = w->user_ns >= user0 ? w->user_ns - user0 : 0;
 	w->sys_ns = w->sys_ns >= sys0 ? w->sys_ns - sys0 : 0;
@@ -457,6 +492,7 @@ struct result {
 	/* per operation, us: CPU of the client threads; --breakdown parts
 	 * (timer reads taken off) and the rest of the wall time */
 	double user_us, sys_us, part_us[P_COUNT], rest_us, wall_us;
+	double doorbells, cqes;		/* per operation */
 };
 
 static int run_cell(struct cell *c, double scale, struct result *r)
@@ -464,7 +500,7 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 	static struct worker w[MAX_THREADS];
 	uint64_t ops = 0, rounds = 0, t0 = ~0ull, t1 = 0, wall = 0;
 	uint64_t part[P_COUNT] = { 0 }, timed[P_COUNT] = { 0 };
-	uint64_t user = 0, sys = 0;
+	uint64_t user = 0, sys = 0, bells = 0, cqes = 0;
 	uint32_t n;
 
 	for (n = 0; n < c->threads; n++) {
@@ -488,6 +524,8 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 		rounds += w[i].rounds;
 		user += w[i].user_ns;
 		sys += w[i].sys_ns;
+		bells += w[i].doorbells;
+		cqes += w[i].cqes;
 		for (int p = 0; p < P_COUNT; p++) {
 			part[p] += w[i].part_ns[p];
 			timed[p] += w[i].timed[p];
@@ -511,6 +549,8 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 	r->wall_us = (double)wall / (double)ops / 1e3;
 	r->user_us = (double)user / (double)ops / 1e3;
 	r->sys_us = (double)sys / (double)ops / 1e3;
+	r->doorbells = (double)bells / (double)ops;
+	r->cqes = (double)cqes / (double)ops;
 	r->rest_us = r->wall_us;
 	for (int p = 0; p < P_COUNT; p++) {
 		uint64_t share = g_timer_ns * timed[p];
@@ -592,14 +632,19 @@ static int run_clients(const struct opts *o, const char *host)
 					"\"gbps\":%.6g,\"round_us\":%.6g,"
 					"\"time\":\"%s\",\"duration_s\":%.2f,"
 					"\"op_us\":%.4g,\"cpu_user_us\":%.4g,"
-					"\"cpu_sys_us\":%.4g%s",
+					"\"cpu_sys_us\":%.4g,"
+					"\"doorbells_per_op\":%.4g,"
+					"\"cqes_per_op\":%.4g,"
+					"\"doorbell_batch\":%s%s",
 					op_names[op], c.size, c.threads,
 					o->qps, o->batch,
 					o->stream ? "true" : "false",
 					r.mops, r.gbps,
 					r.round_us, model ? "model" : "wall",
 					o->duration, r.wall_us, r.user_us,
-					r.sys_us, parts);
+					r.sys_us, r.doorbells, r.cqes,
+					o->bell_batch ? "true" : "false",
+					parts);
 				if (!ba.json)
 					printf(" %-7u %-7s %7u %4u %10.3f "
 					       "%9.3f %10.2f\n", c.size,
@@ -611,11 +656,14 @@ static int run_clients(const struct opts *o, const char *host)
 					       "op and thread: %.2f = issue "
 					       "%.2f + progress %.2f + yield "
 					       "%.2f + rest %.2f; CPU user "
-					       "%.2f, system %.2f\n", r.wall_us,
+					       "%.2f, system %.2f; doorbells "
+					       "%.3f and completion entries "
+					       "%.3f per op\n", r.wall_us,
 					       r.part_us[P_ISSUE],
 					       r.part_us[P_PROGRESS],
 					       r.part_us[P_YIELD], r.rest_us,
-					       r.user_us, r.sys_us);
+					       r.user_us, r.sys_us,
+					       r.doorbells, r.cqes);
 				fflush(stdout);
 			}
 	}

@@ -126,7 +126,26 @@ enum oms_read_order {
 					   * destination; on emu the hold
 					   * scope is the device's
 					   * (OMS_EMU_F_HOLD_GLOBAL): -EINVAL */
-#define OMS_CTX_F_ALL		0x1bu
+#define OMS_CTX_F_DOORBELL_BATCH (1u << 5) /* the doorbell waits for company:
+					   * what a put, get or atomic issues
+					   * is handed to the device once
+					   * OMS_DOORBELL_BATCH operations
+					   * wait, or at the next call that
+					   * drives progress or waits
+					   * (oms_progress, oms_quiet, the
+					   * fences, oms_ctx_resume,
+					   * oms_ctx_destroy) - one doorbell
+					   * (verbs: one ibv_post_send of a
+					   * chain) for many operations, as
+					   * perftest's post list.  A program
+					   * that then waits on its own (for a
+					   * peer's answer in memory) calls
+					   * oms_progress() first.  Since 2.1 */
+#define OMS_CTX_F_ALL		0x3bu
+
+/* OMS_CTX_F_DOORBELL_BATCH: operations that wait before the doorbell rings
+ * by itself. */
+#define OMS_DOORBELL_BATCH	16
 
 /*
  * Context attributes.  Extensible: @size is sizeof() as the caller was
@@ -239,6 +258,13 @@ struct oms_stats {
 					 * earlier one they follow failed */
 	uint64_t stale_acks;		/* stale or duplicate acknowledgements
 					 * ignored */
+	/* Since 2.1 (a smaller @size leaves them out): */
+	uint64_t doorbells;		/* times the device was told of new
+					 * work (verbs: ibv_post_send calls) */
+	uint64_t dev_completions;	/* completion entries taken from the
+					 * device (verbs: CQEs; one signaled
+					 * CQE completes the unsignaled WRs
+					 * before it too) */
 };
 
 struct oms_ctx;

@@ -84,6 +84,9 @@ struct oms_be_view {
 	 * @dest (OMS_WR_F_SEQ): a stream a backend opens to a destination
 	 * (a new connection) starts there. */
 	uint64_t (*seq_next)(struct oms_ctx *ctx, uint32_t dest);
+	/* What the backend counts of its device (oms_stats): doorbells
+	 * rung, completion entries taken. */
+	uint64_t doorbells, dev_completions;
 };
 
 static inline struct oms_be_view *oms_be_view(struct oms_ctx *ctx)

@@ -66,6 +66,9 @@ struct oms_ctx {
 	uint64_t ackprefix[OMS_MAX_NODES];
 	uint64_t src_seen;		/* backend's source-consumed count */
 	uint32_t unrung;		/* posted, doorbell not yet rung */
+	uint8_t ring_later;		/* OMS_CTX_F_DOORBELL_BATCH, in an
+					 * issuing call: ring only a full
+					 * batch */
 	int dead;			/* device gone: every call fails */
 	uint32_t dest_failed;		/* destinations where an op failed
 					 * since the last resume, unordered

@@ -382,6 +382,8 @@ OMS_EXPORT int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats)
 	s.outstanding = oms_oc_outstanding(&ctx->oc);
 	s.stale_acks = ctx->st.stale_acks + ctx->so.ctr.stale_acks;
 	s.key_drops = ctx->dead ? 0 : ctx->be->key_drops(ctx);
+	s.doorbells = ctx->view.doorbells;
+	s.dev_completions = ctx->view.dev_completions;
 	s.size = stats->size < sizeof(s) ? stats->size : (uint32_t)sizeof(s);
 	memcpy(stats, &s, s.size);
 	return 0;

@@ -102,7 +102,11 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 	op->seq = a.seq;	/* SEQ channel: numbered even when held */
 	if (r == OMS_SO_ISSUE)
 		oms_ctx_send_op(ctx, op, a.flags);
+	/* the only call that may leave the doorbell for later: every call
+	 * that waits or drives progress rings it */
+	ctx->ring_later = !!(ctx->attr.flags & OMS_CTX_F_DOORBELL_BATCH);
 	oms_ctx_progress(ctx);
+	ctx->ring_later = 0;
 	return 0;
 }
 

@@ -114,7 +114,8 @@ static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
 	ctx->free[ctx->nfree++] = op->wr.slot;
 }
 
-/* Issue what the orderer releases, then ring the doorbell by count. */
+/* Issue what the orderer releases, then ring the doorbell by count: at
+ * once, or (ring_later) when a batch waits. */
 int oms_ctx_release(struct oms_ctx *ctx)
 {
 	struct oms_so_action act[32];
@@ -135,7 +136,8 @@ int oms_ctx_release(struct oms_ctx *ctx)
 			}
 		}
 	} while (n == 32);
-	if (ctx->unrung) {
+	if (ctx->unrung && (!ctx->ring_later ||
+			    ctx->unrung >= OMS_DOORBELL_BATCH)) {
 		ctx->be->ring(ctx, ctx->unrung);
 		ctx->unrung = 0;
 	}

@@ -81,13 +81,18 @@ static int emu_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 
 static int emu_ring(struct oms_ctx *ctx, uint32_t n)
 {
+	oms_be_view(ctx)->doorbells++;
 	return emu_q_ring(EC(ctx)->q, n);
 }
 
 static int emu_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 		    uint64_t *src_done)
 {
-	return emu_q_poll(EC(ctx)->q, wc, max, src_done);
+	int n = emu_q_poll(EC(ctx)->q, wc, max, src_done);
+
+	if (n > 0)
+		oms_be_view(ctx)->dev_completions += (uint64_t)n;
+	return n;
 }
 
 static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)

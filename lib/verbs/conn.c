@@ -98,6 +98,7 @@ static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 		c->head++;
 	}
 	c->feed = c->tail;
+	c->rung = c->tail;
 	vb_areq_fail_waiting(vc, c, rest);
 }
 

@@ -82,6 +82,7 @@ static void post_cover(struct vb_ctx *vc, struct vb_conn *c)
 	w.wr.rdma.remote_addr = c->raddr;
 	w.wr.rdma.rkey = c->rkey;
 	ret = ibv_post_send(c->qp, &w, &bad);
+	oms_be_view(vc->ctx)->doorbells++;
 	if (ret) {
 		vb_conn_fail(vc, c, ret > 0 ? -ret : -EIO);
 		return;
@@ -180,6 +181,7 @@ static void cq_drain(struct vb_ctx *vc)
 			vc->dead = -EIO;
 			break;
 		}
+		oms_be_view(vc->ctx)->dev_completions += (uint64_t)n;
 		for (int i = 0; i < n; i++)
 			handle(vc, &w[i]);
 	} while (n == 32);
@@ -206,8 +208,8 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 			vb_conn_fail(vc, c, -ECONNRESET);
 			continue;
 		}
-		if (c->feed != c->tail)
-			vb_feed(vc, c);
+		if (c->feed != c->rung)
+			vb_feed(vc, c);	/* what the send queue had no room for */
 		kick_if_still(vc, c);
 	}
 	while (got < max && vc->wc_head != vc->wc_tail)

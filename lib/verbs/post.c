@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Work requests.  post() checks an operation against its connection and
- * queues it on the connection's ring of slots; ring() (and poll(), as the
- * send queue drains) feeds queued operations to the QP as chains of work
- * requests, one ibv_post_send per chain.
+ * queues it on the connection's ring of slots; ring() lets the QP have
+ * what is queued and feeds it (poll() goes on as the send queue drains)
+ * as chains of work requests, one ibv_post_send per chain: the context
+ * rings once for many operations under OMS_CTX_F_DOORBELL_BATCH.
  *
  *   put    RDMA WRITE: inline when it fits the QP's max_inline_data, zero
  *          copy when the source lies in a registered region of the
@@ -381,6 +382,7 @@ static void post_chain(struct vb_ctx *vc, struct vb_conn *c,
 	if (counted)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ret = ibv_post_send(c->qp, w, &bad);
+	oms_be_view(vc->ctx)->doorbells++;
 	if (ret) {
 		vb_conn_fail(vc, c, ret > 0 ? -ret : -EIO);
 		return;
@@ -413,7 +415,7 @@ void vb_feed(struct vb_ctx *vc, struct vb_conn *c)
 	if (c->err || !c->qp)
 		return;
 	/* one entry stays free for a covering signaled WR (poll.c) */
-	while (c->feed != c->tail && c->sq_used + (uint32_t)n + 1 < c->sq_depth) {
+	while (c->feed != c->rung && c->sq_used + (uint32_t)n + 1 < c->sq_depth) {
 		struct vb_op *op = &vc->op[c->fifo[c->feed % qd]];
 		uint64_t seq = c->next_seq + (uint64_t)n;
 		int sig = 0;
@@ -477,8 +479,11 @@ int vb_ring(struct oms_ctx *ctx, uint32_t n)
 	struct vb_ctx *vc = VC(ctx);
 
 	(void)n;
-	for (int i = 0; i < VB_MAX_CONN; i++)
-		if (vc->conn[i].used)
-			vb_feed(vc, &vc->conn[i]);
+	for (int i = 0; i < VB_MAX_CONN; i++) {
+		if (!vc->conn[i].used)
+			continue;
+		vc->conn[i].rung = vc->conn[i].tail;
+		vb_feed(vc, &vc->conn[i]);
+	}
 	return 0;
 }

@@ -149,7 +149,9 @@ struct vb_conn {
 	int peer_left;		/* ... and its completions are taken: fail */
 	/* the operations on it, oldest first: a ring of slots */
 	uint32_t *fifo;
-	uint32_t head, feed, tail;	/* free-running; feed: next to post */
+	uint32_t head, feed, rung, tail; /* free-running; feed: next to
+					  * post; rung: the doorbell let
+					  * the QP have those before it */
 	/* the remote region (rmr.region indexes the same table) */
 	uint64_t raddr, rlen;
 	uint32_t rkey, raccess;

@@ -40,7 +40,9 @@
  * Then data through every local path (inline, bounce, registered,
  * registered for one op), atomics, and errors over verbs: a wrong key
  * (-EACCES from quiet, nothing written; after oms_ctx_resume() the dead
- * QP answers -ENOTCONN), a forged length (-EFAULT, the QP lives on),
+ * QP answers -ENOTCONN), a wrong key in the middle of an unsignaled run
+ * under the doorbell batch (the first error, the puts before it in
+ * memory, none after), a forged length (-EFAULT, the QP lives on),
  * nobody listening (-ECONNREFUSED), an unreachable host, and last the
  * peer going away (every pending op fails, quiet returns an error in
  * bounded time, and after a resume every op fails with -ENOTCONN).
@@ -1322,6 +1324,62 @@ TEST_F_TIMEOUT(rxe, agent_requester_dies_mid_stream, 600)
 				     RX_SCRATCH + 64, 8, OMS_READ_ACQUIRE));
 		ASSERT_EQ(0, oms_quiet(self->cctx));
 		EXPECT_EQ(mark, v);
+	}
+}
+
+/*
+ * A failure in the middle of an unsignaled run.  Under
+ * OMS_CTX_F_DOORBELL_BATCH 24 weak puts go to one QP in a few chains, few
+ * of them signaled; the 12th carries a wrong key.  The responder refuses
+ * it and RC performs nothing after it on the QP: oms_quiet() reports the
+ * first error (-EACCES), the 11 puts before it are in memory (completed
+ * OK by the error's completion, which covers them), none after it.
+ */
+TEST_F(rxe, unsignaled_run_failure_first_error_nothing_after)
+{
+	enum { RUN = 24, BAD = 11 };
+	const uint64_t off = RX_SCRATCH + 0x600;
+	static uint64_t v[RUN], zero[RUN], got[RUN];
+	struct oms_stats st = { .size = sizeof(st) };
+	struct oms_stats st0 = { .size = sizeof(st0) };
+	struct oms_rmr bad;
+
+	ASSERT_EQ(0, oms_put(self->ctx, &self->r[0], off, zero, sizeof(zero),
+			     OMS_STORE_WEAK));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	self->cctx = make_ctx(OMS_CTX_F_DOORBELL_BATCH);
+	ASSERT_NE(NULL, self->cctx);
+	ASSERT_EQ(0, connect_retry(self->cctx, &self->cr[0]));
+	bad = self->cr[0];
+	bad.key ^= 0x80;
+	ASSERT_EQ(0, oms_ctx_stats(self->cctx, &st0));
+	for (int k = 0; k < RUN; k++) {
+		v[k] = 0x7100 + (uint64_t)k;
+		ASSERT_EQ(0, oms_put(self->cctx, k == BAD ? &bad : &self->cr[0],
+				     off + 8 * (uint64_t)k, &v[k], 8,
+				     OMS_STORE_WEAK));
+	}
+	ASSERT_EQ(0, oms_ctx_stats(self->cctx, &st));
+	TH_LOG("%d puts: %llu doorbells, %llu completion entries", RUN,
+	       (unsigned long long)(st.doorbells - st0.doorbells),
+	       (unsigned long long)(st.dev_completions - st0.dev_completions));
+	EXPECT_LT(st.doorbells - st0.doorbells, RUN / 4);
+	EXPECT_EQ(-EACCES, oms_quiet(self->cctx));
+	ASSERT_EQ(0, oms_ctx_stats(self->cctx, &st));
+	EXPECT_EQ(BAD, st.completed - st0.completed);
+	EXPECT_GE(st.failed - st0.failed, RUN - BAD);
+	EXPECT_EQ(0, st.outstanding);
+	ASSERT_EQ(0, oms_get(self->ctx, got, &self->r[0], off, sizeof(got),
+			     OMS_READ_RELAXED));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	for (int w = 0; w < RUN; w++) {
+		uint64_t want = w < BAD ? v[w] : 0;
+
+		if (got[w] != want)
+			TH_LOG("word %d: %#llx, not %#llx", w,
+			       (unsigned long long)got[w],
+			       (unsigned long long)want);
+		EXPECT_EQ(want, got[w]);
 	}
 }
 

@@ -6,11 +6,14 @@
 # (op, size) cell three times, back to back: perftest, then liboms
 # (rdma_ops: weak puts or relaxed gets) in rounds of a batch and a quiet,
 # then liboms streaming (--stream: the depth in flight all the time, as
-# perftest keeps its send queue full), with the same size, one QP, one
-# thread and the same depth (perftest's tx depth = rdma_ops --batch), and
-# prints the three and the two ratios.  A fourth run, streaming with
-# --breakdown, says where liboms's time per operation goes (issuing,
-# progress, yields to rxe, the rest; the CPU in user and system mode).
+# perftest keeps its send queue full; --doorbell-batch: one doorbell for
+# many work requests, as perftest's post list), with the same size, one
+# QP, one thread and the same depth (perftest's tx depth = rdma_ops
+# --batch), and prints the three and the two ratios.  Two more runs,
+# streaming with --breakdown, with and without the doorbell batch, say
+# where liboms's time per operation goes (issuing, progress, yields to
+# rxe, the rest; the CPU in user and system mode; doorbells and
+# completion entries per operation).
 # TAP says whether each cell produced numbers, every rate above zero;
 # speed is not a pass criterion.  A perftest run that gives no row or a
 # rate of 0 (seen once at READ 256 B: nothing completed in its window) is
@@ -139,8 +142,10 @@ perf_client() {
 				echo "# perftest server: try $pt_try of $op $s never ended"
 			: >/run/lo.err
 			lo=$(liboms_cell "$op" "$s")
-			ls=$(liboms_cell "$op" "$s" --stream)
-			bd=$(liboms_cell "$op" "$s" --stream --breakdown)
+			ls=$(liboms_cell "$op" "$s" --stream --doorbell-batch)
+			bd=$(liboms_cell "$op" "$s" --stream --doorbell-batch \
+				--breakdown)
+			bd1=$(liboms_cell "$op" "$s" --stream --breakdown)
 			pg=${pt% *}
 			lg=$(json_field "$lo" gbps)
 			lm=$(json_field "$lo" mops)
@@ -165,11 +170,13 @@ perf_client() {
 					printf "%.1f null null\n", t }')
 			set -- $ptj
 			bdj=",\"pt_op_us\":${1:-null},\"pt_cpu_user_us\":${2:-null},\"pt_cpu_sys_us\":${3:-null}"
-			for k in op_us issue_us progress_us yield_us rest_us cpu_user_us cpu_sys_us timer_ns; do
+			for k in op_us issue_us progress_us yield_us rest_us cpu_user_us cpu_sys_us timer_ns doorbells_per_op cqes_per_op; do
 				v=$(json_field "$bd" $k)
 				bdj="$bdj,\"bd_$k\":${v:-null}"
+				v=$(json_field "$bd1" $k)
+				bdj="$bdj,\"bd1_$k\":${v:-null}"
 			done
-			echo "# $op $s B, us per op: perftest $1 (CPU user $2, system $3); liboms streaming $(json_field "$bd" op_us) = issue $(json_field "$bd" issue_us) + progress $(json_field "$bd" progress_us) + yield $(json_field "$bd" yield_us) + rest $(json_field "$bd" rest_us) (CPU user $(json_field "$bd" cpu_user_us), system $(json_field "$bd" cpu_sys_us))"
+			echo "# $op $s B, us per op: perftest $1 (CPU user $2, system $3); liboms streaming $(json_field "$bd" op_us) = issue $(json_field "$bd" issue_us) + progress $(json_field "$bd" progress_us) + yield $(json_field "$bd" yield_us) + rest $(json_field "$bd" rest_us) (CPU user $(json_field "$bd" cpu_user_us), system $(json_field "$bd" cpu_sys_us)), doorbells $(json_field "$bd" doorbells_per_op) and CQEs $(json_field "$bd" cqes_per_op) per op; a doorbell per op: $(json_field "$bd1" op_us) us (CPU system $(json_field "$bd1" cpu_sys_us)), doorbells $(json_field "$bd1" doorbells_per_op), CQEs $(json_field "$bd1" cqes_per_op)"
 			echo "# perf-json {\"op\":\"$op\",\"size\":$s,\"perftest_gbps\":${pg:-null},\"perftest_mpps\":${pm:-null},\"liboms_gbps\":${lg:-null},\"liboms_mops\":${lm:-null},\"ratio\":$(json_num "$ratio"),\"liboms_stream_mops\":${sm:-null},\"ratio_stream\":$(json_num "$sratio"),\"perftest_tries\":$pt_try$bdj}"
 			positive "$pm" && positive "$lm" && positive "$sm" &&
 				positive "$(json_field "$bd" op_us)"
