@@ -147,6 +147,22 @@ TEST_F(bell, with_the_flag_fences_and_strong_puts_complete)
 	ASSERT_EQ(0, oms_quiet(self->cli));
 }
 
+/* A fence orders nothing on a baseline context, and still rings. */
+TEST_F(bell, with_the_flag_a_fence_rings_even_unordered)
+{
+	uint64_t d0;
+
+	self->cli = cli_ctx(OMS_CTX_F_DOORBELL_BATCH | OMS_CTX_F_NO_ORDERING);
+	ASSERT_NE(NULL, self->cli);
+	d0 = doorbells(self->cli);
+	ASSERT_EQ(0, put_words(self, 0, 3));
+	EXPECT_EQ(0, doorbells(self->cli) - d0);
+	ASSERT_EQ(0, oms_fence(self->cli, self->r.dest));
+	EXPECT_EQ(1, doorbells(self->cli) - d0);
+	ASSERT_EQ(0, oms_quiet(self->cli));
+	EXPECT_TRUE(arrived(self, 3));
+}
+
 TEST_F(bell, completions_are_counted)
 {
 	struct oms_stats st = { .size = sizeof(st) };

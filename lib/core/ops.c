@@ -244,7 +244,7 @@ static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 		return ctx->dead;
 	ctx->st.fences++;
 	if (!oms_ctx_ordered(ctx))
-		return 0;
+		return oms_ctx_release(ctx);	/* orders nothing; rings */
 	while ((r = oms_so_fence(&ctx->so, scope)) == -EAGAIN) {
 		int err = oms_ctx_progress(ctx);
 
