@@ -304,8 +304,9 @@ int oms_ctx_destroy(struct oms_ctx *ctx);
  * The version of the header compiled against; oms_version() returns the
  * library's at run time, "MAJOR.MINOR.PATCH".  A program may refuse a
  * library older than its header (same MAJOR: same ABI, the soname).
- * 2.1 added oms_listener_peers(); 2.0 (liboms.so.2) took the emulated device's settings out of struct
- * oms_ctx_attr (into oms_emu.h's device object); 1.0 (liboms.so.1)
+ * 2.1 added oms_listener_peers(), OMS_CTX_F_DOORBELL_BATCH and two
+ * counters of struct oms_stats; 2.0 (liboms.so.2) took the emulated
+ * device's settings out of struct oms_ctx_attr (into oms_emu.h's device object); 1.0 (liboms.so.1)
  * renumbered the transmit classes of oms_tx.h into oms_order.h's
  * numbering; 0.1 (liboms.so.0) was the first.
  */

@@ -89,6 +89,29 @@ TEST_F(peers, an_old_listeners_peer_leaves_the_new_one_alone)
 	EXPECT_EQ(0, oms_listener_peers(self->l));
 }
 
+/* One context through many listeners on the same entry: each counts
+ * only its own connections, and the context's leaving empties the last. */
+TEST_F(peers, many_listeners_one_context)
+{
+	struct oms_ctx *cli = t_emu_ctx(0);
+	struct oms_rmr r;
+
+	ASSERT_NE(NULL, cli);
+	for (int i = 0; i < 100; i++) {
+		ASSERT_EQ(0, oms_connect(cli, "localhost", "7491", 0, &r));
+		ASSERT_EQ(0, oms_connect(cli, "localhost", "7491", 0, &r));
+		ASSERT_EQ(2, oms_listener_peers(self->l));
+		ASSERT_EQ(0, oms_listener_close(self->l));
+		ASSERT_EQ(0, oms_listen(self->srv, NULL, "7491", self->mr,
+					&self->l));
+		ASSERT_EQ(0, oms_listener_peers(self->l));
+	}
+	ASSERT_EQ(0, oms_connect(cli, "localhost", "7491", 0, &r));
+	EXPECT_EQ(1, oms_listener_peers(self->l));
+	EXPECT_EQ(0, oms_ctx_destroy(cli));
+	EXPECT_EQ(0, oms_listener_peers(self->l));
+}
+
 TEST(null_is_refused)
 {
 	EXPECT_EQ(-EINVAL, oms_listener_peers(NULL));

@@ -215,6 +215,33 @@ void emu_listener_close(struct oms_ctx *ctx, void *lpriv)
 	pthread_mutex_unlock(&dev->listen_lock);
 }
 
+/*
+ * @ec's record of listener entry @e (listen_lock held), made if need be;
+ * records of listeners since closed are dropped first, so a context keeps
+ * at most one per entry however often it connects.  NULL: no memory.
+ */
+static struct emu_peer *peer_of(struct emu_ctx *ec, struct emu_listener *e)
+{
+	struct emu_peer *p;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < ec->npeer; i++) {
+		p = &ec->peer[i];
+		if (p->e->used && p->e->gen == p->gen)
+			ec->peer[k++] = *p;
+	}
+	ec->npeer = k;
+	for (uint32_t i = 0; i < ec->npeer; i++)
+		if (ec->peer[i].e == e)
+			return &ec->peer[i];	/* open, so e's own */
+	p = realloc(ec->peer, (ec->npeer + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	ec->peer = p;
+	p[ec->npeer] = (struct emu_peer){ .e = e, .gen = e->gen };
+	return &p[ec->npeer++];
+}
+
 int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		uint32_t timeout_ms, struct oms_rmr *rmr)
 {
@@ -238,13 +265,12 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		if (!e->used || strcmp(e->port, port) ||
 		    !overlap(&e->addrs, &addrs))
 			continue;
-		peer = realloc(ec->peer, (ec->npeer + 1) * sizeof(*peer));
+		peer = peer_of(ec, e);
 		if (!peer) {
 			err = -ENOMEM;
 			break;
 		}
-		ec->peer = peer;
-		peer[ec->npeer++] = (struct emu_peer){ .e = e, .gen = e->gen };
+		peer->n++;
 		e->peers++;
 		*rmr = e->rmr;
 		err = 0;
@@ -278,7 +304,7 @@ void emu_conn_leave(struct oms_ctx *ctx)
 		struct emu_listener *e = ec->peer[i].e;
 
 		if (e->used && e->gen == ec->peer[i].gen)
-			e->peers--;
+			e->peers -= (int)ec->peer[i].n;
 	}
 	pthread_mutex_unlock(&dev->listen_lock);
 	free(ec->peer);

@@ -241,11 +241,12 @@ int emu_connect(struct oms_ctx *ctx, const char *host, const char *port,
 int emu_listener_peers(struct oms_ctx *ctx, void *lpriv);
 void emu_conn_leave(struct oms_ctx *ctx);	/* the context goes */
 
-/* A listener a context connected to: the entry, and which listener held
- * it then (entries are reused). */
+/* A listener a context connected to: the entry, which listener held it
+ * then (entries are reused) and how many times it connected. */
 struct emu_peer {
 	struct emu_listener *e;
 	uint64_t gen;
+	uint32_t n;
 };
 
 /* A context on the emulated device: its device, its queue and the
