@@ -285,7 +285,8 @@ static enum readiness barrier_ready(struct oms_so *so, struct oms_so_held *h,
 
 /* ---- submission ---- */
 
-static int check_store(const struct oms_so *so, const struct oms_so_store *st)
+static inline __attribute__((always_inline)) int
+check_store(const struct oms_so *so, const struct oms_so_store *st)
 {
 	if (!st || st->chan >= so->nchan || st->len == 0 ||
 	    st->addr + st->len < st->addr || st->cls > OMS_STORE_RELEASE ||
@@ -564,25 +565,55 @@ static int must_hold(struct oms_so *so, const struct oms_so_store *st,
 }
 
 /*
- * The common case in a few compares: a weak put with nothing held, no
- * failure to follow, no acquire in flight or failed anywhere, and on its
- * channel no read in flight to fence after and no unordered store outside
- * a stream.  Then no rule holds it (must_hold()), none fences it
- * (fence_flags()) and nothing needs noting (note_issued()): it is issued
- * with the channel's next number.  Anything else takes the long way; both
- * give the same answer (tests/engine_explorer*).  1 if it went.
+ * A strong put goes at once when every earlier ordered op is visible: on
+ * each other channel everything issued is acknowledged, and its own
+ * channel either is acknowledged too or is posted and keeps its stores in
+ * order (ready() with nothing held).
  */
-static int weak_put_fast(struct oms_so *so, const struct oms_so_store *st,
-			 struct oms_so_action *out)
+static inline int earlier_visible(const struct oms_so *so, uint16_t own)
 {
-	const struct oms_so_chan *ch = &so->chan[st->chan];
+	for (uint32_t x = 0; x < so->nchan; x++) {
+		const struct oms_so_chan *ch = &so->chan[x];
 
-	if (st->cls != OMS_STORE_WEAK || st->op != OMS_SO_OP_PUT ||
-	    so->count || so->any_fail || so->held_acq || so->acq_mask ||
+		if (ch->issued > ch->visible && (x != own || !posted(ch)))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The common case in a few compares: a weak put, or a strong put whose
+ * earlier ordered ops are all visible, with nothing held, no failure to
+ * follow, no acquire in flight or failed anywhere, and on its channel no
+ * read in flight to fence after and no unordered store outside a stream.
+ * Then no rule holds it (must_hold()), none fences it (fence_flags())
+ * and nothing needs noting (note_issued()): it is issued with the
+ * channel's next number.  Anything else takes the long way; both give the
+ * same answer (tests/engine_explorer*).  1 if it went.
+ */
+static inline __attribute__((always_inline)) int
+put_fast(struct oms_so *so, const struct oms_so_store *st,
+	 struct oms_so_action *out)
+{
+	const struct oms_so_chan *ch;
+
+	if (st->op != OMS_SO_OP_PUT)
+		return 0;
+	ch = &so->chan[st->chan];
+	if (so->count || so->any_fail || so->held_acq || so->acq_mask ||
 	    ch->read_need > ch->completed || ch->acq_need > ch->completed ||
 	    ch->unordered)
 		return 0;
-	so->ctr.weak++;
+	if (st->cls == OMS_STORE_WEAK) {
+		so->ctr.weak++;
+	} else if (st->cls == OMS_STORE_STRONG &&
+		   earlier_visible(so, st->chan)) {
+		so->ctr.strong++;
+		if (ch->issued != ch->visible)
+			so->ctr.fast_path++;
+	} else {
+		return 0;
+	}
 	so->ctr.issue_inc++;
 	so->ctr.issue_dec++;
 	out->cookie = st->cookie;
@@ -593,17 +624,18 @@ static int weak_put_fast(struct oms_so *so, const struct oms_so_store *st,
 	return 1;
 }
 
-int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
-		     struct oms_so_action *out)
+/*
+ * Every case but put_fast()'s.  Out of line so that the common case
+ * does not pay for this one's registers and stack frame.
+ */
+static __attribute__((noinline)) int
+submit_long(struct oms_so *so, const struct oms_so_store *st,
+	    struct oms_so_action *out)
 {
 	uint16_t dest;
 	uint64_t seq = OMS_SO_NONE;
 	int hold, barrier = 0, other = 0, cancel = 0;
 
-	if (!so || !out || check_store(so, st))
-		return -EINVAL;
-	if (weak_put_fast(so, st, out))
-		return OMS_SO_ISSUE;
 	dest = so->chan[st->chan].dest;
 	if (oms_so_failed(so))
 		cancel = after_stop(so, st, dest, NULL);
@@ -659,6 +691,23 @@ int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
 	return OMS_SO_HELD;
 }
 
+static inline __attribute__((always_inline)) int
+submit(struct oms_so *so, const struct oms_so_store *st,
+       struct oms_so_action *out)
+{
+	if (!so || !out || check_store(so, st))
+		return -EINVAL;
+	if (put_fast(so, st, out))
+		return OMS_SO_ISSUE;
+	return submit_long(so, st, out);
+}
+
+int oms_so_submit_op(struct oms_so *so, const struct oms_so_store *st,
+		     struct oms_so_action *out)
+{
+	return submit(so, st, out);
+}
+
 int oms_so_submit(struct oms_so *so, const struct oms_so_store *st,
 		  uint64_t *seq)
 {
@@ -667,7 +716,7 @@ int oms_so_submit(struct oms_so *so, const struct oms_so_store *st,
 
 	if (!seq)
 		return -EINVAL;
-	r = oms_so_submit_op(so, st, &a);
+	r = submit(so, st, &a);
 	if (r >= 0)
 		*seq = a.seq;
 	return r;
