@@ -3,8 +3,9 @@
  * oms_tx_send_batch(): a batch writes the bytes the same messages sent
  * one by one write (every class, with and without payload check, across
  * ring wraparound, against the portable writer); the credit stops a batch
- * where the room ends and -EAGAIN writes nothing; bad vectors are refused
- * whole.  Public headers only.  (Order through a reordering consumer:
+ * where the room ends and -EAGAIN writes nothing, also for vectors of
+ * one length, which the batch writes in a loop of their own; bad vectors
+ * are refused whole.  Public headers only.  (Order through a reordering consumer:
  * litmus_mmio_order, the L27 batch cases.)
  */
 #include <errno.h>
@@ -120,6 +121,99 @@ TEST(batch_writes_what_single_sends_write)
 			}
 		}
 	}
+}
+
+/*
+ * Vectors whose messages all have one length (the batch's own loop for
+ * them): every length from 1 byte to the largest, in groups of 1..16,
+ * give the bytes and counters of the portable writer's single sends.
+ */
+TEST(same_length_batches_match_single_sends)
+{
+	static uint8_t src[16][MAXMSG];
+
+	for (unsigned i = 0; i < 16; i++)
+		fill(src[i], MAXMSG, 40 + i);
+	for (unsigned ci = 0; ci < 3; ci++) {
+		const unsigned cls = tx_classes[ci];
+		size_t maxp = oms_tx_payload_max(cls, MAXMSG);
+		struct oms_tx_window *w[2];
+		struct oms_tx_queue *q[2];
+		struct oms_tx_stats st[2];
+
+		for (unsigned k = 0; k < 2; k++) {
+			struct oms_tx_queue_attr qa = {
+				.cls = cls, .max_msg = MAXMSG,
+				.flags = OMS_TX_Q_NO_CREDIT |
+					 (k == 0 ? OMS_TX_Q_SCALAR : 0),
+			};
+
+			ASSERT_EQ(0, oms_tx_window_mem(RING, &w[k]));
+			ASSERT_EQ(0, oms_tx_queue_create(w[k], &qa, &q[k]));
+		}
+		for (size_t len = 1; len <= maxp; len++) {
+			struct iovec iov[16];
+			unsigned n = 1 + (unsigned)(len % 16);
+
+			for (unsigned i = 0; i < n; i++) {
+				iov[i] = (struct iovec){
+					.iov_base = src[(len + i) % 16],
+					.iov_len = len,
+				};
+				ASSERT_EQ(0, oms_tx_send(q[0], iov[i].iov_base,
+							 len));
+			}
+			ASSERT_EQ((int)n, oms_tx_send_batch(q[1], iov, n));
+			ASSERT_EQ(oms_tx_pos(q[0]), oms_tx_pos(q[1]));
+			ASSERT_EQ(0, memcmp(oms_tx_window_base(w[0]),
+					    oms_tx_window_base(w[1]), RING)) {
+				TH_LOG("%s: windows differ after %zu-byte "
+				       "messages", cls_name[ci], len);
+			}
+		}
+		ASSERT_EQ(0, oms_tx_stats(q[0], &st[0]));
+		ASSERT_EQ(0, oms_tx_stats(q[1], &st[1]));
+		ASSERT_TRUE(same_stats(&st[0], &st[1]));
+		TH_LOG("%s: lengths 1..%zu, %llu messages: same bytes and "
+		       "counters", cls_name[ci], maxp,
+		       (unsigned long long)st[1].msgs);
+		for (unsigned k = 0; k < 2; k++) {
+			oms_tx_queue_destroy(q[k]);
+			oms_tx_window_close(w[k]);
+		}
+	}
+}
+
+/* Credit with messages of two chunks each: a batch stops at the last
+ * message that fits whole, not at the last chunk. */
+TEST(credit_stops_a_batch_of_two_chunk_messages_whole)
+{
+	static uint8_t msg[112];
+	struct oms_tx_queue_attr qa = { .cls = OMS_TX_SEQUENCED,
+					.max_msg = 128 };
+	struct oms_tx_window *w;
+	struct oms_tx_queue *q;
+	struct iovec iov[40];
+	uint8_t *snap = malloc(4096);
+
+	ASSERT_NE(NULL, snap);
+	fill(msg, sizeof(msg), 9);
+	for (unsigned i = 0; i < 40; i++)
+		iov[i] = (struct iovec){ .iov_base = msg, .iov_len = 112 };
+	ASSERT_EQ(0, oms_tx_window_mem(4096, &w));	/* 64 chunks */
+	ASSERT_EQ(0, oms_tx_queue_create(w, &qa, &q));
+	ASSERT_EQ(0, oms_tx_send(q, msg, 56));		/* 63 chunks left */
+	ASSERT_EQ(31, oms_tx_send_batch(q, iov, 40));
+	ASSERT_EQ(63, oms_tx_pos(q));
+	memcpy(snap, oms_tx_window_base(w), 4096);
+	ASSERT_EQ(-EAGAIN, oms_tx_send_batch(q, iov, 40));
+	ASSERT_EQ(0, memcmp(snap, oms_tx_window_base(w), 4096));
+	ASSERT_EQ(0, oms_tx_credit(q, 64 + 5));		/* 6 chunks of room */
+	ASSERT_EQ(3, oms_tx_send_batch(q, iov, 40));
+	ASSERT_EQ(69, oms_tx_pos(q));
+	oms_tx_queue_destroy(q);
+	oms_tx_window_close(w);
+	free(snap);
 }
 
 /* Credit: a batch writes the prefix that fits; with no room, -EAGAIN

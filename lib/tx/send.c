@@ -14,16 +14,22 @@
  * number and credit limit live in registers across the batch, the writer
  * is inlined into the loop, and the statistics are added once at the end.
  *
- * The fast loops cover the queues whose writer is AVX2 on a mapped
+ * A vector whose messages all have one length (the common case) has a
+ * loop of its own: chunk count and credit worked out once, and for
+ * 56-byte messages nothing in the loop but the chunk's stores.
+ *
+ * The fast paths cover the queues whose writer is AVX2 on a mapped
  * window: the plain classes, and the sequenced class without payload
  * check.  Every other queue (portable writer, payload-checked sequenced
  * queue, the ioctl window) sends the vector through the one-message path,
  * with the same result; on the ioctl window the module still gets one
  * call per vector of up to OMS_STORE_MAX_OPS messages.
  *
- * The one-message call shares one thing with this file: a 56-byte message
- * (one full chunk) goes through tx_send_seq_chunk / tx_send_plain_chunk,
- * which have no loop and no stack buffer.
+ * On those queues a one-message call does not go through the queue's
+ * writer either: tx_send_seq_chunk (56 bytes), tx_send_seq_msg and
+ * tx_send_plain_msg write with the batch's inlined writers; a short
+ * last chunk, the only one built on the stack, is written out of line
+ * (write_avx2.h), so the common paths keep an empty frame.
  */
 #include <errno.h>
 #include <limits.h>
@@ -162,6 +168,47 @@ TX_AVX2 static int tx_batch_seq_avx2(struct oms_tx_queue *q,
 	return tx_batch_end(q, i, pos - start, bytes, i < n);
 }
 
+/*
+ * Every message of the vector the same length, the common case: the
+ * chunk count worked out and the credit looked at once for the whole
+ * vector, and a 56-byte message (one full chunk) with nothing else in
+ * its loop.
+ */
+TX_AVX2 static int tx_batch_seq_same_avx2(struct oms_tx_queue *q,
+					  const struct iovec *m, unsigned n)
+{
+	uint8_t *const ring = q->ring;
+	const uint64_t mask = q->mask, base = q->hbase, start = q->pos;
+	const size_t len = m[0].iov_len;
+	const size_t nch = (len + OMS_TX_SEQ_PAYLOAD - 1) / OMS_TX_SEQ_PAYLOAD;
+	const uint64_t lim = tx_batch_limit(q, start + (uint64_t)n * nch);
+	uint64_t pos = start;
+	uint16_t seq = q->seq;
+	unsigned i, k = n;
+
+	if (start + (uint64_t)n * nch > lim)
+		k = lim > start ? (unsigned)((lim - start) / nch) : 0;
+	if (nch == 1 && len == OMS_TX_SEQ_PAYLOAD) {
+		const uint64_t one = base | TXS_SOM | TXS_EOM |
+				     ((uint64_t)OMS_TX_SEQ_PAYLOAD <<
+				      TXS_LEN_SHIFT);
+
+		for (i = 0; i < k; i++, pos++, seq++)
+			tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
+					  tx_seq_seal(one | seq),
+					  m[i].iov_base);
+	} else {
+		for (i = 0; i < k; i++, pos += nch) {
+			tx_seq_avx2_msg(ring, mask, pos, base, seq,
+					m[i].iov_base, len, nch);
+			seq = (uint16_t)(seq + nch);
+		}
+	}
+	q->pos = pos;
+	q->seq = seq;
+	return tx_batch_end(q, k, pos - start, (uint64_t)k * len, k < n);
+}
+
 TX_AVX2 static int tx_batch_plain_avx2(struct oms_tx_queue *q,
 				       const struct iovec *m, unsigned n)
 {
@@ -236,12 +283,35 @@ TX_AVX2 static int tx_send_seq_chunk(struct oms_tx_queue *q, const void *buf)
 	return 0;
 }
 
-/* One full chunk of a plain class: the same, with the strong fence before. */
-TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
-				       const void *buf)
+/* Any other sequenced message: the batch loop's writer, for one.  Apart
+ * from the full chunk's function, whose frame stays empty without this
+ * one's stack buffer. */
+TX_AVX2 static __attribute__((noinline)) int
+tx_send_seq_msg(struct oms_tx_queue *q, const void *buf, size_t len)
+{
+	uint64_t pos = q->pos;
+	size_t nch = (len + OMS_TX_SEQ_PAYLOAD - 1) / OMS_TX_SEQ_PAYLOAD;
+
+	if (pos + nch > tx_batch_limit(q, pos + nch)) {
+		q->st.eagain++;
+		return -EAGAIN;
+	}
+	tx_seq_avx2_msg(q->ring, q->mask, pos, q->hbase, q->seq, buf, len,
+			nch);
+	q->pos = pos + nch;
+	q->seq = (uint16_t)(q->seq + nch);
+	q->st.msgs++;
+	q->st.chunks += nch;
+	q->st.payload_bytes += len;
+	return 0;
+}
+
+/* One message of a plain class, with the strong fence before it. */
+TX_AVX2 static int tx_send_plain_msg(struct oms_tx_queue *q, const void *buf,
+				     size_t len)
 {
 	uint64_t pos = q->pos, adv = q->slot_chunks;
-	const size_t len = OMS_TX_CHUNK - OMS_TX_HDR;
+	size_t nch = (len + OMS_TX_HDR + OMS_TX_CHUNK - 1) / OMS_TX_CHUNK;
 
 	if (pos + adv > tx_batch_limit(q, pos + adv)) {
 		q->st.eagain++;
@@ -255,11 +325,11 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 			q->st.fences++;
 		}
 	}
-	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
-			  tx_plain_hdr(q, buf, len), buf);
+	tx_plain_avx2_msg(q->ring + ((pos & q->mask) << 6),
+			  tx_plain_hdr(q, buf, len), buf, len, nch);
 	q->pos = pos + adv;
 	q->st.msgs++;
-	q->st.chunks++;
+	q->st.chunks += nch;
 	q->st.payload_bytes += len;
 	return 0;
 }
@@ -268,32 +338,38 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
 {
 #if TX_HAVE_AVX2
-	/* 56 bytes fill one chunk in every class */
-	if (len == OMS_TX_SEQ_PAYLOAD)
-		return q->cls == OMS_TX_SEQUENCED ?
-			tx_send_seq_chunk(q, buf) :
-			tx_send_plain_chunk(q, buf);
-#endif
-	/* Other sizes: the general path.  A batch loop of one costs more
-	 * for a single message (its set-up is paid for one message). */
+	if (q->cls != OMS_TX_SEQUENCED)
+		return tx_send_plain_msg(q, buf, len);
+	return len == OMS_TX_SEQ_PAYLOAD ? tx_send_seq_chunk(q, buf) :
+					   tx_send_seq_msg(q, buf, len);
+#else
 	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
+#endif
 }
 
 OMS_EXPORT int oms_tx_send_batch(struct oms_tx_queue *q,
 				 const struct iovec *msgs, unsigned n)
 {
+	int bad = 0, same = 1;
+
 	if (!q || !msgs || !n || n > INT_MAX)
 		return -EINVAL;
-	/* all or nothing for bad input: checked before the first store */
-	for (unsigned i = 0; i < n; i++)
-		if (!msgs[i].iov_base || !msgs[i].iov_len ||
-		    msgs[i].iov_len > q->max_payload)
-			return -EINVAL;
+	/* all or nothing for bad input: checked before the first store,
+	 * without a branch per message (len - 1 wraps for 0) */
+	for (unsigned i = 0; i < n; i++) {
+		bad |= !msgs[i].iov_base |
+		       (msgs[i].iov_len - 1 >= q->max_payload);
+		same &= msgs[i].iov_len == msgs[0].iov_len;
+	}
+	if (bad)
+		return -EINVAL;
 #if TX_HAVE_AVX2
+	if (q->fast && q->cls != OMS_TX_SEQUENCED)
+		return tx_batch_plain_avx2(q, msgs, n);
 	if (q->fast)
-		return q->cls == OMS_TX_SEQUENCED ?
-			tx_batch_seq_avx2(q, msgs, n) :
-			tx_batch_plain_avx2(q, msgs, n);
+		return same ? tx_batch_seq_same_avx2(q, msgs, n) :
+			      tx_batch_seq_avx2(q, msgs, n);
 #endif
+	(void)same;
 	return tx_batch_each(q, msgs, n);
 }

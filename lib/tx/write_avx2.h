@@ -63,19 +63,32 @@ static inline uint64_t tx_seq_seal(uint64_t h)
 }
 
 /*
+ * The short last chunk of a sequenced message (fewer than 56 bytes),
+ * built on the stack and copied: out of line, so that the writers of
+ * full chunks need no stack buffer and no aligned frame.
+ */
+TX_AVX2 static __attribute__((noinline)) void
+tx_seq_avx2_short(uint8_t *dst, uint64_t base, uint16_t seq, int som,
+		  const uint8_t *src, size_t n)
+{
+	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(32)));
+
+	tx_build_seq_chunk(tmp, base, seq, som, 1, src, n);
+	tx_avx2_copy_chunk(dst, tmp);
+}
+
+/*
  * One sequenced message without payload check: @nch chunks from ring
  * position @pos, sequence numbers from @seq, header bits @base (queue
  * and op).  Full chunks take two loads and two stores each; only a short
- * last chunk is built on the stack.
+ * last chunk is built on the stack (tx_seq_avx2_short()).
  */
-TX_AVX2 static inline void tx_seq_avx2_msg(uint8_t *ring, uint64_t mask,
-					   uint64_t pos, uint64_t base,
-					   uint16_t seq, const uint8_t *src,
-					   size_t len, size_t nch)
+TX_AVX2 static inline __attribute__((always_inline)) void
+tx_seq_avx2_msg(uint8_t *ring, uint64_t mask, uint64_t pos, uint64_t base,
+		uint16_t seq, const uint8_t *src, size_t len, size_t nch)
 {
 	uint64_t full = base | ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
 	size_t last = nch - 1, tail = len - last * OMS_TX_SEQ_PAYLOAD;
-	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(32)));
 
 	if (last) {
 		tx_avx2_hdr_chunk(ring + ((pos & mask) << 6),
@@ -97,36 +110,46 @@ TX_AVX2 static inline void tx_seq_avx2_msg(uint8_t *ring, uint64_t mask,
 				  tx_seq_seal(full | seq | TXS_SOM | TXS_EOM), src);
 		return;
 	}
-	tx_build_seq_chunk(tmp, base, (uint16_t)(seq + last), last == 0, 1,
-			   src + last * OMS_TX_SEQ_PAYLOAD, tail);
-	tx_avx2_copy_chunk(ring + (((pos + last) & mask) << 6), tmp);
+	tx_seq_avx2_short(ring + (((pos + last) & mask) << 6), base,
+			  (uint16_t)(seq + last), last == 0,
+			  src + last * OMS_TX_SEQ_PAYLOAD, tail);
 }
 
-/* One plain message (header @h already built) of @nch chunks at @dst. */
-TX_AVX2 static inline void tx_plain_avx2_msg(uint8_t *dst, uint64_t h,
-					     const uint8_t *src, size_t len,
-					     size_t nch)
+/*
+ * A chunk of a plain message with fewer than 64 bytes to fill: @h (8
+ * bytes, or none when @hdr is 0) and @n bytes of @src, zero after.  Out of
+ * line, for tx_seq_avx2_short()'s reason.
+ */
+TX_AVX2 static __attribute__((noinline)) void
+tx_plain_avx2_short(uint8_t *dst, int hdr, uint64_t h, const uint8_t *src,
+		    size_t n)
 {
 	uint8_t tmp[OMS_TX_CHUNK] __attribute__((aligned(32)));
 
-	if (len >= OMS_TX_CHUNK - OMS_TX_HDR) {
-		tx_avx2_hdr_chunk(dst, h, src);
-	} else {
-		memset(tmp, 0, sizeof(tmp));
+	memset(tmp, 0, sizeof(tmp));
+	if (hdr)
 		memcpy(tmp, &h, 8);
-		memcpy(tmp + OMS_TX_HDR, src, len);
-		tx_avx2_copy_chunk(dst, tmp);
-	}
+	memcpy(tmp + (hdr ? OMS_TX_HDR : 0), src, n);
+	tx_avx2_copy_chunk(dst, tmp);
+}
+
+/* One plain message (header @h already built) of @nch chunks at @dst. */
+TX_AVX2 static inline __attribute__((always_inline)) void
+tx_plain_avx2_msg(uint8_t *dst, uint64_t h, const uint8_t *src, size_t len,
+		  size_t nch)
+{
+	if (len >= OMS_TX_CHUNK - OMS_TX_HDR)
+		tx_avx2_hdr_chunk(dst, h, src);
+	else
+		tx_plain_avx2_short(dst, 1, h, src, len);
 	for (size_t i = 1; i < nch; i++) {
 		size_t lo = i * OMS_TX_CHUNK - OMS_TX_HDR;
 
-		if (len - lo >= OMS_TX_CHUNK) {
+		if (len - lo >= OMS_TX_CHUNK)
 			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, src + lo);
-		} else {
-			memset(tmp, 0, sizeof(tmp));
-			memcpy(tmp, src + lo, len - lo);
-			tx_avx2_copy_chunk(dst + i * OMS_TX_CHUNK, tmp);
-		}
+		else
+			tx_plain_avx2_short(dst + i * OMS_TX_CHUNK, 0, 0,
+					    src + lo, len - lo);
 	}
 }
 #else
