@@ -26,10 +26,12 @@
  * call per vector of up to OMS_STORE_MAX_OPS messages.
  *
  * On those queues a one-message call does not go through the queue's
- * writer either: tx_send_seq_chunk (56 bytes), tx_send_seq_msg and
- * tx_send_plain_msg write with the batch's inlined writers; a short
- * last chunk, the only one built on the stack, is written out of line
- * (write_avx2.h), so the common paths keep an empty frame.
+ * writer either: a 56-byte message (one full chunk, in every class)
+ * has a path with no loop (tx_send_seq_chunk, tx_send_plain_chunk), and
+ * tx_send_seq_msg and tx_send_plain_msg write any other size with the
+ * batch's inlined writers.  A short last chunk, the only one built on
+ * the stack, is written out of line (write_avx2.h), so the common paths
+ * keep an empty frame.
  */
 #include <errno.h>
 #include <limits.h>
@@ -83,16 +85,6 @@ int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	if (q->iob)
 		tx_iob_add(q, pos, nch, adv);
 	return 0;
-}
-
-OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
-			   size_t len)
-{
-	if (!q || !buf || !len || len > q->max_payload)
-		return -EINVAL;
-	if (q->fast)
-		return tx_send_fast(q, buf, len);
-	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
 /* Room up to which the queue may write; reloads the consumer's credit
@@ -306,9 +298,37 @@ tx_send_seq_msg(struct oms_tx_queue *q, const void *buf, size_t len)
 	return 0;
 }
 
-/* One message of a plain class, with the strong fence before it. */
-TX_AVX2 static int tx_send_plain_msg(struct oms_tx_queue *q, const void *buf,
-				     size_t len)
+/* One full chunk of a plain class: the same, with the strong fence before. */
+TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
+				       const void *buf)
+{
+	uint64_t pos = q->pos, adv = q->slot_chunks;
+	const size_t len = OMS_TX_CHUNK - OMS_TX_HDR;
+
+	if (pos + adv > tx_batch_limit(q, pos + adv)) {
+		q->st.eagain++;
+		return -EAGAIN;
+	}
+	{
+		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
+
+		if (oms_wc_chan_store(&wc, q->cls)) {
+			oms_barrier_wc_drain();
+			q->st.fences++;
+		}
+	}
+	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
+			  tx_plain_hdr(q, buf, len), buf);
+	q->pos = pos + adv;
+	q->st.msgs++;
+	q->st.chunks++;
+	q->st.payload_bytes += len;
+	return 0;
+}
+
+/* Any other message of a plain class, with the strong fence before it. */
+TX_AVX2 static __attribute__((noinline)) int
+tx_send_plain_msg(struct oms_tx_queue *q, const void *buf, size_t len)
 {
 	uint64_t pos = q->pos, adv = q->slot_chunks;
 	size_t nch = (len + OMS_TX_HDR + OMS_TX_CHUNK - 1) / OMS_TX_CHUNK;
@@ -335,16 +355,32 @@ TX_AVX2 static int tx_send_plain_msg(struct oms_tx_queue *q, const void *buf,
 }
 #endif
 
-int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
+/* oms_tx_send() on a queue whose ->fast is set (AVX2 writer, mapped
+ * window, no payload-checked sequenced class). */
+static inline __attribute__((always_inline)) int
+tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len)
 {
 #if TX_HAVE_AVX2
-	if (q->cls != OMS_TX_SEQUENCED)
-		return tx_send_plain_msg(q, buf, len);
-	return len == OMS_TX_SEQ_PAYLOAD ? tx_send_seq_chunk(q, buf) :
-					   tx_send_seq_msg(q, buf, len);
+	/* 56 bytes fill one chunk in every class */
+	if (len == OMS_TX_SEQ_PAYLOAD)
+		return q->cls == OMS_TX_SEQUENCED ?
+			tx_send_seq_chunk(q, buf) :
+			tx_send_plain_chunk(q, buf);
+	return q->cls == OMS_TX_SEQUENCED ? tx_send_seq_msg(q, buf, len) :
+					    tx_send_plain_msg(q, buf, len);
 #else
 	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 #endif
+}
+
+OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
+			   size_t len)
+{
+	if (!q || !buf || !len || len > q->max_payload)
+		return -EINVAL;
+	if (q->fast)
+		return tx_send_fast(q, buf, len);
+	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
 }
 
 OMS_EXPORT int oms_tx_send_batch(struct oms_tx_queue *q,

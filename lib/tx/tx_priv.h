@@ -233,12 +233,6 @@ static inline uint64_t tx_plain_hdr(const struct oms_tx_queue *q,
 int tx_send_op(struct oms_tx_queue *q, uint64_t op, const void *buf,
 	       size_t len);
 
-/* lib/tx/send.c: oms_tx_send() on a queue whose ->fast is set (AVX2
- * writer, mapped window, no payload-checked sequenced class): a 56-byte
- * message takes a path of its own, any other the general tx_send_op().
- * 0 or -EAGAIN. */
-int tx_send_fast(struct oms_tx_queue *q, const void *buf, size_t len);
-
 /* lib/tx/chunk.c: build one chunk of a message into @out (64 bytes) the
  * slow, obvious way (for the scalar path and for tests' reference). */
 void tx_build_seq_chunk(uint8_t *out, uint64_t base_hdr, uint16_t seq,
