@@ -298,25 +298,36 @@ tx_send_seq_msg(struct oms_tx_queue *q, const void *buf, size_t len)
 	return 0;
 }
 
-/* One full chunk of a plain class: the same, with the strong fence before. */
+/*
+ * Before a plain message's stores: the credit for its slot, then the
+ * strong class's fence (every earlier store visible before its first).
+ * 0, or -EAGAIN with nothing done.
+ */
+static inline int tx_plain_begin(struct oms_tx_queue *q, uint64_t pos,
+				 uint64_t adv)
+{
+	struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
+
+	if (pos + adv > tx_batch_limit(q, pos + adv)) {
+		q->st.eagain++;
+		return -EAGAIN;
+	}
+	if (oms_wc_chan_store(&wc, q->cls)) {
+		oms_barrier_wc_drain();
+		q->st.fences++;
+	}
+	return 0;
+}
+
+/* One full chunk of a plain class: no loop, no stack buffer. */
 TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 				       const void *buf)
 {
 	uint64_t pos = q->pos, adv = q->slot_chunks;
 	const size_t len = OMS_TX_CHUNK - OMS_TX_HDR;
 
-	if (pos + adv > tx_batch_limit(q, pos + adv)) {
-		q->st.eagain++;
+	if (tx_plain_begin(q, pos, adv))
 		return -EAGAIN;
-	}
-	{
-		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
-
-		if (oms_wc_chan_store(&wc, q->cls)) {
-			oms_barrier_wc_drain();
-			q->st.fences++;
-		}
-	}
 	tx_avx2_hdr_chunk(q->ring + ((pos & q->mask) << 6),
 			  tx_plain_hdr(q, buf, len), buf);
 	q->pos = pos + adv;
@@ -326,25 +337,15 @@ TX_AVX2 static int tx_send_plain_chunk(struct oms_tx_queue *q,
 	return 0;
 }
 
-/* Any other message of a plain class, with the strong fence before it. */
+/* Any other message of a plain class. */
 TX_AVX2 static __attribute__((noinline)) int
 tx_send_plain_msg(struct oms_tx_queue *q, const void *buf, size_t len)
 {
 	uint64_t pos = q->pos, adv = q->slot_chunks;
 	size_t nch = (len + OMS_TX_HDR + OMS_TX_CHUNK - 1) / OMS_TX_CHUNK;
 
-	if (pos + adv > tx_batch_limit(q, pos + adv)) {
-		q->st.eagain++;
+	if (tx_plain_begin(q, pos, adv))
 		return -EAGAIN;
-	}
-	{
-		struct oms_wc_chan wc = OMS_WC_CHAN_UNKNOWN;
-
-		if (oms_wc_chan_store(&wc, q->cls)) {
-			oms_barrier_wc_drain();
-			q->st.fences++;
-		}
-	}
 	tx_plain_avx2_msg(q->ring + ((pos & q->mask) << 6),
 			  tx_plain_hdr(q, buf, len), buf, len, nch);
 	q->pos = pos + adv;
