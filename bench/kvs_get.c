@@ -83,6 +83,7 @@ struct opts {
 	uint32_t backend;		/* enum oms_backend */
 	uint32_t scale, order;		/* --local: emu latency model */
 	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
+	int no_cpu_charge;		/* --local: the clients' CPU is free */
 	/* --local: the rest of the model; Table 2 unless --calibrate */
 	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
 	int calibrate;			/* --client: model vs device */
@@ -187,6 +188,10 @@ static const struct ba_opt opts[] = {
 	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
 	  "local, emu: responder NIC model ns per request (0: bytes only)",
 	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	{ 0, "no-cpu-charge", NULL, BA_FLAG, NULL,
+	  "local, emu: the clients' CPU time costs no model time (by "
+	  "default it costs what it takes, OMS_EMU_F_CHARGE_CPU)",
+	  &args.no_cpu_charge, .group = 0 },
 	{ 0, "calibrate", NULL, BA_FLAG, NULL,
 	  "client: fit the emulated device's model to this link, run the "
 	  "cells on both, print them side by side", &args.calibrate,
@@ -250,11 +255,14 @@ static int local_emu_make(const struct opts *o)
 	struct oms_emu_attr ea = {
 		.size = sizeof(ea),
 		.comp_mask = OMS_EMU_ATTR_LATENCY | OMS_EMU_ATTR_READ_ORDER |
-			     OMS_EMU_ATTR_NIC_RATE,
+			     OMS_EMU_ATTR_NIC_RATE | OMS_EMU_ATTR_FLAGS,
 		.lat_bus_ns = o->lat_bus_ns, .lat_rc_ns = o->lat_rc_ns,
 		.lat_mem_ns = o->lat_mem_ns, .link_gbps = o->link_gbps,
 		.time_scale = o->scale, .read_order = o->order,
 		.rlsq_entries = 256, .lat_req_ns = o->nic_req_ns,
+		/* the clients' work costs model time as the device's does */
+		.flags = o->scale && !o->no_cpu_charge ?
+			 OMS_EMU_F_CHARGE_CPU : 0,
 	};
 
 	return oms_emu_create(&ea, &local_emu);
@@ -824,6 +832,13 @@ static const char *ordering_who(void)
 	return ordering;
 }
 
+/* The run's clients pay for their CPU on the model clock (--local's own
+ * device with a model: local_emu_make()). */
+static int cpu_charged(const struct opts *o)
+{
+	return local_emu && o->scale && !o->no_cpu_charge;
+}
+
 static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
@@ -838,6 +853,9 @@ static void print_head(const struct opts *o, const char *backend, int model)
 		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
 	if (model && o->nic_req_ns)
 		printf(", responder NIC %u ns per request", o->nic_req_ns);
+	if (model)
+		printf(", client CPU %s", cpu_charged(o) ? "charged" :
+		       "free");
 	else if (!model)
 		printf(", wall time");
 	/* a client knows the server's items only once connected (each
@@ -902,6 +920,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"p999_us\":%.6g,\"torn\":%llu,"
 		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
+		"\"cpu_charge\":%d,"
 		"\"zipf\":%.3f,\"hot1pct_share\":%.4f,\"read_pct\":%u,"
 		"\"updates\":%llu,\"update_mops\":%.6g,\"update_busy\":%llu",
 		oms_kvs_proto_name(proto), ordering, size, o->threads, o->qps,
@@ -910,7 +929,8 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 		(unsigned long long)r->torn, (unsigned long long)r->retries,
 		model ? "model" : "wall", model ? o->scale : 0,
-		o->duration, o->runs, model ? o->nic_req_ns : 0, o->zipf,
+		o->duration, o->runs, model ? o->nic_req_ns : 0,
+		model && cpu_charged(o), o->zipf,
 		r->hot_share, o->read_pct, (unsigned long long)r->updates,
 		r->upd_mops, (unsigned long long)r->busy);
 	if (!o->json)

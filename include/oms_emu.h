@@ -66,14 +66,34 @@ struct oms_emu;
 #define OMS_EMU_F_HOLD_GLOBAL	(1u << 1) /* the seed-002 hold waits for
 					   * posted writes to any node, not
 					   * only the reader's */
-#define OMS_EMU_F_ALL		0x3u
+#define OMS_EMU_F_CHARGE_CPU	(1u << 2) /* with the latency model: each
+					   * initiator thread's CPU time
+					   * outside liboms costs model time
+					   * (below) */
+#define OMS_EMU_F_ALL		0x7u
 
 /*
  * Device attributes.  Extensible as struct oms_ctx_attr is: @size is
  * sizeof() as the caller was compiled (bytes beyond what the library
  * knows must be zero); fields whose bit is not in @comp_mask take the
  * defaults after each.  Limits: every latency and lat_req_ns <= 1 ms,
- * time_scale <= 10^6, link_gbps 1..10000, rlsq_entries 1..4096.
+ * time_scale <= 10^6, link_gbps 1..10000, rlsq_entries 1..4096;
+ * OMS_EMU_F_CHARGE_CPU only with a latency model (time_scale > 0).
+ *
+ * Model time runs time_scale times slower than the wall clock, so that the
+ * device's work, done in software, costs what it would cost in silicon.
+ * Without OMS_EMU_F_CHARGE_CPU the initiators' own CPU work gets the same
+ * discount: a client that spends 100 ns validating an item between two
+ * gets spends 100 / time_scale model ns, and a protocol whose cost is on
+ * the CPU (stripping versions from every line, handling a lock) looks
+ * free.  With it, the CPU time each initiator thread spends outside
+ * liboms between two of its calls (its thread CPU clock, so time it
+ * spends descheduled does not count, minus the clock's own cost) moves
+ * that thread's model time on by as many model ns, and its next
+ * operations do not start on the device before then.  Time inside liboms
+ * (posting, polling, waiting) is not charged: it stands for the NIC
+ * driver's share, which software emulation inflates.  Costs one thread
+ * CPU clock read on entry to and exit from each data-path call.
  */
 struct oms_emu_attr {
 	uint32_t size;

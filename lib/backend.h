@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "oms.h"
+#include "util/cpu_charge.h"
 
 struct oms_ctx;
 
@@ -87,6 +88,9 @@ struct oms_be_view {
 	/* What the backend counts of its device (oms_stats): doorbells
 	 * rung, completion entries taken. */
 	uint64_t doorbells, dev_completions;
+	/* The user's CPU time between calls, counted by the context layer
+	 * once the backend turns it on (util/cpu_charge.h). */
+	struct oms_cpu_charge cpu;
 };
 
 static inline struct oms_be_view *oms_be_view(struct oms_ctx *ctx)

@@ -128,4 +128,10 @@ int oms_mr_listened(const struct oms_mr *mr);
 int oms_rdma_want_parse(struct oms_be_rdma_want *w, char *why, size_t whylen);
 int oms_rdma_first_device(char *name, size_t len);
 
+/* A data-path call on @ctx (may be NULL): the caller's CPU time before
+ * it is counted for the device when the backend asked
+ * (util/cpu_charge.h). */
+#define OMS_CTX_CPU_SCOPE(ctx) \
+	OMS_CPU_SCOPE((ctx) ? &oms_be_view(ctx)->cpu : NULL)
+
 #endif

@@ -186,6 +186,7 @@ check_run ordered_read -s 64 -D 0.001 --runs 1
 
 check_help kvs_get --server --client --local --port --size --proto --threads \
 	--qps --batch --duration --backend --order --zipf --hist --calibrate \
+	--no-cpu-charge \
 	--ib-dev --ib-port --gid-index --report_gbits
 check_bad kvs_get --server
 check_bad kvs_get --local --local --server

@@ -420,7 +420,10 @@ TEST(bad_input_changes_nothing)
 		    .rlsq_entries = 8192);
 	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_NIC_RATE,
 		    .lat_req_ns = 2000000);
-	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS, .flags = 4);
+	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS, .flags = 8);
+	/* the CPU charge needs the latency model */
+	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS,
+		    .flags = OMS_EMU_F_CHARGE_CPU);
 	EMU_REFUSED(-EINVAL, .comp_mask = OMS_EMU_ATTR_FLAGS, .reserved = 1);
 	/* reserved is reserved whichever bits comp_mask has */
 	EMU_REFUSED(-EINVAL, .reserved = 1);

@@ -137,6 +137,7 @@ OMS_EXPORT int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst,
 		       uint64_t off, const void *buf, size_t len,
 		       enum oms_store_class cls)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	struct oms_op *op;
 	int err = check_remote(ctx, dst, off, len);
 
@@ -175,6 +176,7 @@ OMS_EXPORT int oms_get(struct oms_ctx *ctx, void *buf,
 		       const struct oms_rmr *src, uint64_t off, size_t len,
 		       unsigned int flags)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	struct oms_op *op;
 	int err = check_remote(ctx, src, off, len);
 
@@ -226,6 +228,7 @@ static int atomic_op(struct oms_ctx *ctx, const struct oms_rmr *dst,
 OMS_EXPORT int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
 			       uint64_t off, uint64_t add, uint64_t *old)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	return atomic_op(ctx, dst, off, OMS_WR_FADD, add, 0, old);
 }
 
@@ -233,6 +236,7 @@ OMS_EXPORT int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
 			      uint64_t off, uint64_t expect, uint64_t desired,
 			      uint64_t *old)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	return atomic_op(ctx, dst, off, OMS_WR_CAS, expect, desired, old);
 }
 
@@ -261,6 +265,7 @@ static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 
 OMS_EXPORT int oms_fence(struct oms_ctx *ctx, uint32_t dest)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	if (!ctx || dest >= OMS_MAX_NODES)
 		return -EINVAL;
 	return fence_scope(ctx, (uint16_t)dest);
@@ -268,6 +273,7 @@ OMS_EXPORT int oms_fence(struct oms_ctx *ctx, uint32_t dest)
 
 OMS_EXPORT int oms_fence_global(struct oms_ctx *ctx)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	if (!ctx)
 		return -EINVAL;
 	return fence_scope(ctx, OMS_SO_ALL);
@@ -280,6 +286,7 @@ static int local_done(struct oms_ctx *ctx)
 
 OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	if (!ctx)
 		return -EINVAL;
 	if (ctx->dead)
@@ -289,6 +296,7 @@ OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
 
 OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	int err, first;
 
 	if (!ctx)
@@ -309,6 +317,7 @@ static int reset_done(struct oms_ctx *ctx)
 
 OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	uint32_t failed = 0;
 	int err;
 
@@ -352,6 +361,7 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 
 OMS_EXPORT int oms_progress(struct oms_ctx *ctx)
 {
+	OMS_CTX_CPU_SCOPE(ctx);
 	int err;
 
 	if (!ctx)

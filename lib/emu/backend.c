@@ -53,6 +53,8 @@ static int emu_open(struct oms_ctx *ctx)
 		goto fail_put;
 	ec->dev = dev;
 	ec->q = q;
+	if (dev->cfg.charge_cpu)
+		oms_cpu_charge_start(&oms_be_view(ctx)->cpu);
 	oms_be_view(ctx)->priv = ec;
 	return 0;
 fail_put:
@@ -74,9 +76,34 @@ static void emu_close(struct oms_ctx *ctx)
 	emu_dev_put(dev);
 }
 
+/*
+ * OMS_EMU_F_CHARGE_CPU: the initiator's model time, before which its
+ * command does not start.  The work @w it did outside liboms (wall ns,
+ * counted by the core: view->cpu) began where it had got to (the
+ * cursor) or, if it had waited, where the device's clock then was; it
+ * moved that clock by only w / scale, and its own time by w.
+ */
+static uint64_t emu_not_before(struct oms_ctx *ctx)
+{
+	struct oms_be_view *v = oms_be_view(ctx);
+	struct emu_ctx *ec = EC(ctx);
+	uint64_t now, w, waited;
+
+	if (!v->cpu.on)
+		return 0;
+	now = emu_now(ec->dev);
+	w = v->cpu.out_ns;
+	v->cpu.out_ns = 0;
+	waited = now + w - w / ec->dev->cfg.time_scale;
+	ec->cursor += w;
+	if (ec->cursor < waited)
+		ec->cursor = waited;
+	return ec->cursor;
+}
+
 static int emu_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 {
-	return emu_q_post(EC(ctx)->q, wr);
+	return emu_q_post_at(EC(ctx)->q, wr, emu_not_before(ctx));
 }
 
 static int emu_ring(struct oms_ctx *ctx, uint32_t n)

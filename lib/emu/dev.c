@@ -114,7 +114,8 @@ int emu_cfg_check(const struct emu_cfg *cfg)
 	    cfg->lat_mem_ns > 1000000 || cfg->lat_req_ns > 1000000 ||
 	    cfg->time_scale > 1000000 || cfg->link_gbps == 0 ||
 	    cfg->link_gbps > 10000 || cfg->read_order > OMS_ORDER_NIC ||
-	    cfg->rlsq_entries == 0 || cfg->rlsq_entries > 4096)
+	    cfg->rlsq_entries == 0 || cfg->rlsq_entries > 4096 ||
+	    (cfg->charge_cpu && !cfg->time_scale))
 		return -EINVAL;
 	return 0;
 }
@@ -267,7 +268,8 @@ int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 	q->cq = calloc(size, sizeof(*q->cq));
 	q->acks = calloc(size, sizeof(*q->acks));
 	q->flush = calloc(size, sizeof(*q->flush));
-	if (!q->sq || !q->cq || !q->acks || !q->flush) {
+	q->not_before = calloc(size, sizeof(*q->not_before));
+	if (!q->sq || !q->cq || !q->acks || !q->flush || !q->not_before) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -298,6 +300,7 @@ fail:
 	free(q->cq);
 	free(q->acks);
 	free(q->flush);
+	free(q->not_before);
 	free(q);
 	return err;
 }
@@ -332,6 +335,7 @@ void emu_queue_close(struct oms_emu *dev, struct emu_queue *q)
 	free(q->cq);
 	free(q->acks);
 	free(q->flush);
+	free(q->not_before);
 	free(q);
 }
 

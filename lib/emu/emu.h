@@ -63,6 +63,7 @@ struct emu_cfg {
 	uint32_t lat_req_ns;	/* responder NIC service time per request */
 	uint32_t no_hold;	/* baseline: seed-002 hold off */
 	uint32_t hold_global;	/* seed-002 hold scope: all destinations */
+	uint32_t charge_cpu;	/* OMS_EMU_F_CHARGE_CPU */
 };
 
 struct emu_pend {		/* a taken command not yet performed */
@@ -106,6 +107,9 @@ struct emu_queue {
 	/* rings */
 	struct oms_wr *sq;
 	struct oms_wc *cq;
+	/* [size], by sq slot: the model time before which the command may
+	 * not start (its initiator's CPU charged, OMS_EMU_F_CHARGE_CPU) */
+	uint64_t *not_before;
 	uint32_t size;
 	uint32_t node;		/* initiator's node */
 	uint32_t id;		/* index: RLSQ thread */
@@ -255,6 +259,7 @@ struct emu_peer {
 struct emu_ctx {
 	struct oms_emu *dev;
 	struct emu_queue *q;
+	uint64_t cursor;	/* the initiator's model time (charge_cpu) */
 	struct emu_peer *peer;
 	uint32_t npeer;
 };
@@ -306,6 +311,9 @@ uint64_t emu_rand(struct oms_emu *dev);
 
 /* queue.c: initiator side of the rings (any thread owning the queue) */
 int emu_q_post(struct emu_queue *q, const struct oms_wr *wr);
+/* the same, not to start before model time @not_before (charge_cpu) */
+int emu_q_post_at(struct emu_queue *q, const struct oms_wr *wr,
+		  uint64_t not_before);
 int emu_q_ring(struct emu_queue *q, uint32_t n);
 int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
 	       uint64_t *src_done);

@@ -134,8 +134,9 @@ static int get_bypasses_pool(const struct emu_queue *q,
 	       !(wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE));
 }
 
+/* @not_before: the model time its initiator reached (charge_cpu), or 0 */
 static int accept(struct oms_emu *dev, struct emu_queue *q,
-		  const struct oms_wr *wr, uint32_t idx)
+		  const struct oms_wr *wr, uint32_t idx, uint64_t not_before)
 {
 	uint64_t now = emu_now(dev), wait;
 	struct emu_pend *p;
@@ -149,6 +150,11 @@ static int accept(struct oms_emu *dev, struct emu_queue *q,
 		return 1;
 	}
 	wait = nic_admit(dev, wr, now);
+	/* The client was still at work (charge_cpu): the command starts
+	 * then.  The responder NIC's queue is reckoned from the intake, so
+	 * that one client far ahead does not hold back the others'. */
+	if (now + wait < not_before)
+		wait = not_before - now;
 	if (get_bypasses_pool(q, wr)) {
 		struct emu_pend g = admit(dev, wr, idx);
 
@@ -196,7 +202,7 @@ int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 
 		if (slot < 0)
 			break;
-		accept(dev, q, &q->sq[slot], idx);
+		accept(dev, q, &q->sq[slot], idx, q->not_before[slot]);
 		n++;
 	}
 	if (n)

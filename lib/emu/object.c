@@ -65,6 +65,7 @@ static int emu_attr_parse(const struct oms_emu_attr *in, struct emu_cfg *cfg)
 			return -EINVAL;
 		cfg->no_hold = !!(t.flags & OMS_EMU_F_NO_HOLD);
 		cfg->hold_global = !!(t.flags & OMS_EMU_F_HOLD_GLOBAL);
+		cfg->charge_cpu = !!(t.flags & OMS_EMU_F_CHARGE_CPU);
 	}
 	return emu_cfg_check(cfg);
 }

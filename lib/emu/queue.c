@@ -11,7 +11,8 @@
 
 #include "emu/emu.h"
 
-int emu_q_post(struct emu_queue *q, const struct oms_wr *wr)
+int emu_q_post_at(struct emu_queue *q, const struct oms_wr *wr,
+		  uint64_t not_before)
 {
 	int slot;
 
@@ -20,7 +21,13 @@ int emu_q_post(struct emu_queue *q, const struct oms_wr *wr)
 	if (slot < 0)
 		return slot;
 	q->sq[slot] = *wr;
+	q->not_before[slot] = not_before;
 	return 0;
+}
+
+int emu_q_post(struct emu_queue *q, const struct oms_wr *wr)
+{
+	return emu_q_post_at(q, wr, 0);
 }
 
 int emu_q_ring(struct emu_queue *q, uint32_t n)

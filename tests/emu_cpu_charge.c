@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * OMS_EMU_F_CHARGE_CPU, through the public headers: a client that burns a
+ * known amount of its own CPU time before each get loses that much model
+ * time per get with the charge on (the difference between two amounts is
+ * the difference charged), and next to none with it off; the time it
+ * spends inside liboms waiting for its get is not charged.  A charge
+ * without a latency model is refused.
+ *
+ * Model time here is wall time / SCALE, as the benchmarks reckon it.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "harness.h"
+#include "oms.h"
+#include "oms_emu.h"
+
+#define SCALE	200u	/* wall ns per model ns */
+#define ITERS	40
+#define US	1000.0
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The client's own work: @ns of this thread's CPU time. */
+static void burn(uint64_t ns)
+{
+	uint64_t t0 = cpu_ns();
+
+	while (cpu_ns() - t0 < ns)
+		;
+}
+
+/* Model ns per get of a client that burns @burn_ns before each, on a
+ * device with the latency model and the charge @on or off; < 0: failed. */
+static double model_per_get(int on, uint64_t burn_ns)
+{
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea),
+		.comp_mask = OMS_EMU_ATTR_LATENCY | OMS_EMU_ATTR_FLAGS,
+		.lat_bus_ns = 200, .lat_rc_ns = 17, .lat_mem_ns = 50,
+		.link_gbps = 100, .time_scale = SCALE,
+		.flags = on ? OMS_EMU_F_CHARGE_CPU : 0,
+	};
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	static uint64_t mem[64], buf[8];
+	struct oms_ctx *srv = NULL, *cli = NULL;
+	struct oms_emu *e = NULL;
+	struct oms_mr *mr = NULL;
+	struct oms_rmr r;
+	double per = -1;
+	uint64_t t0;
+
+	if (oms_emu_create(&ea, &e))
+		return -1;
+	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_EMU |
+		      OMS_CTX_ATTR_TIMEOUT;
+	a.emu = e;
+	a.timeout_ms = 60000;
+	a.node = 1;
+	if (oms_ctx_create(&a, &srv))
+		goto out;
+	a.node = 0;
+	if (oms_ctx_create(&a, &cli) ||
+	    oms_mr_reg(srv, mem, sizeof(mem), OMS_ACCESS_ALL, &mr) ||
+	    oms_mr_remote(mr, &r))
+		goto out;
+	/* one get first: connection-free, but the first touch is not timed */
+	if (oms_get(cli, buf, &r, 0, 64, 0) || oms_quiet(cli))
+		goto out;
+	t0 = wall_ns();
+	for (int i = 0; i < ITERS; i++) {
+		burn(burn_ns);
+		if (oms_get(cli, buf, &r, 64, 64, OMS_READ_ACQUIRE) ||
+		    oms_quiet(cli))
+			goto out;
+	}
+	per = (double)(wall_ns() - t0) / SCALE / ITERS;
+out:
+	if (mr)
+		oms_mr_dereg(mr);
+	if (cli)
+		oms_ctx_destroy(cli);
+	if (srv)
+		oms_ctx_destroy(srv);
+	oms_emu_destroy(e);
+	return per;
+}
+
+/* On: the model time per get grows by the CPU time burnt, within a
+ * quarter; off: by 1/SCALE of it, far below. */
+TEST(client_cpu_costs_model_time_with_the_charge_only)
+{
+	const uint64_t lo = 10000, hi = 30000;	/* ns of CPU per get */
+	double on_lo = model_per_get(1, lo), on_hi = model_per_get(1, hi);
+	double off_lo = model_per_get(0, lo), off_hi = model_per_get(0, hi);
+	double charged = on_hi - on_lo;
+
+	ASSERT_GT(on_lo, 0);
+	ASSERT_GT(on_hi, 0);
+	ASSERT_GT(off_lo, 0);
+	ASSERT_GT(off_hi, 0);
+	TH_LOG("model us per get: charge on %.2f (%.0f us burnt), %.2f "
+	       "(%.0f us); off %.2f, %.2f", on_lo / US, lo / US, on_hi / US,
+	       hi / US, off_lo / US, off_hi / US);
+	/* what was burnt is charged, and not more: a wait charged would add
+	 * the wall time of each get, SCALE times its model latency */
+	EXPECT_GE(charged, 0.75 * (double)(hi - lo));
+	EXPECT_LE(charged, 1.25 * (double)(hi - lo));
+	EXPECT_GE(on_lo, 0.75 * (double)lo);
+	EXPECT_LE(on_lo, 1.25 * (double)lo + 5 * US);
+	/* the control: without the charge the burnt time is 1/SCALE of
+	 * itself in model time (plus the gets' own latency) */
+	EXPECT_LT(off_hi, 0.5 * (double)lo);
+	EXPECT_LT(off_lo, 0.5 * (double)lo);
+}
+
+/* The charge needs a clock to charge on: refused without the latency
+ * model, with nothing made. */
+TEST(charge_without_a_model_is_refused)
+{
+	struct oms_emu *const sentinel = (struct oms_emu *)&sentinel;
+	struct oms_emu *e = sentinel;
+	struct oms_emu_attr ea = {
+		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_FLAGS,
+		.flags = OMS_EMU_F_CHARGE_CPU,
+	};
+
+	EXPECT_EQ(-EINVAL, oms_emu_create(&ea, &e));
+	EXPECT_EQ(sentinel, e);
+	ea.comp_mask |= OMS_EMU_ATTR_LATENCY;
+	ea.link_gbps = 100;
+	ea.time_scale = 0;
+	EXPECT_EQ(-EINVAL, oms_emu_create(&ea, &e));
+	EXPECT_EQ(sentinel, e);
+	ea.time_scale = SCALE;
+	ASSERT_EQ(0, oms_emu_create(&ea, &e));
+	EXPECT_EQ(0, oms_emu_destroy(e));
+}
+
+TEST_HARNESS_MAIN
