@@ -7,7 +7,9 @@
  * spends inside liboms waiting for its get is not charged.  A charge
  * without a latency model is refused.
  *
- * Model time here is wall time / SCALE, as the benchmarks reckon it.
+ * Model time here is wall time / SCALE, as the benchmarks reckon it, of
+ * the quickest of ITERS gets: a loaded machine that deschedules the
+ * device or the client only ever adds time, to some gets.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -46,8 +48,9 @@ static void burn(uint64_t ns)
 		;
 }
 
-/* Model ns per get of a client that burns @burn_ns before each, on a
- * device with the latency model and the charge @on or off; < 0: failed. */
+/* Model ns of the quickest get of a client that burns @burn_ns before
+ * each, on a device with the latency model and the charge @on or off;
+ * < 0: failed. */
 static double model_per_get(int on, uint64_t burn_ns)
 {
 	struct oms_emu_attr ea = {
@@ -83,14 +86,18 @@ static double model_per_get(int on, uint64_t burn_ns)
 	/* one get first: connection-free, but the first touch is not timed */
 	if (oms_get(cli, buf, &r, 0, 64, 0) || oms_quiet(cli))
 		goto out;
-	t0 = wall_ns();
 	for (int i = 0; i < ITERS; i++) {
+		double t;
+
+		t0 = wall_ns();
 		burn(burn_ns);
 		if (oms_get(cli, buf, &r, 64, 64, OMS_READ_ACQUIRE) ||
 		    oms_quiet(cli))
 			goto out;
+		t = (double)(wall_ns() - t0) / SCALE;
+		if (per < 0 || t < per)
+			per = t;
 	}
-	per = (double)(wall_ns() - t0) / SCALE / ITERS;
 out:
 	if (mr)
 		oms_mr_dereg(mr);
@@ -102,32 +109,49 @@ out:
 	return per;
 }
 
-/* On: the model time per get grows by the CPU time burnt, within a
- * quarter; off: by 1/SCALE of it, far below. */
+/*
+ * On: the model time per get grows by the CPU time burnt; off: by
+ * 1/SCALE of it, far below.  Time is never charged short, so the lower
+ * bounds hold in every attempt.  A loaded machine can still make every
+ * one of a charged cell's gets late (each lasts SCALE times its burn in
+ * wall time, long enough to be descheduled in), so the upper bounds
+ * need one attempt of ATTEMPTS in which it did not.
+ */
+#define ATTEMPTS 5
 TEST(client_cpu_costs_model_time_with_the_charge_only)
 {
 	const uint64_t lo = 10000, hi = 30000;	/* ns of CPU per get */
-	double on_lo = model_per_get(1, lo), on_hi = model_per_get(1, hi);
-	double off_lo = model_per_get(0, lo), off_hi = model_per_get(0, hi);
-	double charged = on_hi - on_lo;
+	int close = 0;
 
-	ASSERT_GT(on_lo, 0);
-	ASSERT_GT(on_hi, 0);
-	ASSERT_GT(off_lo, 0);
-	ASSERT_GT(off_hi, 0);
-	TH_LOG("model us per get: charge on %.2f (%.0f us burnt), %.2f "
-	       "(%.0f us); off %.2f, %.2f", on_lo / US, lo / US, on_hi / US,
-	       hi / US, off_lo / US, off_hi / US);
-	/* what was burnt is charged, and not more: a wait charged would add
-	 * the wall time of each get, SCALE times its model latency */
-	EXPECT_GE(charged, 0.75 * (double)(hi - lo));
-	EXPECT_LE(charged, 1.25 * (double)(hi - lo));
-	EXPECT_GE(on_lo, 0.75 * (double)lo);
-	EXPECT_LE(on_lo, 1.25 * (double)lo + 5 * US);
-	/* the control: without the charge the burnt time is 1/SCALE of
-	 * itself in model time (plus the gets' own latency) */
-	EXPECT_LT(off_hi, 0.5 * (double)lo);
-	EXPECT_LT(off_lo, 0.5 * (double)lo);
+	for (int a = 0; a < ATTEMPTS && !close; a++) {
+		double on_lo = model_per_get(1, lo);
+		double on_hi = model_per_get(1, hi);
+		double off_lo = model_per_get(0, lo);
+		double off_hi = model_per_get(0, hi);
+		double charged = on_hi - on_lo;
+
+		ASSERT_GT(on_lo, 0);
+		ASSERT_GT(on_hi, 0);
+		ASSERT_GT(off_lo, 0);
+		ASSERT_GT(off_hi, 0);
+		TH_LOG("attempt %d: model us per get: charge on %.2f (%.0f us "
+		       "burnt), %.2f (%.0f us); off %.2f, %.2f", a + 1,
+		       on_lo / US, lo / US, on_hi / US, hi / US, off_lo / US,
+		       off_hi / US);
+		/* what was burnt is charged */
+		EXPECT_GE(on_lo, 0.75 * (double)lo);
+		EXPECT_GE(on_hi, 0.75 * (double)hi);
+		/* the control: without the charge, 1/SCALE of it (plus the
+		 * gets' own latency) */
+		EXPECT_LT(off_lo, 0.5 * (double)lo);
+		EXPECT_LT(off_hi, 0.5 * (double)lo);
+		/* and not more: a wait charged would add each get's wall
+		 * time, SCALE times its model latency */
+		close = charged >= 0.75 * (double)(hi - lo) &&
+			charged <= 1.25 * (double)(hi - lo) &&
+			on_lo <= 1.25 * (double)lo + 5 * US;
+	}
+	EXPECT_TRUE(close);
 }
 
 /* The charge needs a clock to charge on: refused without the latency
