@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * security.c - who may do what with /dev/oms (issue 12):
+ * security.c - who may do what with /dev/oms:
  * - a read-only descriptor cannot store, ring a doorbell, bench, attach or
  *   detach (EBADF) and cannot map the window writable (EACCES from the
  *   VFS), but may ask INFO, FLUSH and map it read-only;
