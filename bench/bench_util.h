@@ -29,6 +29,11 @@ static inline uint64_t bu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Where --local runs connect: the loopback address itself, not the name
+ * "localhost", which does not resolve on a machine without /etc/hosts
+ * (a minimal container or chroot). */
+#define BU_LOOPBACK "127.0.0.1"
+
 /* Keep the compiler from discarding a computed value. */
 #define bu_keep(v) __asm__ __volatile__("" : : "r"(v) : "memory")
 

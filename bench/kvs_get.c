@@ -131,7 +131,7 @@ static const struct ba_opt opts[] = {
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
 	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: localhost" },
+	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
 	{ 0, "items", NULL, BA_UINT, "N",
 	  "server: items per table; client: use keys < N", &args.items,
 	  .min = 1, .max = 1u << 24 },
@@ -1110,7 +1110,7 @@ static int run_local(const struct opts *o)
 		err = -EIO;
 		goto out;
 	}
-	fail = run_clients(o, o->bind ? o->bind : "localhost");
+	fail = run_clients(o, o->bind ? o->bind : BU_LOOPBACK);
 	err = server_stop(&sv);
 	if (err)
 		fail = 1;

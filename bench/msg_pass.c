@@ -295,9 +295,9 @@ static int rig_open(struct rig *r, const struct opts *o)
 		err = bu_emu_table2(o->scale, OMS_ORDER_RC_OPT, o->chaos,
 				    &local_emu);
 	if (!err && !o->host)
-		err = rig_serve(r, o, o->local ? "localhost" : o->bind);
+		err = rig_serve(r, o, o->local ? BU_LOOPBACK : o->bind);
 	if (!err && !o->server)
-		err = rig_produce(r, o, o->local ? "localhost" : o->host);
+		err = rig_produce(r, o, o->local ? BU_LOOPBACK : o->host);
 	return err;
 }
 
@@ -357,7 +357,7 @@ static void *consumer_main(void *arg)
 	int err = buf ? ctx_make(&args, 3, 0, &ctx) : -ENOMEM;
 
 	if (!err)
-		err = oms_connect(ctx, "localhost", c->r->port1, 0, &d1);
+		err = oms_connect(ctx, BU_LOOPBACK, c->r->port1, 0, &d1);
 	for (uint32_t t = 0; t < c->threads && !err; t++)
 		err = oms_mr_read(c->r->flag_mr, FLAG_OFF + 8 * t, &last[t], 8);
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {

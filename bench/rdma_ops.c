@@ -115,7 +115,7 @@ static const struct ba_opt opts[] = {
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
 	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: localhost" },
+	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
 	{ 0, "op", NULL, BA_SET, "SET", "operations: write (weak puts), "
 	  "read (relaxed gets), acquire (acquire gets: ordered by the "
 	  "server's agent, or at the source)", &args.ops, .names = op_names,
@@ -694,7 +694,7 @@ static int run_local(const struct opts *o)
 			oms_emu_destroy(local_emu);
 		return 1;
 	}
-	fail = run_clients(o, o->bind ? o->bind : "localhost");
+	fail = run_clients(o, o->bind ? o->bind : BU_LOOPBACK);
 	server_close(&sv);
 	if (local_emu)
 		oms_emu_destroy(local_emu);
