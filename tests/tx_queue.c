@@ -121,6 +121,85 @@ TEST(plain_message_layout)
 	oms_tx_window_close(w);
 }
 
+/* Messages of whole chunks (what oms_tx_payload_max() gives) take a path
+ * of their own on the AVX2 queue: the same bytes as the portable writer,
+ * while the 16-bit sequence number wraps. */
+TEST(whole_chunk_messages_identical_across_seq_wrap)
+{
+	struct oms_tx_window *w[2];
+	struct oms_tx_queue *q[2];
+	struct t_rng r;
+	uint8_t buf[OMS_TX_MAX_MSG];
+	uint64_t chunks = 0;
+
+	t_rng_init(&r, t_seed(0xa3));
+	fill(buf, sizeof(buf), 5);
+	for (unsigned k = 0; k < 2; k++) {
+		struct oms_tx_queue_attr qa = {
+			.cls = OMS_TX_SEQUENCED, .max_msg = 1024, .thread = 9,
+			.flags = OMS_TX_Q_NO_CREDIT | (k ? OMS_TX_Q_SCALAR : 0),
+		};
+
+		ASSERT_EQ(0, oms_tx_window_mem(8192, &w[k]));
+		ASSERT_EQ(0, oms_tx_queue_create(w[k], &qa, &q[k]));
+	}
+	while (chunks < 70000) {
+		size_t nch = 1 + t_rng_below(&r, 16);
+
+		for (unsigned k = 0; k < 2; k++)
+			ASSERT_EQ(0, oms_tx_send(q[k], buf, nch * 56));
+		chunks += nch;
+		ASSERT_EQ(0, memcmp(oms_tx_window_base(w[0]),
+				    oms_tx_window_base(w[1]), 8192)) {
+			TH_LOG("%zu chunks after %llu", nch,
+			       (unsigned long long)chunks);
+		}
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		oms_tx_queue_destroy(q[k]);
+		oms_tx_window_close(w[k]);
+	}
+}
+
+
+/* The statistics of a sequenced queue are the same whichever path wrote
+ * its messages: one chunk, whole chunks, a short tail, a batch. */
+TEST(seq_stats_same_on_every_path)
+{
+	static const size_t lens[] = { 56, 112, 57, 1, 896, 168, 56, 300 };
+	struct oms_tx_window *w[2];
+	struct oms_tx_queue *q[2];
+	struct oms_tx_stats st[2];
+	uint8_t buf[OMS_TX_MAX_MSG];
+	struct iovec iov[3] = { { buf, 56 }, { buf, 112 }, { buf, 40 } };
+
+	fill(buf, sizeof(buf), 6);
+	for (unsigned k = 0; k < 2; k++) {
+		struct oms_tx_queue_attr qa = {
+			.cls = OMS_TX_SEQUENCED, .max_msg = 1024,
+			.flags = OMS_TX_Q_NO_CREDIT | (k ? OMS_TX_Q_SCALAR : 0),
+		};
+
+		ASSERT_EQ(0, oms_tx_window_mem(8192, &w[k]));
+		ASSERT_EQ(0, oms_tx_queue_create(w[k], &qa, &q[k]));
+		for (unsigned r = 0; r < 3; r++) {
+			for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+				ASSERT_EQ(0, oms_tx_send(q[k], buf, lens[i]));
+			ASSERT_EQ(3, oms_tx_send_batch(q[k], iov, 3));
+		}
+		ASSERT_EQ(0, oms_tx_stats(q[k], &st[k]));
+	}
+	EXPECT_EQ(33, st[0].msgs);
+	EXPECT_EQ(3 * (56 + 112 + 57 + 1 + 896 + 168 + 56 + 300 + 56 + 112 + 40),
+		  st[0].payload_bytes);
+	EXPECT_EQ(3 * (1 + 2 + 2 + 1 + 16 + 3 + 1 + 6 + 1 + 2 + 1),
+		  st[0].chunks);
+	EXPECT_EQ(0, memcmp(&st[0], &st[1], sizeof(st[0])));
+	for (unsigned k = 0; k < 2; k++) {
+		oms_tx_queue_destroy(q[k]);
+		oms_tx_window_close(w[k]);
+	}
+}
 /* The AVX2 path (when the CPU has it) and the portable one write the same
  * bytes for every length, class and check setting, across wraparound. */
 TEST(avx2_and_portable_paths_identical)

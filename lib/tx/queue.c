@@ -200,7 +200,12 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	q->max_payload = (uint32_t)oms_tx_payload_max(attr->cls, max_msg);
 	if (attr->cls != OMS_TX_SEQUENCED && q->max_payload > TXP_LEN_MASK)
 		q->max_payload = TXP_LEN_MASK;
-	q->credit = q->credit_cached = nchunks;
+	q->credit = nchunks;
+	/* no credit to wait for: the sends' one compare never reloads */
+	q->credit_cached = attr->flags & OMS_TX_Q_NO_CREDIT ? UINT64_MAX :
+							      nchunks;
+	q->hone = q->hbase | TXS_SOM | TXS_EOM |
+		  ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
 	q->win = w;
 	/* a store is one message: its device address, then its bytes */
 	if (attr->cls == OMS_TX_SEQUENCED) {
@@ -225,9 +230,10 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_portable :
 							   tx_write_plain_portable;
 	}
-	q->fast = q->avx2 && !q->iob &&
-		  !(attr->cls == OMS_TX_SEQUENCED &&
-		    (attr->flags & OMS_TX_Q_PAYLOAD_CHECK));
+	if (q->avx2 && !q->iob)
+		q->fast = attr->cls != OMS_TX_SEQUENCED ? TX_FAST_PLAIN :
+			  !(attr->flags & OMS_TX_Q_PAYLOAD_CHECK) ? TX_FAST_SEQ :
+								    TX_FAST_NONE;
 	*out = q;
 	return 0;
 }
@@ -313,7 +319,17 @@ OMS_EXPORT int oms_tx_stats(const struct oms_tx_queue *q,
 	if (!q || !st)
 		return -EINVAL;
 	*st = q->st;
-	st->wire_bytes = q->st.chunks * OMS_TX_CHUNK;
+	/* a sequenced queue moves by its chunks; the ones the sends did not
+	 * count are messages of whole chunks, more_chunks past their first
+	 * (send.c) */
+	if (q->cls == OMS_TX_SEQUENCED) {
+		uint64_t whole = q->pos - q->st.chunks;
+
+		st->msgs += whole - q->more_chunks;
+		st->payload_bytes += whole * OMS_TX_SEQ_PAYLOAD;
+		st->chunks = q->pos;
+	}
+	st->wire_bytes = st->chunks * OMS_TX_CHUNK;
 	st->syscalls = q->iob ? q->iob->calls : 0;
 	return 0;
 }

@@ -182,6 +182,10 @@ struct oms_tx_queue;
 typedef void (*tx_write_fn)(struct oms_tx_queue *q, const uint8_t *src,
 			    size_t len, size_t nch);
 
+/* Which of send.c's AVX2 paths serve a queue (AVX2 writer, a mapped
+ * window, no payload-checked sequenced class), if any. */
+enum tx_fast { TX_FAST_NONE, TX_FAST_PLAIN, TX_FAST_SEQ };
+
 struct oms_tx_queue {
 	/* producer, hot */
 	uint8_t *ring;
@@ -193,10 +197,14 @@ struct oms_tx_queue {
 	uint32_t max_payload;
 	uint16_t seq;
 	uint8_t avx2;		/* write is an AVX2 writer (send.c too) */
-	uint8_t fast;		/* send.c's loops may serve this queue */
+	uint8_t fast;		/* TX_FAST_*: send.c's loops serve it */
 	uint64_t hbase;		/* header bits fixed for the queue */
+	uint64_t hone;		/* sequenced: hbase of a one-chunk message */
+	uint64_t more_chunks;	/* sequenced: uncounted messages' chunks
+				 * past their first (send.c) */
 	uint64_t op;		/* op bits of the message being written */
-	struct oms_tx_stats st;
+	struct oms_tx_stats st;	/* sequenced: without messages of
+				 * whole chunks (oms_tx_stats()) */
 	struct oms_tx_window *win;
 	/* loads (lib/tx/load.c) */
 	uint8_t *resp;		/* response area, NULL: none */
