@@ -40,7 +40,9 @@ rdma-core
 # checks how binaries are linked.  dkms and udev: the guest suite installs
 # the packaged module with dkms and checks the udev rule for /dev/oms.
 # pandoc converts man/*.md into the man pages at build time; groff-base
-# renders them for make check.
+# renders them for make check.  iproute2: the guests, which run on the
+# host's root file system, set up their links and Soft-RoCE devices with
+# ip and rdma.
 PKGS="
 bc
 bison
@@ -54,6 +56,7 @@ gnuplot-nox
 groff-base
 ibverbs-providers
 ibverbs-utils
+iproute2
 kmod
 libclang-rt-14-dev
 libelf-dev
