@@ -50,6 +50,11 @@ unsigned long t_trials_div(unsigned long dflt, unsigned long quick_div)
 	return q;
 }
 
+unsigned long t_bound(unsigned long full, unsigned long quick)
+{
+	return t_quick() && quick < full ? quick : full;
+}
+
 struct oms_emu *t_chaos_emu(uint64_t seed)
 {
 	struct oms_emu_attr ea = {

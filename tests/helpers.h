@@ -70,6 +70,11 @@ unsigned long t_trials(unsigned long dflt);
  * shows its outcome too rarely for a hundredth (HACKING.md). */
 unsigned long t_trials_div(unsigned long dflt, unsigned long quick_div);
 
+/* @full under `make check-full` and when run by hand, @quick under `make
+ * check`: for the guests' tests, whose instances cost milliseconds each
+ * under TCG, so that a hundredth would be too few (HACKING.md). */
+unsigned long t_bound(unsigned long full, unsigned long quick);
+
 struct oms_ctx;
 struct oms_emu;
 

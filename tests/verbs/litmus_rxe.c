@@ -62,14 +62,17 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "helpers.h"
 #include "oms.h"
 #include "rxe_client.h"
 #include "rxe_proto.h"
 
 #define NCONN		3
-#define ITERS		200
+#define ITERS		200	/* instances of each test, make check-full */
+#define ITERS_QUICK	50	/* make check: controls show 85-99 % */
 #define BULK		16384
 
+static int iters = ITERS;	/* t_bound(ITERS, ITERS_QUICK) */
 static uint64_t vals[ITERS + 1];
 static uint8_t bulk[RX_BULK_LEN];
 
@@ -109,6 +112,7 @@ FIXTURE_SETUP(rxe)
 {
 	if (!getenv("OMS_RXE_SERVER") || !getenv("OMS_RXE_PORT"))
 		SKIP(return, "OMS_RXE_SERVER/OMS_RXE_PORT not set (guest test)");
+	iters = (int)t_bound(ITERS, ITERS_QUICK);
 	for (int i = 0; i <= ITERS; i++)
 		vals[i] = (uint64_t)i;
 	self->ctx = make_ctx(0);
@@ -265,7 +269,7 @@ static void exp_run(struct __test_metadata *_metadata, FIXTURE_DATA(rxe) *self,
 {
 	ASSERT_EQ(0, exp_begin_mode(_metadata, self, x->flag, x->data, x->n,
 				    x->mode, x->echo));
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		ASSERT_EQ(0, step(self, ctx, i));
 		/* Pace, without ordering anything: let the iteration before
 		 * this one finish (at most this one's 3 ops outstanding), so
@@ -427,9 +431,9 @@ TEST_F(rxe, litmus_L10_channel_switch_flush)
 	EXPECT_EQ(0, bad);
 	ASSERT_EQ(0, oms_ctx_stats(self->ctx, &st));
 	/* strong stores on QP 1 waited for the flush READ on QP 0 */
-	EXPECT_GE(st.held - held0, ITERS / 2);
+	EXPECT_GE(st.held - held0, iters / 2);
 	TH_LOG("strong stores held for a flush: %llu of %d",
-	       (unsigned long long)(st.held - held0), ITERS);
+	       (unsigned long long)(st.held - held0), iters);
 }
 
 static int step_l14(FIXTURE_DATA(rxe) *self, struct oms_ctx *ctx, int i)
@@ -503,7 +507,7 @@ TEST_F_TIMEOUT(rxe, litmus_L26_get_after_put_same_address, 600)
 	const uint64_t x = RX_SCRATCH + 0x2000;
 	uint64_t bad = 0;
 
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		size_t len = i % 3 ? 8 : sizeof(big);
 
 		big[0] = vals[i];
@@ -517,9 +521,9 @@ TEST_F_TIMEOUT(rxe, litmus_L26_get_after_put_same_address, 600)
 			ASSERT_EQ(0, oms_quiet(self->ctx));
 	}
 	ASSERT_EQ(0, oms_quiet(self->ctx));
-	for (int i = 1; i <= ITERS; i++)
+	for (int i = 1; i <= iters; i++)
 		bad += got[i] != vals[i];
-	TH_LOG("%d put-get pairs, %llu read an older value", ITERS,
+	TH_LOG("%d put-get pairs, %llu read an older value", iters,
 	       (unsigned long long)bad);
 	EXPECT_EQ(0, bad);
 }
@@ -542,7 +546,7 @@ static uint64_t l33_run(struct __test_metadata *_metadata,
 	const struct oms_rmr *r = rr(self, ctx);
 	uint64_t bad = 0;
 
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		uint64_t *b = buf[i % 16];
 
 		ASSERT_EQ(0, oms_put(ctx, &r[0], L33_X, &zero, 8,
@@ -562,7 +566,7 @@ static uint64_t l33_run(struct __test_metadata *_metadata,
 	}
 	ASSERT_EQ(0, oms_quiet(ctx));
 	TH_LOG("%d get-then-put pairs, the get saw the later put %llu times",
-	       ITERS, (unsigned long long)bad);
+	       iters, (unsigned long long)bad);
 	return bad;
 }
 
@@ -629,10 +633,10 @@ static uint64_t l34_run(struct __test_metadata *_metadata,
 	memset(l34_got, 0, sizeof(l34_got));
 	exp_run(_metadata, self, ctx, &x, step, &seen, &obs_bad);
 	EXPECT_GT(seen, 0);
-	for (int i = 1; i <= ITERS; i++)
+	for (int i = 1; i <= iters; i++)
 		bad += l34_got[i] >= vals[i];
 	TH_LOG("acquires that saw their own later put: %llu of %d",
-	       (unsigned long long)bad, ITERS);
+	       (unsigned long long)bad, iters);
 	return bad;
 }
 
@@ -655,7 +659,7 @@ TEST_F_TIMEOUT(rxe, control_L34_no_ordering_other_dest, 600)
 	ASSERT_EQ(0, control_ctx(self));
 	bad = l34_run(_metadata, self, self->cctx, step_l34_other);
 	TH_LOG("control (no ordering): %llu of %d", (unsigned long long)bad,
-	       ITERS);
+	       iters);
 	EXPECT_GT(bad, 0);
 }
 
@@ -700,14 +704,14 @@ static uint64_t l35_run(struct __test_metadata *_metadata,
 
 	exp_run(_metadata, self, ctx, &x, step, &written, &obs_bad);
 	EXPECT_GT(written, 0);
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		bad += l35_y[i] < l35_f[i];
 		moved += i > 1 && l35_f[i] != l35_f[i - 1];
 	}
 	TH_LOG("server wrote %llu pairs; F moved between iterations %llu "
 	       "times; gets of Y older than the acquire of F: %llu of %d",
 	       (unsigned long long)written, (unsigned long long)moved,
-	       (unsigned long long)bad, ITERS);
+	       (unsigned long long)bad, iters);
 	EXPECT_GT(moved, 0);	/* the writer ran while the client read */
 	return bad;
 }
@@ -731,7 +735,7 @@ TEST_F_TIMEOUT(rxe, control_L35_no_ordering_other_dest, 600)
 	ASSERT_EQ(0, control_ctx(self));
 	bad = l35_run(_metadata, self, self->cctx, step_l35_other);
 	TH_LOG("control (no ordering): %llu of %d", (unsigned long long)bad,
-	       ITERS);
+	       iters);
 	EXPECT_GT(bad, 0);
 }
 
@@ -851,7 +855,7 @@ TEST_F_TIMEOUT(rxe, litmus_L38_cas_then_acquire_get, 600)
 
 	ASSERT_EQ(0, put64(self->ctx, &self->r[0], l, &zero));
 	ASSERT_EQ(0, oms_quiet(self->ctx));
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		ASSERT_EQ(0, oms_atomic_cas(self->ctx, &self->r[0], l,
 					    vals[i - 1], vals[i], &old[i]));
 		ASSERT_EQ(0, oms_get(self->ctx, &got[i], &self->r[0], l, 8,
@@ -860,12 +864,12 @@ TEST_F_TIMEOUT(rxe, litmus_L38_cas_then_acquire_get, 600)
 			ASSERT_EQ(0, oms_quiet(self->ctx));
 	}
 	ASSERT_EQ(0, oms_quiet(self->ctx));
-	for (int i = 1; i <= ITERS; i++) {
+	for (int i = 1; i <= iters; i++) {
 		EXPECT_EQ(vals[i - 1], old[i]);	/* every CAS succeeded */
 		bad += got[i] != vals[i];
 	}
 	TH_LOG("acquire gets that missed the CAS before them: %llu of %d",
-	       (unsigned long long)bad, ITERS);
+	       (unsigned long long)bad, iters);
 	EXPECT_EQ(0, bad);
 }
 

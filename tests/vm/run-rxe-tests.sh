@@ -30,6 +30,9 @@ work=$(cd build/vm && mktemp -d "$(pwd)/rxe.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir "$work/shared"
 
+# The guests run nothing but this suite: mitigations=off spares TCG the
+# kernel's speculation barriers (7 % of the suite's time, measured).
+
 # The wire: a connected socket pair, one end inherited by each QEMU
 # (-netdev socket,fd=N), so neither waits for the other to listen.
 perl -MSocket -MFcntl -e '
@@ -47,7 +50,7 @@ perl -MSocket -MFcntl -e '
 			close $other;
 			open STDOUT, ">", "$work/$role.tap";
 			open STDERR, ">&STDOUT";
-			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1",
+			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1", "-a", "mitigations=off",
 			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir, $suite,
 			     "--", "-netdev", "socket,id=n0,fd=" . fileno($mine),
 			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:$mac",

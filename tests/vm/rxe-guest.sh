@@ -95,6 +95,24 @@ up_when() {	# up_when PID LOG PATTERN FILE
 	touch "$shared/$4"
 }
 
+# The bounds of the measuring parts (kvs_get, msg_pass, oms_probe): a
+# cell's seconds and the probe's rounds, shorter under `make check`
+# (OMS_CHECK_TIER=quick), which checks what they report, not how fast.
+if [ "${OMS_CHECK_TIER:-}" = quick ]; then
+	cell_s=0.2 probe_rounds=128 probe_cost_rounds=30
+else
+	cell_s=1 probe_rounds=512 probe_cost_rounds=100
+fi
+
+# The time report of the client's parts: "# time: PART N s" (the guest's
+# clock), so the slow part of this suite is seen at once.
+part_t0=0
+part_done() {	# part_done NAME
+	part_t1=$(cut -d. -f1 /proc/uptime)
+	echo "# time: $1 $((part_t1 - part_t0)) s"
+	part_t0=$part_t1
+}
+
 # Wait (bounded) for a file the other guest or the host writes.
 wait_file() {	# wait_file PATH SECONDS
 	i=0
@@ -149,15 +167,18 @@ if [ "$role" = a ]; then
 		{ . "$here/rxe-perftest.sh" && perf_server; }
 	touch $shared/a-done
 else
+	part_done "boot and set-up"
 	# the agent against a forging requester first: litmus_rxe's last
 	# test makes the server die
 	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 300 \
 		"$bdir/verbs-tests/agent_forge" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	part_done agent_forge
 	# each requester served on its own: idle, dead, silent, flooding
 	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) timeout -k 5 300 \
 		"$bdir/verbs-tests/agent_share" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	part_done agent_share
 	# seed 002's hold through the agent: the server puts back to us
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SELF=$me \
@@ -166,26 +187,34 @@ else
 		OMS_RXE_GLOBAL_PORT=$((port + 3)) timeout -k 5 900 \
 		"$bdir/verbs-tests/hold_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	part_done hold_rxe
 	# sequence numbers through the agent's reorder buffer (DEST_SEQ)
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) \
 		OMS_RXE_NOORDER_PORT=$((port + 4)) timeout -k 5 900 \
 		"$bdir/verbs-tests/seq_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	part_done seq_rxe
 	OMS_RXE_SERVER=$peer OMS_RXE_PORT=$port \
 		OMS_RXE_AGENT_PORT=$((port + 1)) OMS_RXE_SHARED=$shared \
 		timeout -k 5 2320 \
 		"$bdir/verbs-tests/litmus_rxe" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	part_done litmus_rxe
 	[ "$suite" = litmus ] && exit 0
 	[ -x "$bdir/bench/kvs_get" ] && [ -f "$here/rxe-kvs.sh" ] &&
 		. "$here/rxe-kvs.sh" && kvs_client
+	part_done kvs_get
 	. "$here/rxe-probe.sh" && probe_client
+	part_done oms_probe
 	. "$here/rxe-msgpass.sh" && mp_client
+	part_done msg_pass
 	. "$here/rxe-examples.sh" && ex_client
+	part_done examples
 	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
 	[ "${OMS_CHECK_TIER:-}" = quick ] ||
 		{ . "$here/rxe-perftest.sh" && perf_client; }
+	part_done perftest
 	touch $shared/b-done
 	wait_file $shared/a-done 900
 fi

@@ -42,12 +42,12 @@ json_num() {
 	printf '%s\n' "$1" | sed -n "s/.*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^,\"}]*\).*/\1/p"
 }
 
-# One 1 s cell, its JSON line: kvs_cell PROTO SIZE [0] (0: OMS_AGENT=0,
+# One cell ($cell_s s), its JSON line: kvs_cell PROTO SIZE [0] (0: OMS_AGENT=0,
 # the client asks for no agent)
 kvs_cell() {
 	no_agent=${3:-}
 	env ${no_agent:+OMS_AGENT=0} "$bdir/bench/kvs_get" --client "$peer" --port $kvs_port --proto "$1" \
-		--size "$2" --items 256 --threads 1 --qps 2 --batch 8 --duration 1 \
+		--size "$2" --items 256 --threads 1 --qps 2 --batch 8 --duration $cell_s \
 		--timeout-ms 20000 --json 2>/run/kvs-cell.err | grep '^{' | head -n 1
 	sed "s/^/# kvs $1 $2 stderr: /" /run/kvs-cell.err | tail -n 5 >&2
 }
@@ -130,7 +130,7 @@ kvs_client() {
 		# A loaded host can stop this TCG guest for seconds: 20 s
 		# before a silent server counts as dead, as in litmus_rxe.
 		out=$("$k" --client "$peer" --port $kvs_port --proto $p --size 64 --items 256 \
-			--threads 1 --qps 2 --batch 8 --duration 1 --timeout-ms 20000 \
+			--threads 1 --qps 2 --batch 8 --duration $cell_s --timeout-ms 20000 \
 			--json 2>/run/kvs-$p.err)
 		rc=$?
 		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
@@ -167,7 +167,7 @@ kvs_client() {
 	# fenced READ per line instead of one request to the agent), and at
 	# 1 KiB (17 lines) beside FaRM.
 	kvs_single_source 64
-	echo "# kvs single read of 64 B in 1 s: agent $agent_gets gets, source $src_gets, farm $farm_gets, validation $val_gets"
+	echo "# kvs single read of 64 B in $cell_s s: agent $agent_gets gets, source $src_gets, farm $farm_gets, validation $val_gets"
 	line=$(kvs_cell single 1024)
 	echo "# kvs single 1024 B (agent): $line"
 	agent1k=$(json_num "$line" gets)
@@ -181,7 +181,7 @@ kvs_client() {
 	farm1k=$(json_num "$line" gets)
 	[ "$(json_num "$line" torn)" = 0 ] && [ "${farm1k:-0}" -gt 0 ] 2>/dev/null
 	tap $? "kvs_get --client --proto farm --size 1024 over rxe: $farm1k gets, torn 0"
-	echo "# kvs single read of 1 KiB in 1 s: agent $agent1k gets, source $src1k, farm $farm1k"
+	echo "# kvs single read of 1 KiB in $cell_s s: agent $agent1k gets, source $src1k, farm $farm1k"
 	kvs_device_flags
 
 	# The full tier only (make check-full, make kvs-compare): it measures
@@ -194,7 +194,7 @@ kvs_client() {
 		# beside it on the same two cores, a cell once saw no get complete
 		# for 21 s.
 		out=$("$k" --client "$peer" --port $kvs_port --proto single,validation,farm --size 64,1024 \
-			--items 256 --threads 1 --qps 1 --batch 8 --duration 1 \
+			--items 256 --threads 1 --qps 1 --batch 8 --duration $cell_s \
 			--timeout-ms 60000 --calibrate --json 2>/run/kvs-cal.err)
 		rc=$?
 		fit=$(printf '%s\n' "$out" | grep '"calibration":"fit"' | head -n 1)
@@ -226,7 +226,7 @@ kvs_client() {
 	# writer (both lock through the NIC) and the client's own gets.
 	for p in single validation farm pessimistic; do
 		out=$("$k" --client "$peer" --port $kvs_port --proto $p --size 64 --items 16 \
-			--threads 1 --qps 1 --batch 8 --duration 1 --timeout-ms 20000 \
+			--threads 1 --qps 1 --batch 8 --duration $cell_s --timeout-ms 20000 \
 			--read-pct 80 --json 2>/run/kvs-rw-$p.err)
 		rc=$?
 		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)

@@ -39,7 +39,7 @@ mp_client() {
 	# the server comes up once the probe is done: retry the connection
 	while :; do
 		timeout -k 5 600 "$mp_bin" --client "$peer" -p $mp_port \
-			-s 64,4096 --threads 1,2 -D 1 --window 16 \
+			-s 64,4096 --threads 1,2 -D $cell_s --window 16 \
 			--timeout-ms 60000 --json \
 			>/run/mp.json 2>/run/mp.err
 		rc=$?

@@ -31,7 +31,7 @@ probe_client() {
 	# listens; --timeout-ms bounds each completion and the connection
 	wait_file "$shared/probe-up" 900
 	timeout -k 5 900 "$probe_bin" --server "$peer" -p $probe_port \
-		--targets verbs --rounds 512 --cost-rounds 100 \
+		--targets verbs --rounds $probe_rounds --cost-rounds $probe_cost_rounds \
 		--timeout-ms 120000 --json >/run/probe.json 2>/run/probe.err
 	rc=$?
 	[ $rc -eq 0 ] || sed 's/^/# probe: /' /run/probe.err | tail -n 5
