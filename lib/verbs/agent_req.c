@@ -6,10 +6,10 @@
  * answers go: a completion ring of 16-byte records that only the agent
  * writes, each with a WRITE_WITH_IMM that this side's receive completion
  * announces.  A listener that runs no agent answers without its block,
- * and the connection stays one-sided, as before.
+ * and the connection stays one-sided.
  *
  * What takes the agent today: acquire gets.  The agent reads the lines in
- * address order on the destination's CPU, with an acquire fence between
+ * address order on the destination's CPU, with a load-load barrier between
  * lines, and writes them back into a landing buffer (the slot's bounce
  * buffer through a second, remote-writable registration, or the get's
  * own buffer registered for it): one round trip where source ordering
@@ -169,7 +169,7 @@ int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 		return 0;
 	if (!(reg->flags & OMS_VW_F_AGENT)) {
 		c->agent_busy = !!(reg->flags & OMS_VW_F_AGENT_BUSY);
-		vb_areq_free(c);	/* one-sided, as before */
+		vb_areq_free(c);	/* the connection stays one-sided */
 		return 0;
 	}
 	a->blk = reg->agent;
