@@ -41,7 +41,7 @@
 #define OPS_QUICK	150	/* ... under `make check` */
 #define MAX_OPS		20000	/* ... while it waits for the attack */
 #define KILLED		20	/* requesters killed a wave, make check-full */
-#define KILLED_QUICK	6	/* make check */
+#define KILLED_QUICK	4	/* make check */
 #define SILENT		2
 
 static const char *agent_port(void)

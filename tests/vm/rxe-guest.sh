@@ -99,7 +99,7 @@ up_when() {	# up_when PID LOG PATTERN FILE
 # cell's seconds and the probe's rounds, shorter under `make check`
 # (OMS_CHECK_TIER=quick), which checks what they report, not how fast.
 if [ "${OMS_CHECK_TIER:-}" = quick ]; then
-	cell_s=0.2 probe_rounds=128 probe_cost_rounds=30
+	cell_s=0.2 probe_rounds=64 probe_cost_rounds=15
 else
 	cell_s=1 probe_rounds=512 probe_cost_rounds=100
 fi
