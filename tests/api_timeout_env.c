@@ -38,8 +38,20 @@ static uint64_t now_ms(void)
 }
 
 /* A put to the context's own memory while the device is hung for
- * @hang_ms, the context polling all along (its liveness watch looks every
- * 64 calls); what quiet then says. */
+ * @hang_ms, the context polling all along; what quiet then says.  The
+ * liveness watch looks every 64 calls: it times a heartbeat that stood
+ * still from one look to a later one.  A loaded machine can run fewer
+ * than 64 calls in @hang_ms (a yield gives the core away for
+ * milliseconds), so the hang is counted in looks as well as in time: two
+ * looks (the second finds the heartbeat standing), @hang_ms, one more. */
+static void poll_calls(struct oms_ctx *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		oms_progress(c);
+		sched_yield();
+	}
+}
+
 static int hung_put(struct __test_metadata *_metadata, struct oms_ctx *c,
 		    struct oms_emu *e, unsigned hang_ms)
 {
@@ -52,10 +64,10 @@ static int hung_put(struct __test_metadata *_metadata, struct oms_ctx *c,
 	EXPECT_EQ(0, oms_mr_remote(m, &r));
 	EXPECT_EQ(0, oms_emu_freeze(e, 1));
 	EXPECT_EQ(0, oms_put(c, &r, 0, &v, 8, OMS_STORE_STRONG));
-	for (uint64_t t0 = now_ms(); now_ms() - t0 < hang_ms;) {
-		oms_progress(c);
-		sched_yield();
-	}
+	poll_calls(c, 2 * 64);
+	for (uint64_t t0 = now_ms(); now_ms() - t0 < hang_ms;)
+		poll_calls(c, 1);
+	poll_calls(c, 64);
 	EXPECT_EQ(0, oms_emu_freeze(e, 0));
 	err = oms_quiet(c);
 	oms_mr_dereg(m);
