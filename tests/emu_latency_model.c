@@ -56,8 +56,26 @@ static uint64_t now_ns(void)
 /* Responder NIC service time per request for the next runs; 0 = none. */
 static uint32_t nic_req_ns;
 
+/*
+ * Reads kept in flight.  The parallel modes (relaxed, RC-opt) need many to
+ * fill the link's bandwidth-delay product.  The stop-and-wait modes (NIC,
+ * RC) serve one line at a time: a few lines beyond the bus round trip keep
+ * them busy, and more would only make the final quiet wait for each of
+ * them in turn (at 4 KiB, hundreds of model microseconds apiece).
+ */
+#define LINES_IN_FLIGHT_SERIAL	32
+
+static int reads_in_flight(uint32_t order, unsigned flags, uint32_t size)
+{
+	uint32_t lines = (size + 63) / 64;
+
+	if (flags == OMS_READ_RELAXED || order == OMS_ORDER_RC_OPT)
+		return 256;
+	return lines >= LINES_IN_FLIGHT_SERIAL / 2 ? 2 :
+	       (int)(LINES_IN_FLIGHT_SERIAL / lines);
+}
+
 /* Model-time Gb/s of reads of @size with @order and @flags. */
-/* Best of two short runs: the machine is shared and noisy. */
 static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 		   uint64_t wall_ms)
 {
@@ -68,7 +86,7 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	uint64_t issued = 0, off = 0, t0, t1, done = 0;
-	int out = 0;
+	int out = 0, window = reads_in_flight(order, flags, size);
 	const uint32_t scale = TIME_SCALE;
 	struct oms_emu_attr ea = {
 		.size = sizeof(ea),
@@ -94,7 +112,7 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 		return -1;
 	t0 = now_ns();
 	do {
-		while (out < 256) {
+		while (out < window) {
 			if (oms_get(ini, dst + off, &r, off, size, flags))
 				return -1;
 			off = (off + size) % REGION;
@@ -117,6 +135,7 @@ static double gbps_once(uint32_t order, unsigned flags, uint32_t size,
 	return (double)done * size * 8 * scale / (double)(t1 - t0);
 }
 
+/* Best of two short runs: the machine is shared and noisy. */
 static double gbps(uint32_t order, unsigned flags, uint32_t size,
 		   uint64_t wall_ms)
 {
