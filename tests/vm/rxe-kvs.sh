@@ -240,10 +240,13 @@ kvs_client() {
 		tap $? "kvs_get --client --proto $p --read-pct 80 over rxe: $upd remote updates, $gets gets, torn $torn == 0"
 	done
 
-	# The server host stops answering mid-run (for 10 s).  --timeout-ms
+	# The server host stops answering mid-run (for 16 s).  --timeout-ms
 	# 8000: the default 2 s once expired before the stop, while guest a
 	# was busy with its writer's NIC traffic, and the client was gone
-	# before the test began; 8 s still ends it well inside the stop.
+	# before the test began.  The watch looks every 64 calls: on a host
+	# busy with two make checks a starved guest made those looks seconds
+	# apart, and a 10 s stop ended before one saw 8 s pass; 16 s leaves
+	# the watch twice its timeout.
 	"$k" --client "$peer" --port $kvs_port --proto single --size 64 --items 256 \
 		--threads 1 --qps 1 --batch 8 --duration 60 --timeout-ms 8000 \
 		>/run/kvs-stop.out \
@@ -253,7 +256,7 @@ kvs_client() {
 	kill -0 $cpid 2>/dev/null
 	running=$?
 	rm -f "$shared/a-stopped" "$shared/a-stop-result"
-	echo 10 >"$shared/stop-a"
+	echo 16 >"$shared/stop-a"
 	wait_file "$shared/a-stopped" 60
 	t0=$(date +%s.%N)
 	i=0
