@@ -51,40 +51,10 @@ static int dev_step(struct oms_emu *dev, int *pending)
 	return work;
 }
 
-/*
- * Work is waiting (for its model time, or chaos is sitting on it): give
- * the initiators the core.  While no other thread wants it a yield comes
- * straight back, the cheapest wait there is.  On a busy machine a yield
- * gives the core away until every other runnable thread has had its
- * slice, milliseconds that the latency model would count as model time,
- * while a sleeper is woken within tens of microseconds.  So after a yield
- * that came back late, the next waits sleep briefly; a yield now and then
- * looks whether the machine is quiet again.
- */
-#define SLOW_YIELD_NS	200000
-#define SLEEPS_PER_LOOK	1024
-
-static void wait_for_work(unsigned *sleeps)
-{
-	uint64_t t;
-
-	if (*sleeps) {
-		struct timespec ts = { 0, 20000 };
-
-		(*sleeps)--;
-		nanosleep(&ts, NULL);
-		return;
-	}
-	t = emu_wall_ns();
-	sched_yield();
-	if (emu_wall_ns() - t > SLOW_YIELD_NS)
-		*sleeps = SLEEPS_PER_LOOK;
-}
-
 static void *dev_thread(void *arg)
 {
 	struct oms_emu *dev = arg;
-	unsigned idle = 0, sleeps = 0;
+	unsigned idle = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&dev->frozen, __ATOMIC_ACQUIRE)) {
@@ -106,11 +76,10 @@ static void *dev_thread(void *arg)
 		if (dev_step(dev, &pending)) {
 			idle = 0;
 		} else if (pending) {
-			/* Chaos or the model is sitting on work: let the
-			 * initiators run (the machine may have fewer cores
-			 * than threads). */
+			/* Chaos is sitting on work: let the initiators run
+			 * (the machine may have fewer cores than threads). */
 			idle = 0;
-			wait_for_work(&sleeps);
+			sched_yield();
 		} else if (++idle > 2000) {
 			/* Idle: back off to at most 0.5 ms between looks
 			 * (far below any liveness timeout). */
