@@ -419,6 +419,16 @@ OMS_EXPORT int oms_tx_send(struct oms_tx_queue *q, const void *buf,
 	/* len - 1 wraps for 0 */
 	if (!q || !buf || len - 1 >= q->max_payload)
 		return -EINVAL;
+#if TX_HAVE_AVX2
+	/*
+	 * The one-chunk sequenced message first and straight through: at 64
+	 * bytes a message is a dozen cycles, and each taken branch of the
+	 * general dispatch (tx_send_fast) cost about a twentieth of them.
+	 */
+	if (__builtin_expect(q->fast == TX_FAST_SEQ, 1) &&
+	    __builtin_expect(len == OMS_TX_SEQ_PAYLOAD, 1))
+		return tx_send_seq_chunk(q, buf);
+#endif
 	if (q->fast)
 		return tx_send_fast(q, buf, len);
 	return tx_send_op(q, OMS_TX_OP_MSG, buf, len);
