@@ -334,6 +334,7 @@ TEST_F(mode, litmus_L39_release_after_earlier_ops_on_emu)
 /* ---- issue cost ---------------------------------------------------- */
 
 #define COST_ROUNDS	300
+#define COST_ATTEMPTS	5
 
 static uint64_t now_ns(void)
 {
@@ -428,10 +429,23 @@ out:
 
 TEST_F(chan, litmus_L39_release_issue_cost_on_emu)
 {
-	/* one-way bus: 200 and 20000 model ns, 10 wall ns each */
-	struct cost lo = rel_cost(variant->flags, 200);
-	struct cost hi = rel_cost(variant->flags, 20000);
+	struct cost lo, hi;
+	int attempt = 0;
 
+	/*
+	 * One-way bus: 200 and 20000 model ns, 10 wall ns each.  A busy
+	 * machine can hold the device thread for milliseconds in many
+	 * rounds and move even a median, so the pair is measured again, up
+	 * to COST_ATTEMPTS times; a release that waits a round trip of its
+	 * own fails every attempt.
+	 */
+	do {
+		lo = rel_cost(variant->flags, 200);
+		hi = rel_cost(variant->flags, 20000);
+	} while (++attempt < COST_ATTEMPTS && !lo.errors && !hi.errors &&
+		 (hi.call_ns >= 3 * lo.call_ns + 2000 ||
+		  hi.quiet_rel_ns >= 1.5 * hi.quiet_weak_ns));
+	TH_LOG("L39 cost measured %d time(s)", attempt);
 	TH_LOG("L39 cost, bus 200 ns: release call %.0f ns, W;REL;quiet "
 	       "%.0f ns, W;W;quiet %.0f ns", lo.call_ns, lo.quiet_rel_ns,
 	       lo.quiet_weak_ns);

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "emu/emu.h"
@@ -51,10 +52,49 @@ static int dev_step(struct oms_emu *dev, int *pending)
 	return work;
 }
 
+/*
+ * Work is waiting (for its model time, or chaos is sitting on it): give
+ * the initiators the core.  While no other thread wants it a yield comes
+ * straight back, the cheapest wait there is.  On a busy machine a yield
+ * gives the core away until every other runnable thread has had its
+ * slice: milliseconds, which a slow latency model (a thousand wall ns or
+ * more per model ns) reads as whole model microseconds, so that its
+ * modes stop differing.  A sleeper is woken within a few microseconds.
+ * So under such a model, after a yield that came back late, the next
+ * waits sleep briefly, and a yield now and then looks whether the
+ * machine is quiet again.  Faster models and chaos keep the yield: their
+ * tests are tuned to it, and a late yield costs them little model time.
+ */
+#define SLOW_MODEL_SCALE	1000
+#define SLOW_YIELD_NS		200000
+#define SLEEPS_PER_LOOK		1024
+
+static void wait_for_work(const struct oms_emu *dev, unsigned *sleeps)
+{
+	uint64_t t;
+
+	if (*sleeps) {
+		struct timespec ts = { 0, 5000 };
+
+		(*sleeps)--;
+		nanosleep(&ts, NULL);
+		return;
+	}
+	t = emu_wall_ns();
+	sched_yield();
+	if (dev->cfg.time_scale >= SLOW_MODEL_SCALE &&
+	    emu_wall_ns() - t > SLOW_YIELD_NS)
+		*sleeps = SLEEPS_PER_LOOK;
+}
+
 static void *dev_thread(void *arg)
 {
 	struct oms_emu *dev = arg;
-	unsigned idle = 0;
+	unsigned idle = 0, sleeps = 0;
+
+	/* the short sleeps of wait_for_work(), not the default 50 us */
+	if (dev->cfg.time_scale >= SLOW_MODEL_SCALE)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&dev->frozen, __ATOMIC_ACQUIRE)) {
@@ -76,10 +116,11 @@ static void *dev_thread(void *arg)
 		if (dev_step(dev, &pending)) {
 			idle = 0;
 		} else if (pending) {
-			/* Chaos is sitting on work: let the initiators run
-			 * (the machine may have fewer cores than threads). */
+			/* Chaos or the model is sitting on work: let the
+			 * initiators run (the machine may have fewer cores
+			 * than threads). */
 			idle = 0;
-			sched_yield();
+			wait_for_work(dev, &sleeps);
 		} else if (++idle > 2000) {
 			/* Idle: back off to at most 0.5 ms between looks
 			 * (far below any liveness timeout). */
