@@ -16,7 +16,7 @@
 # CHECK_JOBS at a time (default 2): commands never share a file.
 
 VERSION_MAJOR := 2
-VERSION := $(VERSION_MAJOR).1.0
+VERSION := $(VERSION_MAJOR).2.0
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include

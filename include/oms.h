@@ -311,7 +311,7 @@ int oms_ctx_destroy(struct oms_ctx *ctx);
  * numbering; 0.1 (liboms.so.0) was the first.
  */
 #define OMS_VERSION_MAJOR 2
-#define OMS_VERSION_MINOR 1
+#define OMS_VERSION_MINOR 2
 #define OMS_VERSION_PATCH 0
 
 const char *oms_version(void);

@@ -80,20 +80,42 @@ struct oms_emu;
  * time_scale <= 10^6, link_gbps 1..10000, rlsq_entries 1..4096;
  * OMS_EMU_F_CHARGE_CPU only with a latency model (time_scale > 0).
  *
- * Model time runs time_scale times slower than the wall clock, so that the
- * device's work, done in software, costs what it would cost in silicon.
- * Without OMS_EMU_F_CHARGE_CPU the initiators' own CPU work gets the same
- * discount: a client that spends 100 ns validating an item between two
- * gets spends 100 / time_scale model ns, and a protocol whose cost is on
- * the CPU (stripping versions from every line, handling a lock) looks
- * free.  With it, the CPU time each initiator thread spends outside
- * liboms between two of its calls (its thread CPU clock, so time it
- * spends descheduled does not count, minus the clock's own cost) moves
- * that thread's model time on by as many model ns, and its next
- * operations do not start on the device before then.  Time inside liboms
+ * The latency model (time_scale > 0) runs on model time, the device's own
+ * clock, as a discrete-event simulator's does: the clock stands at the
+ * time of what the device is doing and jumps to the next event when
+ * nothing is left there, never further than any thread that issues on
+ * the device could still submit something (each such thread has a model
+ * time of its own: that of the last completion it waited for, plus its
+ * charged CPU time; a thread waiting in liboms holds nobody back).  So
+ * the figures do not depend on the host: a busy machine, a descheduled
+ * device thread, sixteen client threads on two cores change how long a
+ * run takes, not what it measures.  Time a run with
+ * oms_emu_thread_time() (below), not the host's clock.
+ *
+ * time_scale is then the least number of wall ns one model ns takes: the
+ * clock never runs ahead of wall time / time_scale.  1 never holds back a
+ * busy model (it runs slower than real time here); a larger value slows
+ * a sparse one down, so that a host thread that is not an initiator (one
+ * writing with oms_mr_write()) meets the device's work in flight.  It
+ * never changes a figure.
+ *
+ * Without OMS_EMU_F_CHARGE_CPU an initiator's work outside liboms takes
+ * no model time: a client that spends 100 ns validating an item between
+ * two gets issues the second at the same model time, and a protocol whose
+ * cost is on the CPU (stripping versions from every line, handling a
+ * lock) looks free.  With it, the CPU time each initiator thread spends
+ * outside liboms between two of its calls (its thread CPU clock, so time
+ * it spends descheduled does not count, minus the clock's own cost) moves
+ * that thread's model time on by as many model ns.  Time inside liboms
  * (posting, polling, waiting) is not charged: it stands for the NIC
- * driver's share, which software emulation inflates.  Costs one thread
- * CPU clock read on entry to and exit from each data-path call.
+ * driver's share, which software emulation inflates.  Costs one read of
+ * the thread CPU clock (a system call, about 1 us) per data-path call.
+ *
+ * A thread that waits for the device's work outside liboms (spinning on
+ * memory a put writes) without its CPU charged holds model time still:
+ * wait with oms_quiet(), or oms_progress() (two calls in a row that find
+ * nothing are a wait).  A thread blocked in the kernel (sleeping,
+ * joining) is seen as such after a while and holds nothing back.
  */
 struct oms_emu_attr {
 	uint32_t size;
@@ -104,8 +126,9 @@ struct oms_emu_attr {
 	uint32_t lat_rc_ns;	/* root complex latency; 17 */
 	uint32_t lat_mem_ns;	/* memory latency per line; 50 */
 	uint32_t link_gbps;	/* response link rate; 100 */
-	uint32_t time_scale;	/* wall ns per model ns; 0 = no latency
-				 * model (everything at once) */
+	uint32_t time_scale;	/* 0 = no latency model (everything at
+				 * once); else the model is on, at least
+				 * this many wall ns per model ns */
 	uint32_t read_order;	/* enum oms_read_order; OMS_ORDER_RC_OPT */
 	uint32_t rlsq_entries;	/* RLSQ entries; 256 */
 	uint32_t lat_req_ns;	/* with the latency model: each responder
@@ -190,6 +213,18 @@ int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
  */
 int oms_emu_host_write(struct oms_emu *emu, uint32_t region, uint64_t off,
 		       const void *src, size_t len);
+
+/*
+ * Model time, in ns since the device started (0 without a latency model).
+ * oms_emu_clock(): the device's clock, the time of the last event it
+ * performed (from an observer: the event being reported).
+ * oms_emu_thread_time(): the calling thread's own model time on @emu (the
+ * device's clock if the thread has issued nothing there): what a
+ * benchmark times its operations with.  Neither waits for the device; an
+ * observer may call them.  -EINVAL for NULL.
+ */
+int oms_emu_clock(const struct oms_emu *emu, uint64_t *ns);
+int oms_emu_thread_time(struct oms_emu *emu, uint64_t *ns);
 
 #ifdef __cplusplus
 }

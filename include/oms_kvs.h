@@ -124,7 +124,9 @@ struct oms_kvs_get {
 	void *user;			/* in: untouched */
 	const void *value;		/* out: value_size bytes in @buf */
 	uint64_t version;		/* out: the version returned */
-	uint64_t lat_ns;		/* out: submit to return, wall ns */
+	uint64_t lat_ns;		/* out: submit to return, ns: model
+					 * time on an emulated device with a
+					 * latency model, else wall time */
 	uint32_t retries;		/* out: reads repeated */
 	int32_t status;			/* out: 0 or -errno */
 	uint32_t torn;			/* out: 1 if the value returned is

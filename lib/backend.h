@@ -50,7 +50,6 @@
 #include <stdint.h>
 
 #include "oms.h"
-#include "util/cpu_charge.h"
 
 struct oms_ctx;
 
@@ -88,9 +87,22 @@ struct oms_be_view {
 	/* What the backend counts of its device (oms_stats): doorbells
 	 * rung, completion entries taken. */
 	uint64_t doorbells, dev_completions;
-	/* The user's CPU time between calls, counted by the context layer
-	 * once the backend turns it on (util/cpu_charge.h). */
-	struct oms_cpu_charge cpu;
+	/* Set by the backend's open(): the context's data-path calls count
+	 * the calling thread's CPU time outside liboms (util/cpu_charge.h),
+	 * which the backend charges to it. */
+	int cpu_charge;
+};
+
+/*
+ * What a thread waits for in liboms (ops->wait): @completions more
+ * completions than the context has taken so far (at least 1), or, with
+ * @src, the source-consumed count moving past @src_seen.  A lower bound:
+ * the caller may need more, never less.
+ */
+struct oms_be_wait {
+	uint32_t completions;
+	uint32_t src;
+	uint64_t src_seen;
 };
 
 static inline struct oms_be_view *oms_be_view(struct oms_ctx *ctx)
@@ -176,6 +188,17 @@ struct oms_backend_ops {
 	 * after the completions, so it covers every one returned). */
 	int (*poll)(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 		    uint64_t *src_done);
+	/* Optional: the calling thread waits in liboms for @ctx's device
+	 * until @w holds (called again on every pass of the wait: a no-op
+	 * while the device has not ended it), or, with NULL @w, has stopped
+	 * waiting.  A device that keeps model time of its own (the emulated
+	 * one's latency model) runs its clock past a waiting thread, and
+	 * stops it where @w comes true. */
+	void (*wait)(struct oms_ctx *ctx, const struct oms_be_wait *w);
+	/* Optional: the calling thread's time on @ctx's device in ns, where
+	 * the device keeps time of its own (model time); NULL: the host's
+	 * CLOCK_MONOTONIC. */
+	uint64_t (*now)(struct oms_ctx *ctx);
 	/* Liveness: 0, or -ENODEV (device stopped); *@hb a counter that
 	 * moves while the device makes progress. */
 	int (*alive)(struct oms_ctx *ctx, uint64_t *hb);

@@ -20,6 +20,7 @@
 #include "engine/store_order.h"
 #include "ctx_users.h"
 #include "util/clock.h"
+#include "util/cpu_charge.h"
 #include "util/export.h"
 
 #define OMS_ACK_WINDOW	65536u		/* per-channel completion bitmap */
@@ -75,6 +76,9 @@ struct oms_ctx {
 					 * ones too (which the orderer does
 					 * not track: they have no number) */
 	uint64_t hb_last, hb_time_ns;	/* liveness watch */
+	uint64_t reaped;		/* completions taken from the backend */
+	uint32_t empty_polls;		/* oms_progress() calls in a row that
+					 * found nothing, nothing sent since */
 	uint64_t alive_calls;
 	struct oms_stats st;
 	struct oms_mr *mrs;		/* registered regions */
@@ -116,7 +120,13 @@ int oms_ctx_progress(struct oms_ctx *ctx);
 void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
 void oms_ctx_kill(struct oms_ctx *ctx, int err);
-int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *));
+/* What a wait needs at least (oms_ctx_waiting(), backend.h's ops->wait):
+ * one completion, all in flight, or the source count to move. */
+enum oms_wait_kind { OMS_WAIT_ANY, OMS_WAIT_ALL, OMS_WAIT_SRC };
+void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind);
+void oms_ctx_wait_done(struct oms_ctx *ctx);
+int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *),
+		 enum oms_wait_kind kind);
 int oms_ctx_wait_quiet(struct oms_ctx *ctx);
 
 /* lib/core/conn.c */
@@ -132,6 +142,6 @@ int oms_rdma_first_device(char *name, size_t len);
  * it is counted for the device when the backend asked
  * (util/cpu_charge.h). */
 #define OMS_CTX_CPU_SCOPE(ctx) \
-	OMS_CPU_SCOPE((ctx) ? &oms_be_view(ctx)->cpu : NULL)
+	OMS_CPU_SCOPE((ctx) && oms_be_view(ctx)->cpu_charge)
 
 #endif

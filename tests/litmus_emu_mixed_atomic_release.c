@@ -333,41 +333,29 @@ TEST_F(mode, litmus_L39_release_after_earlier_ops_on_emu)
 
 /* ---- issue cost ---------------------------------------------------- */
 
-#define COST_ROUNDS	300
-#define COST_ATTEMPTS	5
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
- * Medians, not means: beside two other make checks the device thread is
- * sometimes descheduled for milliseconds, and a few such rounds moved the
- * mean of W; REL; quiet to 1.7 x that of W; W; quiet (two round trips'
- * worth) while the typical round took one.
+ * What a release store costs its issuer, in model time (the device's
+ * latency model keeps a clock of its own: oms_emu.h), so the figures are
+ * exact and the same on any machine, busy or not: every round measures
+ * the same.  The calling thread's model time moves only when it waits
+ * (its CPU is not charged here).
  */
+#define COST_ROUNDS	64
+
 struct cost {
-	double call_ns;		/* median oms_put(RELEASE) call */
-	double quiet_rel_ns;	/* median W; REL; quiet */
-	double quiet_weak_ns;	/* median W; W; quiet */
+	uint64_t call_ns;	/* most model time an oms_put(RELEASE) took */
+	uint64_t quiet_rel_ns;	/* W; REL; quiet, most and least */
+	uint64_t quiet_rel_min;
+	uint64_t quiet_weak_ns;	/* W; W; quiet */
 	int errors;
 };
 
-static int cmp_u64(const void *a, const void *b)
+static uint64_t model_now(struct oms_emu *emu)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t t = 0;
 
-	return x < y ? -1 : x > y;
-}
-
-static double median(uint64_t *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_u64);
-	return (double)v[n / 2];
+	oms_emu_thread_time(emu, &t);
+	return t;
 }
 
 static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
@@ -375,15 +363,14 @@ static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_ctx *ini = NULL, *tgt = NULL;
 	uint64_t *mem = calloc(16, 8), v = 1;
-	static uint64_t call[COST_ROUNDS], qr[COST_ROUNDS], qw[COST_ROUNDS];
-	struct cost c = { 0 };
+	struct cost c = { .quiet_rel_min = UINT64_MAX };
 	struct oms_emu *emu = NULL;
 	struct oms_mr *mr;
 	struct oms_rmr r;
 	struct oms_emu_attr ea = {
 		.size = sizeof(ea), .comp_mask = OMS_EMU_ATTR_LATENCY,
 		.lat_bus_ns = lat_bus_ns, .lat_rc_ns = 17, .lat_mem_ns = 50,
-		.link_gbps = 100, .time_scale = 10,
+		.link_gbps = 100, .time_scale = 1,
 	};
 
 	a.comp_mask = OMS_CTX_ATTR_NODE | OMS_CTX_ATTR_FLAGS |
@@ -398,24 +385,28 @@ static struct cost rel_cost(uint32_t flags, uint32_t lat_bus_ns)
 		goto out;
 	}
 	for (int n = 0; n < COST_ROUNDS; n++) {
-		uint64_t t0 = now_ns(), t1, t2;
+		uint64_t t0 = model_now(emu), t1, t2, t3;
 
 		c.errors += oms_put(ini, &r, 0, &v, 8, OMS_STORE_WEAK) != 0;
-		t1 = now_ns();
+		t1 = model_now(emu);
 		c.errors += oms_put(ini, &r, 8, &v, 8, OMS_STORE_RELEASE) != 0;
-		t2 = now_ns();
+		t2 = model_now(emu);
 		c.errors += oms_quiet(ini) != 0;
-		call[n] = t2 - t1;
-		qr[n] = now_ns() - t0;
-		t0 = now_ns();
+		t3 = model_now(emu);
+		if (t2 - t1 > c.call_ns)
+			c.call_ns = t2 - t1;
+		if (t3 - t0 > c.quiet_rel_ns)
+			c.quiet_rel_ns = t3 - t0;
+		if (t3 - t0 < c.quiet_rel_min)
+			c.quiet_rel_min = t3 - t0;
+		t0 = model_now(emu);
 		c.errors += oms_put(ini, &r, 0, &v, 8, OMS_STORE_WEAK) != 0;
 		c.errors += oms_put(ini, &r, 8, &v, 8, OMS_STORE_WEAK) != 0;
 		c.errors += oms_quiet(ini) != 0;
-		qw[n] = now_ns() - t0;
+		t3 = model_now(emu);
+		if (t3 - t0 > c.quiet_weak_ns)
+			c.quiet_weak_ns = t3 - t0;
 	}
-	c.call_ns = median(call, COST_ROUNDS);
-	c.quiet_rel_ns = median(qr, COST_ROUNDS);
-	c.quiet_weak_ns = median(qw, COST_ROUNDS);
 out:
 	if (ini)
 		oms_ctx_destroy(ini);
@@ -429,35 +420,31 @@ out:
 
 TEST_F(chan, litmus_L39_release_issue_cost_on_emu)
 {
-	struct cost lo, hi;
-	int attempt = 0;
+	/* one-way bus: 200 and 20000 model ns */
+	struct cost lo = rel_cost(variant->flags, 200);
+	struct cost hi = rel_cost(variant->flags, 20000);
 
-	/*
-	 * One-way bus: 200 and 20000 model ns, 10 wall ns each.  A busy
-	 * machine can hold the device thread for milliseconds in many
-	 * rounds and move even a median, so the pair is measured again, up
-	 * to COST_ATTEMPTS times; a release that waits a round trip of its
-	 * own fails every attempt.
-	 */
-	do {
-		lo = rel_cost(variant->flags, 200);
-		hi = rel_cost(variant->flags, 20000);
-	} while (++attempt < COST_ATTEMPTS && !lo.errors && !hi.errors &&
-		 (hi.call_ns >= 3 * lo.call_ns + 2000 ||
-		  hi.quiet_rel_ns >= 1.5 * hi.quiet_weak_ns));
-	TH_LOG("L39 cost measured %d time(s)", attempt);
-	TH_LOG("L39 cost, bus 200 ns: release call %.0f ns, W;REL;quiet "
-	       "%.0f ns, W;W;quiet %.0f ns", lo.call_ns, lo.quiet_rel_ns,
-	       lo.quiet_weak_ns);
-	TH_LOG("L39 cost, bus 20000 ns: release call %.0f ns, W;REL;quiet "
-	       "%.0f ns, W;W;quiet %.0f ns", hi.call_ns, hi.quiet_rel_ns,
-	       hi.quiet_weak_ns);
+	for (int i = 0; i < 2; i++) {
+		const struct cost *c = i ? &hi : &lo;
+
+		TH_LOG("L39 cost, bus %u ns: release call %llu ns, "
+		       "W;REL;quiet %llu..%llu ns, W;W;quiet %llu ns (model "
+		       "time)", i ? 20000 : 200,
+		       (unsigned long long)c->call_ns,
+		       (unsigned long long)c->quiet_rel_min,
+		       (unsigned long long)c->quiet_rel_ns,
+		       (unsigned long long)c->quiet_weak_ns);
+	}
 	ASSERT_EQ(0, lo.errors);
 	ASSERT_EQ(0, hi.errors);
-	/* the call does not wait for the round trip (400 us wall here) */
-	EXPECT_LT(hi.call_ns, 3 * lo.call_ns + 2000);
-	/* W; REL takes one round trip like W; W, not two */
-	EXPECT_LT(hi.quiet_rel_ns, 1.5 * hi.quiet_weak_ns);
+	/* the call does not wait for anything: no model time at all */
+	EXPECT_EQ(0, lo.call_ns);
+	EXPECT_EQ(0, hi.call_ns);
+	/* W; REL takes one round trip like W; W, not two: its fence is
+	 * kept at the destination (a wait at the source would add 40 us) */
+	EXPECT_GE(hi.quiet_rel_min, 2 * 20000);
+	EXPECT_LT(hi.quiet_rel_ns, hi.quiet_weak_ns + 20000);
+	EXPECT_LT(lo.quiet_rel_ns, lo.quiet_weak_ns + 200);
 }
 
 /* ---- bad input ----------------------------------------------------- */

@@ -292,6 +292,11 @@ void oms_ctx_user_put(struct oms_ctx *ctx)
 	__atomic_sub_fetch(&ctx->users, 1, __ATOMIC_ACQ_REL);
 }
 
+uint64_t oms_ctx_clock_ns(struct oms_ctx *ctx)
+{
+	return ctx->be->now ? ctx->be->now(ctx) : oms_now_ns();
+}
+
 OMS_EXPORT int oms_ctx_destroy(struct oms_ctx *ctx)
 {
 	int err;

@@ -53,7 +53,7 @@ static int op_alloc(struct oms_ctx *ctx, struct oms_op **out)
 			if (!slot_ready(ctx))
 				err = ctx->dead ? ctx->dead : -EAGAIN;
 		} else {
-			err = oms_ctx_wait(ctx, slot_ready);
+			err = oms_ctx_wait(ctx, slot_ready, OMS_WAIT_ANY);
 		}
 		if (err)
 			return err;
@@ -88,17 +88,23 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 		.acquire = !!(op->wr.flags & OMS_WR_F_ACQUIRE),
 	};
 	struct oms_so_action a;
-	int r;
+	int r, waited = 0;
 
 	oms_oc_issue(&ctx->oc, 1);
 	if (!oms_ctx_ordered(ctx))
 		st.cls = OMS_STORE_UNORDERED;
 	while ((r = oms_so_submit_op(&ctx->so, &st, &a)) == -EAGAIN) {
 		oms_ctx_progress(ctx);
-		if (oms_ctx_check_alive(ctx))
+		if (oms_ctx_check_alive(ctx)) {
+			oms_ctx_wait_done(ctx);
 			return 0;	/* killed: the op was failed */
+		}
+		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+		waited = 1;
 		sched_yield();
 	}
+	if (waited)
+		oms_ctx_wait_done(ctx);
 	op->seq = a.seq;	/* SEQ channel: numbered even when held */
 	if (r == OMS_SO_ISSUE)
 		oms_ctx_send_op(ctx, op, a.flags);
@@ -242,7 +248,7 @@ OMS_EXPORT int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
 
 static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 {
-	int r;
+	int r, waited = 0;
 
 	if (ctx->dead)
 		return ctx->dead;
@@ -254,10 +260,16 @@ static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 
 		if (!err)
 			err = oms_ctx_check_alive(ctx);
-		if (err)
+		if (err) {
+			oms_ctx_wait_done(ctx);
 			return err;
+		}
+		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+		waited = 1;
 		sched_yield();
 	}
+	if (waited)
+		oms_ctx_wait_done(ctx);
 	if (r)
 		return r;
 	return oms_ctx_release(ctx);
@@ -291,7 +303,7 @@ OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
 		return -EINVAL;
 	if (ctx->dead)
 		return ctx->dead;
-	return oms_ctx_wait(ctx, local_done);
+	return oms_ctx_wait(ctx, local_done, OMS_WAIT_SRC);
 }
 
 OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
@@ -349,7 +361,7 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		oms_ctx_send_op(ctx, op, 0);
 	}
 	oms_ctx_release(ctx);
-	err = oms_ctx_wait(ctx, reset_done);
+	err = oms_ctx_wait(ctx, reset_done, OMS_WAIT_ALL);
 	oms_oc_take_error(&ctx->oc);	/* the RESETs' own answers */
 	if (err)
 		return err;
@@ -359,15 +371,31 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 	return err;
 }
 
+/*
+ * A thread that polls twice in a row and finds nothing, having sent
+ * nothing in between, is waiting for its device (backend.h, ops->wait),
+ * from the second call until its next: a device with a clock of its own
+ * runs it on to that thread's next completion.  One empty poll is not a
+ * wait: what the thread does next (another put) is at the same time.
+ */
 OMS_EXPORT int oms_progress(struct oms_ctx *ctx)
 {
 	OMS_CTX_CPU_SCOPE(ctx);
+	uint64_t reaped;
 	int err;
 
 	if (!ctx)
 		return -EINVAL;
+	reaped = ctx->reaped;
 	err = oms_ctx_progress(ctx);
 	if (!err)
 		err = oms_ctx_check_alive(ctx);
-	return err ? err : (int)oms_oc_outstanding(&ctx->oc);
+	if (err)
+		return err;
+	if (ctx->reaped != reaped || !oms_oc_outstanding(&ctx->oc) ||
+	    ctx->unrung)
+		ctx->empty_polls = 0;
+	else if (++ctx->empty_polls >= 2)
+		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+	return (int)oms_oc_outstanding(&ctx->oc);
 }

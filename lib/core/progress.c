@@ -59,6 +59,7 @@ void oms_ctx_send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags)
 	}
 	op->sent = 1;
 	ctx->unrung++;
+	ctx->empty_polls = 0;
 }
 
 /*
@@ -144,24 +145,60 @@ int oms_ctx_release(struct oms_ctx *ctx)
 	return 0;
 }
 
+/*
+ * The calling thread waits in liboms (backend.h, ops->wait): for what
+ * @kind says it needs at least, given what is in flight now.  A device
+ * with a clock of its own runs it on meanwhile.
+ */
+void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind)
+{
+	struct oms_be_wait w = { .completions = 1 };
+	uint64_t in_flight = ctx->oc.stage[OMS_OC_PROCESSING] +
+			     ctx->oc.stage[OMS_OC_AWAITING_ACK];
+
+	oms_cpu_waited();
+	if (!ctx->be->wait)
+		return;
+	/* everything in flight, unless the orderer holds an op that one
+	 * of those completions lets go (the thread must send it then) */
+	if (kind == OMS_WAIT_ALL && !ctx->oc.stage[OMS_OC_ISSUED] &&
+	    in_flight > 1)
+		w.completions = in_flight > UINT32_MAX ? UINT32_MAX :
+				(uint32_t)in_flight;
+	if (kind == OMS_WAIT_SRC) {
+		w.src = 1;
+		w.src_seen = ctx->src_seen;
+	}
+	ctx->be->wait(ctx, &w);
+}
+
+void oms_ctx_wait_done(struct oms_ctx *ctx)
+{
+	if (ctx->be->wait)
+		ctx->be->wait(ctx, NULL);
+}
+
 /* Wait (driving progress) until @cond holds or the device is gone. */
-int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *))
+int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *),
+		 enum oms_wait_kind kind)
 {
 	unsigned spins = 0;
+	int err;
 
 	for (;;) {
-		int err = oms_ctx_progress(ctx);
-
-		if (err)
-			return err;
-		if (cond(ctx))
-			return 0;
+		err = oms_ctx_progress(ctx);
+		if (err || cond(ctx))
+			break;
 		err = oms_ctx_check_alive(ctx);
 		if (err)
-			return err;
+			break;
+		oms_ctx_waiting(ctx, kind);
 		if (++spins > 4)
 			sched_yield();
 	}
+	if (spins)
+		oms_ctx_wait_done(ctx);
+	return err;
 }
 
 /* A completion of ordered op @seq on @chan: advance the cumulative ack. */
@@ -245,6 +282,7 @@ int oms_ctx_progress(struct oms_ctx *ctx)
 		uint64_t sd = ctx->src_seen;
 
 		n = ctx->be->poll(ctx, wc, 64, &sd);
+		ctx->reaped += (uint64_t)n;
 		if (sd > ctx->src_seen) {
 			oms_oc_advance(&ctx->oc, OMS_OC_PROCESSING,
 				       (uint32_t)(sd - ctx->src_seen));
@@ -317,5 +355,5 @@ static int quiet_done(struct oms_ctx *ctx)
 /* Wait until everything earlier is performed, failed or cancelled. */
 int oms_ctx_wait_quiet(struct oms_ctx *ctx)
 {
-	return ctx->dead ? 0 : oms_ctx_wait(ctx, quiet_done);
+	return ctx->dead ? 0 : oms_ctx_wait(ctx, quiet_done, OMS_WAIT_ALL);
 }

@@ -53,8 +53,7 @@ static int emu_open(struct oms_ctx *ctx)
 		goto fail_put;
 	ec->dev = dev;
 	ec->q = q;
-	if (dev->cfg.charge_cpu)
-		oms_cpu_charge_start(&oms_be_view(ctx)->cpu);
+	oms_be_view(ctx)->cpu_charge = dev->cfg.charge_cpu;
 	oms_be_view(ctx)->priv = ec;
 	return 0;
 fail_put:
@@ -76,34 +75,33 @@ static void emu_close(struct oms_ctx *ctx)
 	emu_dev_put(dev);
 }
 
-/*
- * OMS_EMU_F_CHARGE_CPU: the initiator's model time, before which its
- * command does not start.  The work @w it did outside liboms (wall ns,
- * counted by the core: view->cpu) began where it had got to (the
- * cursor) or, if it had waited, where the device's clock then was; it
- * moved that clock by only w / scale, and its own time by w.
- */
-static uint64_t emu_not_before(struct oms_ctx *ctx)
-{
-	struct oms_be_view *v = oms_be_view(ctx);
-	struct emu_ctx *ec = EC(ctx);
-	uint64_t now, w, waited;
-
-	if (!v->cpu.on)
-		return 0;
-	now = emu_now(ec->dev);
-	w = v->cpu.out_ns;
-	v->cpu.out_ns = 0;
-	waited = now + w - w / ec->dev->cfg.time_scale;
-	ec->cursor += w;
-	if (ec->cursor < waited)
-		ec->cursor = waited;
-	return ec->cursor;
-}
-
+/* Under a latency model a command is stamped with the model time of the
+ * thread that posts it (initiator.c). */
 static int emu_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 {
-	return emu_q_post_at(EC(ctx)->q, wr, emu_not_before(ctx));
+	struct emu_ctx *ec = EC(ctx);
+
+	return emu_q_post_at(ec->q, wr, ec->dev->cfg.time_scale ?
+			     emu_initiator_stamp(ec->dev) : 0);
+}
+
+static void emu_wait(struct oms_ctx *ctx, const struct oms_be_wait *w)
+{
+	struct emu_ctx *ec = EC(ctx);
+
+	if (!ec->dev->cfg.time_scale)
+		return;
+	if (w)
+		emu_initiator_wait(ec->dev, ec->q, w);
+	else
+		emu_initiator_wait_end(ec->dev);
+}
+
+static uint64_t emu_time(struct oms_ctx *ctx)
+{
+	struct oms_emu *dev = EC(ctx)->dev;
+
+	return dev->cfg.time_scale ? emu_initiator_time(dev) : emu_wall_ns();
 }
 
 static int emu_ring(struct oms_ctx *ctx, uint32_t n)
@@ -238,6 +236,8 @@ const struct oms_backend_ops oms_emu_backend = {
 	.post = emu_post,
 	.ring = emu_ring,
 	.poll = emu_poll,
+	.wait = emu_wait,
+	.now = emu_time,
 	.alive = emu_alive,
 	.mr_reg = emu_mr_reg,
 	.mr_dereg = emu_mr_dereg,

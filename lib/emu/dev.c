@@ -14,7 +14,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include "emu/emu.h"
@@ -24,19 +23,30 @@
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct oms_emu *default_dev;
 
-/* One pass over every queue; returns how much work was done. */
+/*
+ * One pass over every queue; returns how much work was done.  Under a
+ * latency model a pass does what is due at the clock's time, and one
+ * that found nothing to do moves the clock to the next event (clock.c),
+ * as far as the threads that issue let it (initiator.c).
+ */
 static int dev_step(struct oms_emu *dev, int *pending)
 {
+	uint64_t horizon = EMU_NO_EVENT;
 	int work = 0;
 
 	*pending = 0;
 	pthread_mutex_lock(&dev->lock);
-	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++) {
-		struct emu_queue *q = dev->q[i];
+	/* before the intake: what a thread rang before it waited is taken
+	 * below, before the clock can pass it */
+	if (dev->cfg.time_scale)
+		horizon = emu_initiators_horizon(dev);
+	for (uint32_t i = 0; i < dev->nq; i++)
+		work += emu_intake(dev, dev->qlist[i]);
+	if (dev->cfg.time_scale)
+		work += emu_admit(dev);
+	for (uint32_t i = 0; i < dev->nq; i++) {
+		struct emu_queue *q = dev->qlist[i];
 
-		if (!q)
-			continue;
-		work += emu_intake(dev, q);
 		/* Streams first: a head get is looked at before new gets
 		 * can reuse its slot. */
 		work += emu_seq_step(dev, q);
@@ -45,56 +55,20 @@ static int dev_step(struct oms_emu *dev, int *pending)
 		*pending += q->npool || q->nacks || q->get_head != q->get_tail;
 	}
 	work += emu_reads_step(dev);
-	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++)
-		if (dev->q[i])
-			work += emu_flush_acks(dev, dev->q[i]);
+	for (uint32_t i = 0; i < dev->nq; i++)
+		work += emu_flush_acks(dev, dev->qlist[i]);
+	if (!work && dev->cfg.time_scale && emu_clock_advance(dev, horizon)) {
+		dev->admit_from++;
+		work = 1;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return work;
-}
-
-/*
- * Work is waiting (for its model time, or chaos is sitting on it): give
- * the initiators the core.  While no other thread wants it a yield comes
- * straight back, the cheapest wait there is.  On a busy machine a yield
- * gives the core away until every other runnable thread has had its
- * slice: milliseconds, which a slow latency model (a thousand wall ns or
- * more per model ns) reads as whole model microseconds, so that its
- * modes stop differing.  A sleeper is woken within a few microseconds.
- * So under such a model, after a yield that came back late, the next
- * waits sleep briefly, and a yield now and then looks whether the
- * machine is quiet again.  Faster models and chaos keep the yield: their
- * tests are tuned to it, and a late yield costs them little model time.
- */
-#define SLOW_MODEL_SCALE	1000
-#define SLOW_YIELD_NS		200000
-#define SLEEPS_PER_LOOK		1024
-
-static void wait_for_work(const struct oms_emu *dev, unsigned *sleeps)
-{
-	uint64_t t;
-
-	if (*sleeps) {
-		struct timespec ts = { 0, 5000 };
-
-		(*sleeps)--;
-		nanosleep(&ts, NULL);
-		return;
-	}
-	t = emu_wall_ns();
-	sched_yield();
-	if (dev->cfg.time_scale >= SLOW_MODEL_SCALE &&
-	    emu_wall_ns() - t > SLOW_YIELD_NS)
-		*sleeps = SLEEPS_PER_LOOK;
 }
 
 static void *dev_thread(void *arg)
 {
 	struct oms_emu *dev = arg;
-	unsigned idle = 0, sleeps = 0;
-
-	/* the short sleeps of wait_for_work(), not the default 50 us */
-	if (dev->cfg.time_scale >= SLOW_MODEL_SCALE)
-		prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+	unsigned idle = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&dev->frozen, __ATOMIC_ACQUIRE)) {
@@ -116,11 +90,11 @@ static void *dev_thread(void *arg)
 		if (dev_step(dev, &pending)) {
 			idle = 0;
 		} else if (pending) {
-			/* Chaos or the model is sitting on work: let the
-			 * initiators run (the machine may have fewer cores
-			 * than threads). */
+			/* Chaos is sitting on work, or the clock waits for a
+			 * thread that issues: let the initiators run (the
+			 * machine may have fewer cores than threads). */
 			idle = 0;
-			wait_for_work(dev, &sleeps);
+			sched_yield();
 		} else if (++idle > 2000) {
 			/* Idle: back off to at most 0.5 ms between looks
 			 * (far below any liveness timeout). */
@@ -137,6 +111,7 @@ static void *dev_thread(void *arg)
 
 static void dev_free(struct oms_emu *dev)
 {
+	emu_initiators_fini(dev);
 	emu_conn_fini(dev);
 	emu_seq_fini(dev);
 	emu_reads_fini(dev);
@@ -316,6 +291,7 @@ int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 	}
 	q->size = size;
 	q->node = node;
+	q->ack_due_min = EMU_NO_EVENT;
 	q->flags = flags;
 	emu_seq_queue_init(q);
 	oms_db_init(&q->prod, size);
@@ -327,6 +303,8 @@ int emu_queue_open_flags(struct oms_emu *dev, uint32_t node, uint32_t size,
 			q->gen = ++dev->queue_gen;
 			q->in_use = 1;
 			dev->q[i] = q;
+			q->li = dev->nq;
+			dev->qlist[dev->nq++] = q;
 			err = 0;
 			break;
 		}
@@ -370,7 +348,10 @@ void emu_queue_close(struct oms_emu *dev, struct emu_queue *q)
 	release_posted(dev, q);
 	emu_reads_drop_queue(dev, q);
 	emu_seq_drop_queue(dev, q);
+	emu_initiators_forget_queue(dev, q);
 	dev->q[q->id] = NULL;
+	dev->qlist[q->li] = dev->qlist[--dev->nq];
+	dev->qlist[q->li]->li = q->li;
 	pthread_mutex_unlock(&dev->lock);
 	free(q->sq);
 	free(q->cq);

@@ -42,7 +42,7 @@
 #include "engine/stream.h"
 #include "util/lines.h"
 
-#define EMU_MAX_QUEUES	64
+#define EMU_MAX_QUEUES	1024	/* queues (contexts) per device */
 #define EMU_MAX_REGIONS	OMS_KC_MAX_REGIONS
 #define EMU_POOL	256	/* taken commands waiting to execute */
 #define EMU_MAX_GETS	256	/* reads in progress per queue */
@@ -59,7 +59,8 @@ struct emu_cfg {
 	uint32_t read_order;	/* enum oms_read_order */
 	uint32_t rlsq_entries;
 	uint32_t lat_bus_ns, lat_rc_ns, lat_mem_ns, link_gbps;
-	uint32_t time_scale;	/* 0: no latency model */
+	uint32_t time_scale;	/* 0: no latency model; else at least this
+				 * many wall ns per model ns (clock.c) */
 	uint32_t lat_req_ns;	/* responder NIC service time per request */
 	uint32_t no_hold;	/* baseline: seed-002 hold off */
 	uint32_t hold_global;	/* seed-002 hold scope: all destinations */
@@ -68,7 +69,10 @@ struct emu_cfg {
 
 struct emu_pend {		/* a taken command not yet performed */
 	struct oms_wr wr;
-	uint64_t due;		/* model time it reaches the memory */
+	uint64_t arrive;	/* model time it reaches the responder NIC */
+	uint64_t due;		/* model time it reaches the memory (once
+				 * admitted: the NIC has served it) */
+	uint8_t admitted;
 	uint32_t idx;		/* intake index: the queue's program order */
 	uint32_t gen;		/* its region's generation at intake */
 	uint32_t hold_id;	/* seed-002 posted-write id */
@@ -107,12 +111,13 @@ struct emu_queue {
 	/* rings */
 	struct oms_wr *sq;
 	struct oms_wc *cq;
-	/* [size], by sq slot: the model time before which the command may
-	 * not start (its initiator's CPU charged, OMS_EMU_F_CHARGE_CPU) */
+	/* [size], by sq slot: the model time its initiator thread posted
+	 * it at (initiator.c); the device starts it no earlier */
 	uint64_t *not_before;
 	uint32_t size;
 	uint32_t node;		/* initiator's node */
 	uint32_t id;		/* index: RLSQ thread */
+	uint32_t li;		/* index in the device's qlist[] */
 	uint32_t gen;		/* tells a reused id from its predecessor */
 	uint32_t flags;		/* EMU_Q_* */
 	/* device side */
@@ -121,6 +126,8 @@ struct emu_queue {
 	uint32_t npool;
 	struct emu_done *acks;	/* [size] */
 	uint32_t nacks;
+	uint64_t ack_due_min;	/* no ack is due before (a lower bound) */
+	uint32_t unadmitted;	/* the pool's last ones: not at the NIC */
 	struct emu_pend parked[EMU_SEQ_WINDOW];	/* waiting in the ROB */
 	uint16_t park_free[EMU_SEQ_WINDOW];
 	uint32_t npark_free;
@@ -164,6 +171,10 @@ struct emu_region {
 	uint8_t valid;
 };
 
+#define EMU_LINE_FREE	0
+#define EMU_LINE_EXEC	1	/* its access is under way, until due */
+#define EMU_LINE_DONE	2
+
 struct emu_line {		/* one line read in flight in the RLSQ */
 	uint64_t due;		/* model time the access finishes */
 	uint32_t rid;		/* RLSQ entry id */
@@ -188,7 +199,18 @@ struct oms_emu {
 	pthread_t thread;
 	struct emu_cfg cfg;
 	uint64_t rng;
-	uint64_t t0;		/* wall ns at start */
+	uint64_t t0;		/* wall ns at start (pacing) */
+	/* Model time (clock.c): ns since the start, advanced by the device
+	 * thread alone, under the lock, from one event to the next; read
+	 * with __atomic by anyone. */
+	uint64_t clock;
+	/* The threads that issue on it, each with its model time
+	 * (initiator.c); the clock never passes a working one. */
+	struct emu_initiator **init;
+	uint32_t ninit, init_cap;
+	uint64_t stuck_since;	/* wall ns the clock has waited for a
+				 * working thread; 0: it has not */
+	uint32_t admit_from;	/* qlist[] index admissions start at */
 	int stop;		/* ask the thread to leave, abandoning work */
 	int frozen;		/* test: stop executing, stop heartbeats */
 	uint32_t freeze_gen;	/* freezes asked for (emu_dev_freeze()) */
@@ -198,7 +220,9 @@ struct oms_emu {
 	uint32_t refs;		/* its contexts, and its creator (atomic) */
 	uint8_t is_default;	/* the process's default device */
 	uint32_t queue_gen;
-	struct emu_queue *q[EMU_MAX_QUEUES];
+	struct emu_queue *q[EMU_MAX_QUEUES];	/* by id */
+	struct emu_queue *qlist[EMU_MAX_QUEUES];	/* the open ones */
+	uint32_t nq;
 	struct emu_region reg[EMU_MAX_REGIONS];
 	uint32_t next_key;
 	struct oms_key_check kc;
@@ -207,6 +231,8 @@ struct oms_emu {
 	uint32_t *line_free;
 	uint32_t nline_free;
 	uint32_t nline_exec;	/* lines in state EXEC */
+	uint64_t line_due_min;	/* no EXEC line is due before (a lower
+				 * bound, made exact when it is passed) */
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
 	struct oms_rob rob[OMS_MAX_NODES];	/* per destination node */
 	uint64_t link_free;	/* model time the response link is free */
@@ -259,7 +285,6 @@ struct emu_peer {
 struct emu_ctx {
 	struct oms_emu *dev;
 	struct emu_queue *q;
-	uint64_t cursor;	/* the initiator's model time (charge_cpu) */
 	struct emu_peer *peer;
 	uint32_t npeer;
 };
@@ -308,6 +333,30 @@ void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
 uint64_t emu_wall_ns(void);			/* CLOCK_MONOTONIC */
 uint64_t emu_now(const struct oms_emu *dev);	/* model ns; 0 if no model */
 uint64_t emu_rand(struct oms_emu *dev);
+#define EMU_NO_EVENT	UINT64_MAX
+uint64_t emu_next_event(struct oms_emu *dev);		/* lock held */
+int emu_clock_advance(struct oms_emu *dev, uint64_t horizon); /* lock held */
+
+/*
+ * initiator.c: the threads that issue commands on a device with a
+ * latency model, each with its own model time (docs/emu-device.md, "Model
+ * time").  Thread side (no lock): the time to stamp a post with, a wait
+ * in liboms (until @w: completions on @q, or its source count moving)
+ * and its end, the thread's time.  Device side (lock held): the horizon,
+ * the least time of a thread that is working (waking those whose wait is
+ * met), and the look at threads that hold the clock back for long.
+ */
+struct emu_initiator;
+uint64_t emu_initiator_stamp(struct oms_emu *dev);
+void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
+			const struct oms_be_wait *w);
+void emu_initiator_wait_end(struct oms_emu *dev);
+uint64_t emu_initiator_time(struct oms_emu *dev);
+uint64_t emu_initiators_horizon(struct oms_emu *dev);
+void emu_initiators_look(struct oms_emu *dev, uint64_t next);
+void emu_initiators_forget_queue(struct oms_emu *dev,
+				 const struct emu_queue *q);
+void emu_initiators_fini(struct oms_emu *dev);
 
 /* queue.c: initiator side of the rings (any thread owning the queue) */
 int emu_q_post(struct emu_queue *q, const struct oms_wr *wr);
@@ -321,6 +370,7 @@ int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
 /* exec.c: when the device works on a queue's commands (lock held) */
 int emu_intake(struct oms_emu *dev, struct emu_queue *q);
 int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q);
+int emu_admit(struct oms_emu *dev);	/* latency model: arrivals now */
 int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q);
 int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
@@ -367,6 +417,7 @@ uint64_t emu_get_due(const struct oms_emu *dev, uint64_t now,
 int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p);
 int emu_reads_step(struct oms_emu *dev);
+uint64_t emu_lines_next(struct oms_emu *dev);
 void emu_reads_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 
 #endif

@@ -95,6 +95,8 @@ static struct emu_pend admit(const struct oms_emu *dev,
  * The responder NIC serves one request every lat_req_ns, whatever its
  * length (its message rate, the bound of small RDMA READs on real NICs):
  * how long the request arriving at @now waits until it has been served.
+ * Requests are admitted in the order they arrive in model time (see
+ * emu_admit()), so the NIC is a FIFO of model time.
  */
 static uint64_t nic_admit(struct oms_emu *dev, const struct oms_wr *wr,
 			  uint64_t now)
@@ -111,9 +113,21 @@ static uint64_t nic_admit(struct oms_emu *dev, const struct oms_wr *wr,
 	return *free_at - now;
 }
 
+/* Pool entry @p has reached the responder NIC (model time @now): when it
+ * reaches the memory, or for a get the root complex. */
+static void admit_at(struct oms_emu *dev, struct emu_pend *p, uint64_t now)
+{
+	uint64_t wait = nic_admit(dev, &p->wr, now);
+
+	p->due = p->wr.op == OMS_WR_GET ? emu_get_due(dev, now, wait) :
+					  now + wait + emu_bus_ns(dev);
+	p->admitted = 1;
+}
+
 /* A command that fails its checks: completed at once, memory untouched. */
 static int refuse(struct oms_emu *dev, struct emu_queue *q,
-		  const struct oms_wr *wr, uint32_t idx, int err)
+		  const struct oms_wr *wr, uint32_t idx, uint64_t arrive,
+		  int err)
 {
 	/* A refused stream member fills its sequence number; the stream
 	 * stops there (seq.c). */
@@ -123,7 +137,7 @@ static int refuse(struct oms_emu *dev, struct emu_queue *q,
 	emu_note_fail(q, wr->dest, idx);
 	emu_src_done(q);
 	return emu_complete(dev, q, wr->slot, err, 0,
-			    emu_now(dev) + 2 * emu_bus_ns(dev));
+			    arrive + 2 * emu_bus_ns(dev));
 }
 
 /* Gets of an unordered queue (the control) go straight to the RLSQ. */
@@ -134,41 +148,43 @@ static int get_bypasses_pool(const struct emu_queue *q,
 	       !(wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE));
 }
 
-/* @not_before: the model time its initiator reached (charge_cpu), or 0 */
+/*
+ * @not_before: the model time its initiator thread posted it at (0
+ * without a latency model).  It reaches the responder NIC then, or now
+ * if the clock is past that (a thread back from the kernel).
+ */
 static int accept(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr, uint32_t idx, uint64_t not_before)
 {
-	uint64_t now = emu_now(dev), wait;
+	uint64_t now = emu_now(dev);
+	uint64_t arrive = not_before > now ? not_before : now;
 	struct emu_pend *p;
 	int err = emu_validate(dev, q, wr);
 
 	if (err)
-		return refuse(dev, q, wr, idx, err);
+		return refuse(dev, q, wr, idx, arrive, err);
 	if (wr->op == OMS_WR_FLUSH && (wr->flags & OMS_WR_F_SEQ)) {
 		emu_seq_flush(dev, q, &(struct emu_pend){ .wr = *wr,
 							  .idx = idx });
 		return 1;
 	}
-	wait = nic_admit(dev, wr, now);
-	/* The client was still at work (charge_cpu): the command starts
-	 * then.  The responder NIC's queue is reckoned from the intake, so
-	 * that one client far ahead does not hold back the others'. */
-	if (now + wait < not_before)
-		wait = not_before - now;
 	if (get_bypasses_pool(q, wr)) {
 		struct emu_pend g = admit(dev, wr, idx);
 
-		g.due = emu_get_due(dev, now, wait);
+		/* the control's gets take their NIC turn at intake */
+		admit_at(dev, &g, arrive);
 		return emu_get_accept(dev, q, &g);
 	}
 	p = &q->pool[q->npool++];
 	*p = admit(dev, wr, idx);
-	if (wr->op == OMS_WR_GET) {
+	p->arrive = arrive;
+	if (wr->op == OMS_WR_GET)
 		q->gets_pending++;
-		p->due = emu_get_due(dev, now, wait);
-	} else {
-		p->due = now + wait + emu_bus_ns(dev);
-	}
+	/* without a model everything is due at once */
+	if (!dev->cfg.time_scale)
+		admit_at(dev, p, 0);
+	else
+		q->unadmitted++;
 	/* A reset restarts a stream; it is never a member of one. */
 	if (wr->op == OMS_WR_RESET)
 		p->wr.flags &= (uint8_t)~OMS_WR_F_SEQ;
@@ -178,6 +194,37 @@ static int accept(struct oms_emu *dev, struct emu_queue *q,
 	    !oms_hold_post(&dev->hold[q->node], wr->dest, &p->hold_id))
 		p->posted = 1;
 	return 1;
+}
+
+/*
+ * Commands that have reached their responder NIC by the clock's time
+ * take their turn there, in the order they arrived: the clock stands at
+ * the time of the earliest arrival not yet admitted (clock.c), so each
+ * pass admits the arrivals of one instant.  Those of one instant go queue
+ * by queue, from a queue that changes at every tick, so that no queue is
+ * always served first.
+ */
+int emu_admit(struct oms_emu *dev)
+{
+	uint64_t now = emu_now(dev);
+	int n = 0;
+
+	for (uint32_t k = 0; k < dev->nq; k++) {
+		struct emu_queue *q = dev->qlist[(dev->admit_from + k) %
+						 dev->nq];
+		uint32_t i;
+
+		/* Those not admitted are the pool's last ones (a queue's
+		 * arrivals are in intake order, and only admitted ones leave
+		 * the pool), in the order they arrive. */
+		for (i = q->npool - q->unadmitted;
+		     i < q->npool && q->pool[i].arrive <= now; i++) {
+			admit_at(dev, &q->pool[i], now);
+			q->unadmitted--;
+			n++;
+		}
+	}
+	return n;
 }
 
 int emu_intake(struct oms_emu *dev, struct emu_queue *q)
@@ -202,7 +249,8 @@ int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 
 		if (slot < 0)
 			break;
-		accept(dev, q, &q->sq[slot], idx, q->not_before[slot]);
+		accept(dev, q, &q->sq[slot], idx,
+		       dev->cfg.time_scale ? q->not_before[slot] : 0);
 		n++;
 	}
 	if (n)
@@ -309,21 +357,23 @@ int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q)
 	uint32_t tail = q->cq_tail, n = 0;
 	uint64_t now = emu_now(dev);
 
-	if (!q->nacks)
+	if (!q->nacks || q->ack_due_min > now)
 		return 0;
 	if (!dev->cfg.chaos_seed) {
-		uint32_t j = 0;
+		/* Every one due, in the order they were made; the others
+		 * keep theirs (under the latency model a get's response can
+		 * be due after a later put's completion). */
+		uint32_t keep = 0;
 
-		while (j < q->nacks && tail - head < q->size &&
-		       q->acks[j].due <= now) {
-			q->cq[tail++ & (q->size - 1)] = q->acks[j].wc;
-			j++;
+		for (uint32_t j = 0; j < q->nacks; j++) {
+			if (q->acks[j].due <= now && tail - head < q->size) {
+				q->cq[tail++ & (q->size - 1)] = q->acks[j].wc;
+				n++;
+			} else {
+				q->acks[keep++] = q->acks[j];
+			}
 		}
-		if (j)
-			memmove(&q->acks[0], &q->acks[j],
-				(q->nacks - j) * sizeof(q->acks[0]));
-		q->nacks -= j;
-		n = j;
+		q->nacks = keep;
 	} else {
 		/* Delay and reorder: return a random half, in random order. */
 		for (uint32_t k = q->nacks / 2 + 1; k > 0 && q->nacks &&
@@ -337,6 +387,10 @@ int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q)
 			n++;
 		}
 	}
+	q->ack_due_min = EMU_NO_EVENT;
+	for (uint32_t j = 0; j < q->nacks; j++)
+		if (q->acks[j].due < q->ack_due_min)
+			q->ack_due_min = q->acks[j].due;
 	if (n)
 		__atomic_store_n(&q->cq_tail, tail, __ATOMIC_RELEASE);
 	return (int)n;

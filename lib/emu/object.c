@@ -175,3 +175,21 @@ OMS_EXPORT int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
 	pthread_mutex_unlock(&emu->lock);
 	return 0;
 }
+
+OMS_EXPORT int oms_emu_clock(const struct oms_emu *emu, uint64_t *ns)
+{
+	if (!emu || !ns)
+		return -EINVAL;
+	*ns = emu_now(emu);
+	return 0;
+}
+
+OMS_EXPORT int oms_emu_thread_time(struct oms_emu *emu, uint64_t *ns)
+{
+	if (!emu || !ns)
+		return -EINVAL;
+	/* the device's thread (an observer) issues nothing: its clock */
+	*ns = emu->cfg.time_scale && !on_device_thread(emu) ?
+	      emu_initiator_time(emu) : emu_now(emu);
+	return 0;
+}

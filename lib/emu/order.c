@@ -210,7 +210,7 @@ uint32_t emu_pool_first_blocker(const struct emu_queue *q, uint32_t j)
 int emu_pool_ready(const struct emu_queue *q, const struct emu_pend *p,
 		   uint64_t now)
 {
-	if (p->due > now)
+	if (!p->admitted || p->due > now)
 		return 0;
 	/* Sequenced members are only parked when they leave: their fence
 	 * is checked at the head of the stream. */

@@ -23,6 +23,8 @@ int emu_complete(struct oms_emu *dev, struct emu_queue *q, uint32_t slot,
 	struct emu_done *d = &q->acks[q->nacks++];
 
 	(void)dev;
+	if (due < q->ack_due_min)
+		q->ack_due_min = due;
 	d->wc.slot = slot;
 	d->wc.status = status;
 	d->wc.value = value;

@@ -23,9 +23,6 @@
 
 #include "emu/emu.h"
 
-#define LINE_FREE 0
-#define LINE_EXEC 1
-#define LINE_DONE 2
 #define ORPHAN 0xffffu
 
 int emu_reads_init(struct oms_emu *dev)
@@ -53,6 +50,7 @@ int emu_reads_init(struct oms_emu *dev)
 	for (uint32_t i = 0; i < cap; i++)
 		dev->line_free[i] = cap - 1 - i;
 	dev->nline_free = cap;
+	dev->line_due_min = EMU_NO_EVENT;
 	return 0;
 }
 
@@ -175,7 +173,7 @@ static void submit_lines(struct oms_emu *dev, struct emu_queue *q)
 			dev->lines[lb].q = (uint16_t)q->id;
 			dev->lines[lb].g = (uint16_t)(g - q->gets);
 			dev->lines[lb].idx = g->submitted;
-			dev->lines[lb].state = LINE_FREE;
+			dev->lines[lb].state = EMU_LINE_FREE;
 			dev->lines[lb].counted = 0;
 			g->submitted++;
 		}
@@ -227,7 +225,7 @@ static void line_execute(struct oms_emu *dev, struct emu_line *lb)
 		if (oms_rlsq_speculative(&dev->rlsq, lb->rid) != 1)
 			line_count(g, lb);
 	}
-	lb->state = LINE_DONE;
+	lb->state = EMU_LINE_DONE;
 	dev->nline_exec--;
 	oms_rlsq_complete(&dev->rlsq, lb->rid, 0);
 }
@@ -247,25 +245,44 @@ static void line_deliver(struct oms_emu *dev, struct emu_line *lb)
 		if (++g->delivered == g->nlines)
 			get_respond(dev, q, g);
 	}
-	lb->state = LINE_FREE;
+	lb->state = EMU_LINE_FREE;
 	dev->line_free[dev->nline_free++] = (uint32_t)(lb - dev->lines);
+}
+
+/* The least due time of the lines executing (EMU_NO_EVENT: none). */
+uint64_t emu_lines_next(struct oms_emu *dev)
+{
+	uint64_t least = EMU_NO_EVENT;
+
+	if (dev->line_due_min > emu_now(dev) || !dev->nline_exec)
+		return dev->nline_exec ? dev->line_due_min : EMU_NO_EVENT;
+	for (uint32_t i = 0; i < dev->cfg.rlsq_entries; i++)
+		if (dev->lines[i].state == EMU_LINE_EXEC &&
+		    dev->lines[i].due < least)
+			least = dev->lines[i].due;
+	dev->line_due_min = least;
+	return least;
 }
 
 /* Lines in flight whose access is due (chaos: a random few). */
 static int exec_due(struct oms_emu *dev, uint64_t now)
 {
 	uint32_t cap = dev->cfg.rlsq_entries;
-	uint32_t start = (uint32_t)(emu_rand(dev) % cap);
+	uint32_t start;
 	/* Chaos: a few lines per step, so host writes land between the
 	 * lines of one read (the lock is dropped between steps). */
-	uint32_t budget = dev->cfg.chaos_seed ?
-			  1 + (uint32_t)(emu_rand(dev) % 4) : cap;
+	uint32_t budget;
 	int done = 0;
 
+	/* none due yet: the latency model's common case, without a scan */
+	if (!dev->cfg.chaos_seed && dev->line_due_min > now)
+		return 0;
+	start = (uint32_t)(emu_rand(dev) % cap);
+	budget = dev->cfg.chaos_seed ? 1 + (uint32_t)(emu_rand(dev) % 4) : cap;
 	for (uint32_t k = 0; k < cap && budget; k++) {
 		struct emu_line *lb = &dev->lines[(start + k) % cap];
 
-		if (lb->state != LINE_EXEC || lb->due > now)
+		if (lb->state != EMU_LINE_EXEC || lb->due > now)
 			continue;
 		if (dev->cfg.chaos_seed && (emu_rand(dev) & 1))
 			continue;
@@ -285,9 +302,8 @@ int emu_reads_step(struct oms_emu *dev)
 
 	if (dev->cfg.read_order == OMS_ORDER_NIC)
 		exec_ns += 2ull * dev->cfg.lat_bus_ns;
-	for (uint32_t i = 0; i < EMU_MAX_QUEUES; i++)
-		if (dev->q[i])
-			submit_lines(dev, dev->q[i]);
+	for (uint32_t i = 0; i < dev->nq; i++)
+		submit_lines(dev, dev->qlist[i]);
 	/* Rounds: actions, then due accesses; an access that completes may
 	 * let the next ordered line go in the same step (the latency model
 	 * then charges the modelled time, not the step's). */
@@ -305,9 +321,11 @@ int emu_reads_step(struct oms_emu *dev)
 					continue;
 				}
 				lb->rid = act[i].id;
-				lb->state = LINE_EXEC;
+				lb->state = EMU_LINE_EXEC;
 				dev->nline_exec++;
 				lb->due = now + lat(dev, exec_ns);
+				if (lb->due < dev->line_due_min)
+					dev->line_due_min = lb->due;
 				/* No model, no chaos: perform it now. */
 				if (!dev->cfg.time_scale &&
 				    !dev->cfg.chaos_seed)

@@ -28,18 +28,26 @@
 #define SKIP UINT64_MAX
 #define NO_HEAD (-1)
 
+/*
+ * A destination's reorder buffer has a stream for every queue the device
+ * may have (EMU_MAX_QUEUES): megabytes, made when the destination gets
+ * its first sequenced command rather than for every node of every device.
+ * NULL: none yet and @make is 0, or no memory.
+ */
+static struct oms_rob *rob_of(struct oms_emu *dev, uint32_t dest, int make)
+{
+	struct oms_rob *rob = &dev->rob[dest];
+
+	if (!rob->streams &&
+	    (!make || oms_rob_init(rob, EMU_MAX_QUEUES, EMU_SEQ_WINDOW, NULL,
+				   0)))
+		return NULL;
+	return rob;
+}
+
 int emu_seq_init(struct oms_emu *dev)
 {
-	for (unsigned n = 0; n < OMS_MAX_NODES; n++) {
-		int err = oms_rob_init(&dev->rob[n], EMU_MAX_QUEUES,
-				       EMU_SEQ_WINDOW, NULL, 0);
-
-		if (err) {
-			while (n--)
-				oms_rob_destroy(&dev->rob[n]);
-			return err;
-		}
-	}
+	(void)dev;
 	return 0;
 }
 
@@ -90,9 +98,12 @@ static void stream_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
 static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 			    uint32_t dest)
 {
+	const struct oms_rob *rob = rob_of(dev, dest, 0);
+
 	if (q->seq_head[dest] != NO_HEAD)
 		return (uint16_t)q->parked[q->seq_head[dest]].wr.seq;
-	return (uint16_t)oms_rob_next_seq(&dev->rob[dest], q->id);
+	/* a stream with no member yet starts at 0 */
+	return rob ? (uint16_t)oms_rob_next_seq(rob, q->id) : 0;
 }
 
 /* serial-number compare: is every member below @cnt done? */
@@ -215,10 +226,11 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
  * refused at intake, completed then) stops the stream. */
 static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
+	struct oms_rob *rob = rob_of(dev, dest, 0);
 	oms_rob_seq_t seq;
 	uint64_t cookie;
 
-	while (oms_rob_pop(&dev->rob[dest], q->id, &seq, &cookie) == 1) {
+	while (rob && oms_rob_pop(rob, q->id, &seq, &cookie) == 1) {
 		oms_stream_take(&q->seq_st[dest], seq);
 		if (cookie != SKIP) {
 			q->seq_head[dest] = (int16_t)cookie;
@@ -268,6 +280,7 @@ int emu_seq_step(struct oms_emu *dev, struct emu_queue *q)
 void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p)
 {
+	struct oms_rob *rob;
 	uint16_t slot;
 	int r;
 
@@ -277,10 +290,14 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		emu_fail(dev, q, p, -ENOSPC);
 		return;
 	}
+	rob = rob_of(dev, p->wr.dest, 1);
+	if (!rob) {
+		emu_fail(dev, q, p, -ENOMEM);
+		return;
+	}
 	slot = q->park_free[--q->npark_free];
 	park(q, slot, p);
-	r = oms_rob_insert(&dev->rob[p->wr.dest], q->id,
-			   (oms_rob_seq_t)p->wr.seq, slot);
+	r = oms_rob_insert(rob, q->id, (oms_rob_seq_t)p->wr.seq, slot);
 	if (r < 0) {
 		/* Outside the window or a duplicate: not a stream member;
 		 * fail it rather than apply it out of order. */
@@ -294,10 +311,17 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr)
 {
+	struct oms_rob *rob;
+
 	if (wr->dest >= OMS_MAX_NODES)
 		return;
-	if (oms_rob_insert(&dev->rob[wr->dest], q->id, (oms_rob_seq_t)wr->seq,
-			   SKIP) >= 0)
+	rob = rob_of(dev, wr->dest, 1);
+	/* no memory for the stream: its later members fail as this did */
+	if (!rob) {
+		stream_stop(q, wr->dest, (uint16_t)wr->seq);
+		return;
+	}
+	if (oms_rob_insert(rob, q->id, (oms_rob_seq_t)wr->seq, SKIP) >= 0)
 		drain(dev, q, wr->dest);
 }
 
@@ -315,5 +339,6 @@ void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q)
 {
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
-		oms_rob_resync(&dev->rob[n], q->id, 0, NULL, 0);
+		if (dev->rob[n].streams)
+			oms_rob_resync(&dev->rob[n], q->id, 0, NULL, 0);
 }

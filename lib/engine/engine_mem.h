@@ -2,7 +2,7 @@
 /*
  * Engine state memory: every engine object takes its arrays either from the
  * caller (embedded or shared memory, no allocation at all) or from one
- * malloc at init, never later.  This is the one place that decides which.
+ * calloc at init, never later.  This is the one place that decides which.
  */
 #ifndef OMS_ENGINE_MEM_H
 #define OMS_ENGINE_MEM_H
@@ -25,10 +25,15 @@ static inline int oms_engine_mem(void *mem, size_t memlen, size_t need,
 		if (memlen < need || ((uintptr_t)mem & 7u))
 			return -EINVAL;
 	} else {
-		mem = malloc(need);
+		/* calloc: a large table comes zeroed from the kernel, pages
+		 * touched only when used (a device's hold trackers and reorder
+		 * buffers are megabytes, mostly never used) */
+		mem = calloc(1, need);
 		if (!mem)
 			return -ENOMEM;
 		*owns = 1;
+		*out = mem;
+		return 0;
 	}
 	memset(mem, 0, need);
 	*out = mem;

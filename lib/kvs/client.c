@@ -36,7 +36,6 @@
 
 #include "ctx_users.h"
 #include "kvs/kvs_priv.h"
-#include "util/clock.h"
 #include "util/export.h"
 
 #define DEFAULT_BATCH	32u
@@ -281,7 +280,7 @@ OMS_EXPORT int oms_kvs_submit(struct oms_kvs_client *c, struct oms_kvs_get *g)
 	g->status = 0;
 	g->torn = 0;
 	s = &c->act[c->nact++];
-	*s = (struct kvs_slot){ .g = g, .t0 = oms_now_ns(),
+	*s = (struct kvs_slot){ .g = g, .t0 = oms_ctx_clock_ns(c->ctx),
 				.conn = c->next_conn };
 	c->next_conn = (c->next_conn + 1) % c->a.nconn;
 	return 0;
@@ -484,7 +483,7 @@ OMS_EXPORT int oms_kvs_poll(struct oms_kvs_client *c,
 		return (int)hand_back(c, done, max);
 	err = round_issue(c);
 	c->st.rounds++;
-	now = oms_now_ns();
+	now = oms_ctx_clock_ns(c->ctx);
 	for (uint32_t i = c->nact; i-- > 0;) {
 		struct kvs_slot *s = &c->act[i];
 
