@@ -10,7 +10,7 @@
  *           [--threads N] [-q QPS] [--batch N] [-D SEC] [--items N]
  *           [--runs N] [--timeout-ms MS] [--json] [--out_json FILE]
  *   kvs_get --local [client and server options] [--scale N] [--order O]
- *                   [--nic-req-ns N]
+ *                   [--nic-req-ns N] [--hosts N] [--no-cpu-charge]
  *   kvs_get --client HOST --calibrate [client options]
  *   kvs_get --help lists every option with its range and default.
  *
@@ -22,14 +22,16 @@
  * row per cell (one JSON object per cell with --json) and a progress line
  * each second on stderr.  --local runs server and clients in one process
  * (the emulated device's in-process connections), with the device's latency
- * model on (--scale wall ns per model ns, like bench/ordered_read; 0 = off,
- * wall time): figures are then in model time, and every protocol of one run
- * gets the same settings, so compare them as ratios.
+ * model on (--scale 0 turns it off: wall time): the figures are then model
+ * time, the device's own clock (docs/emu-device.md), the same on an idle
+ * machine and a busy one, for one thread or sixteen on two cores; each
+ * thread's gets are counted over its own model time.  --hosts spreads the
+ * client threads over several emulated hosts (nodes).
  *
  * --calibrate (model vs device): fit the emulated device's
  * latency model to the link to HOST (bench_fit.h), run the cells on HOST,
  * then the same cells in this process on the emulated device with the
- * fitted model in wall time (scale 1), and print them side by side.
+ * fitted model, and print them side by side.
  *
  * Exit: 0; 1 when the server cannot be reached, has no table asked for, or
  * stops answering (within 5 s: the contexts' timeout, and a watchdog);
@@ -81,7 +83,9 @@ struct opts {
 	const char *hist;		/* latency histogram file, or NULL */
 	int json;
 	uint32_t backend;		/* enum oms_backend */
-	uint32_t scale, order;		/* --local: emu latency model */
+	uint32_t scale, order;		/* --local: emu latency model (0:
+					 * none; else its wall-time floor) */
+	uint32_t hosts;			/* --local: client nodes */
 	uint32_t nic_req_ns;		/* --local: responder NIC message rate */
 	int no_cpu_charge;		/* --local: the clients' CPU is free */
 	/* --local: the rest of the model; Table 2 unless --calibrate */
@@ -108,7 +112,8 @@ static const char *const order_names[] = {
 
 static struct opts args = {
 	.port_n = 18515, .sizes = { 64 }, .nsizes = 1, .items = 1024, .threads = 4, .qps = 1,
-	.batch = 32, .duration = 5, .runs = 1, .scale = 500, .timeout_ms = 2000,
+	.batch = 32, .duration = 5, .runs = 1, .scale = 1, .hosts = 1,
+	.timeout_ms = 2000,
 	.read_pct = 100, .thr_list = { 4 }, .nthr = 1, .batch_list = { 32 },
 	.nbatch = 1,
 	.order = OMS_ORDER_RC_OPT,
@@ -180,8 +185,13 @@ static const struct ba_opt opts[] = {
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: latency model, wall ns per model ns; 0: no model, "
-	  "wall time", &args.scale, .min = 0, .max = 100000 },
+	  "local, emu: 0: no latency model, wall time; else the model on its "
+	  "own clock, held to at least N wall ns per model ns (the figures "
+	  "do not depend on N)", &args.scale, .min = 0, .max = 100000 },
+	{ 0, "hosts", NULL, BA_UINT, "N",
+	  "local, emu: the client threads spread over N emulated client "
+	  "hosts (nodes), the server on a node of its own", &args.hosts,
+	  .min = 1, .max = OMS_MAX_NODES - 1 },
 	{ 0, "order", NULL, BA_CHOICE, "O",
 	  "local, emu: where reads are ordered", &args.order,
 	  .names = order_names },
@@ -452,6 +462,12 @@ struct cell {
 	int err;			/* first error */
 	const char *err_what;
 	uint64_t gets_live;		/* all phases: the watchdog's */
+	/* Under the model the cell counts the rounds that end within a
+	 * window of model time, (t0m, t1m]: each bound is the latest round
+	 * end of any worker when the main thread asks for it (@measure_req,
+	 * @stop_req), so no worker counted past it (run_cell()). */
+	int measure_req, stop_req;
+	uint64_t t0m, t1m;		/* UNSET until known */
 	uint32_t keys;			/* keys drawn from: the table's items,
 					 * capped by --items */
 };
@@ -463,8 +479,67 @@ struct worker {
 	uint64_t gets, torn, retries;
 	uint64_t updates, busy;		/* --read-pct: remote updates */
 	uint64_t drawn, hot;		/* keys drawn; of them in the top 1 % */
+	uint64_t last_t;		/* the model: its last round's end */
 	uint64_t hist[HBUCKETS];
 };
+
+/* The model clock of the calling thread (--local under the model). */
+static uint64_t model_time(void)
+{
+	uint64_t t = 0;
+
+	if (local_emu)
+		oms_emu_thread_time(local_emu, &t);
+	return t;
+}
+
+#define UNSET UINT64_MAX
+
+static uint64_t published(const uint64_t *at)
+{
+	uint64_t v;
+
+	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
+		sched_yield();	/* the main thread is about to */
+	return v;
+}
+
+/*
+ * Whether a round that ended at model time @t counts.  The worker has
+ * published @t (last_t) before it looks at the requests: a bound read
+ * after a request was made is at or past @t unless the request came
+ * later, and then the worker waits for the bound itself.
+ */
+static int in_window(struct cell *c, uint64_t t)
+{
+	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST) ||
+	    t <= published(&c->t0m))
+		return 0;
+	return !__atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ||
+	       t <= published(&c->t1m);
+}
+
+/* The latest round end of any worker (after the request was made). */
+static uint64_t latest_round(const struct worker *w, uint32_t n)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t x = __atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST);
+
+		if (x > t)
+			t = x;
+	}
+	return t;
+}
+
+/* --hosts: worker @id's node; the server has node 1 */
+static uint32_t host_node(const struct opts *o, uint32_t id)
+{
+	uint32_t h = id % o->hosts;
+
+	return h ? h + 1 : 0;
+}
 
 static void cell_fail(struct cell *c, int err, const char *what)
 {
@@ -515,11 +590,12 @@ static void *worker_main(void *arg)
 	uint64_t rng = 0x9e3779b97f4a7c15ull * (w->id + 1), keys, hot_ranks;
 	struct bu_zipf zf;
 	uint32_t nspare = o->batch;
-	int counting = 0, err;
+	int counting = 0, model = local_emu && o->scale, err;
 
 	a.batch = o->batch;
 	a.nconn = o->qps;
-	err = g && done && spare ? ctx_make(o, 0, &ctx) : -ENOMEM;
+	err = g && done && spare ? ctx_make(o, host_node(o, w->id), &ctx) :
+				   -ENOMEM;
 	if (!err)
 		err = oms_kvs_client_create(ctx, c->host, o->port, &a, &cl);
 	if (!err)
@@ -563,12 +639,12 @@ static void *worker_main(void *arg)
 	while (__atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) == P_CONNECT)
 		usleep(1000);
 	for (;;) {
-		int ph = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE), n;
-		uint64_t nupd;
+		int ph = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE), n, keep;
+		uint64_t nupd, upd_ok, upd_busy, drawn, hot, end;
 
 		if (ph == P_STOP)
 			break;
-		if (ph == P_MEASURE && !counting) {
+		if (!model && ph == P_MEASURE && !counting) {
 			counting = 1;
 			w->gets = w->torn = w->retries = 0;
 			w->updates = w->busy = 0;
@@ -577,7 +653,7 @@ static void *worker_main(void *arg)
 		}
 		/* each free slot: a get, or (--read-pct) an update done
 		 * now - between polls nothing of the client is in flight */
-		nupd = 0;
+		nupd = upd_ok = upd_busy = drawn = hot = 0;
 		for (uint32_t todo = nspare; todo && !err; todo--) {
 			struct oms_kvs_get *x;
 			uint64_t rank, key;
@@ -587,13 +663,13 @@ static void *worker_main(void *arg)
 			rng ^= rng << 17;
 			rank = bu_zipf_rank(&zf, bu_unit(rng));
 			key = bu_zipf_key(&zf, rank);
-			w->drawn++;
-			w->hot += rank < hot_ranks;
+			drawn++;
+			hot += rank < hot_ranks;
 			if (ut && (rng >> 40) % 100 >= o->read_pct) {
 				err = oms_kvs_client_update(cl, ut, key, NULL);
 				nupd++;
-				w->updates += !err;
-				w->busy += err == -EBUSY;
+				upd_ok += !err;
+				upd_busy += err == -EBUSY;
 				if (err == -EBUSY)
 					err = 0;
 				continue;
@@ -607,6 +683,16 @@ static void *worker_main(void *arg)
 			cell_fail(c, n, err ? "get or update" : "get");
 			break;
 		}
+		/* the round ends here: whether it counts */
+		end = model_time();
+		__atomic_store_n(&w->last_t, end, __ATOMIC_SEQ_CST);
+		keep = model ? in_window(c, end) : counting;
+		if (keep) {
+			w->drawn += drawn;
+			w->hot += hot;
+			w->updates += upd_ok;
+			w->busy += upd_busy;
+		}
 		for (int i = 0; i < n; i++) {
 			struct oms_kvs_get *x = done[i];
 
@@ -615,10 +701,20 @@ static void *worker_main(void *arg)
 				cell_fail(c, x->status, "get");
 				continue;
 			}
+			if (!keep)
+				continue;
 			w->gets++;
 			w->torn += x->torn;
 			w->retries += x->retries;
 			w->hist[hbucket(x->lat_ns)]++;
+		}
+		/* under the model a worker goes on until its rounds end past
+		 * the window: every round within it is counted */
+		if (model && __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) &&
+		    end > published(&c->t1m)) {
+			__atomic_add_fetch(&c->gets_live, (uint64_t)n + nupd,
+					   __ATOMIC_RELAXED);
+			break;
 		}
 		/* updates are progress too (the watchdog's) */
 		__atomic_add_fetch(&c->gets_live, (uint64_t)n + nupd,
@@ -644,8 +740,7 @@ struct result {
 	double upd_mops;		/* remote updates per second, M */
 	double mops, gbps, p50_us, p90_us, p99_us, p999_us;
 	double hot_share;	/* of the keys drawn, those of the top 1 % */
-	double scale;		/* wall ns per model ns */
-	uint64_t hist[HBUCKETS];
+	uint64_t hist[HBUCKETS];	/* ns: model time under the model */
 };
 
 static double percentile(const uint64_t *hist, uint64_t total, double q)
@@ -692,14 +787,37 @@ static void wait_ready(struct cell *c, uint32_t n)
 	}
 }
 
-/* One (protocol, size) cell: connect, warm up, measure. */
+/* Gets (or @upd: updates) per us, M/s, counted over @ns of model or
+ * wall time. */
+static double rate(const struct worker *w, uint32_t n, int upd, uint64_t ns)
+{
+	double sum = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += (double)(upd ? w[i].updates : w[i].gets);
+	return ns ? sum * 1e3 / (double)ns : 0;
+}
+
+/* The model's clock, ns; 0 without it. */
+static uint64_t device_clock(void)
+{
+	uint64_t t = 0;
+
+	if (local_emu)
+		oms_emu_clock(local_emu, &t);
+	return t;
+}
+
+/* One (protocol, size) cell: connect, warm up, measure.  @model: the
+ * figures are model time, the emulated device's own. */
 static int run_cell(const struct opts *o, const char *host, uint32_t proto,
-		    uint32_t size, double scale, struct result *r)
+		    uint32_t size, int model, struct result *r)
 {
 	static struct worker w[MAX_THREADS];
-	struct cell c = { .o = o, .host = host, .proto = proto, .size = size };
+	struct cell c = { .o = o, .host = host, .proto = proto, .size = size,
+			  .t0m = UNSET, .t1m = UNSET };
 	uint64_t hist[HBUCKETS] = { 0 };
-	uint64_t t0, t1, tick, last = 0, live, watch_t, watch_v = 0;
+	uint64_t t0, t1, tick, last = 0, live, watch_t, watch_v = 0, mtick = 0;
 	double warm = o->duration / 5 < 0.2 ? o->duration / 5 : 0.2;
 	uint32_t n;
 
@@ -719,9 +837,15 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	watch_t = t0;
 	while (!c.err && bu_now_ns() - t0 < (uint64_t)(warm * 1e9))
 		usleep(2000);
+	if (!c.err && model) {
+		/* the window opens after every round that has ended */
+		__atomic_store_n(&c.measure_req, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c.t0m, latest_round(w, n), __ATOMIC_RELEASE);
+	}
 	if (!c.err)
 		__atomic_store_n(&c.phase, P_MEASURE, __ATOMIC_RELEASE);
 	t0 = tick = bu_now_ns();
+	mtick = device_clock();
 	for (;;) {
 		uint64_t now = bu_now_ns();
 
@@ -736,19 +860,29 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 			die_now(&c, "server not answering at");
 		}
 		if (now - tick >= 1000000000ull) {
+			uint64_t m = device_clock();
+
 			fprintf(stderr, "kvs_get: %s %u B: %.0f/%.0f s, %.2f M "
 				"gets/s%s\n", oms_kvs_proto_name(proto), size,
 				(double)(now - t0) / 1e9, o->duration,
-				(double)(live - last) * 1e3 * scale /
-				(double)(now - tick),
-				scale > 1 ? " (model time)" : "");
+				(double)(live - last) * 1e3 /
+				(double)(model ? m - mtick : now - tick),
+				model ? " (model time)" : "");
 			last = live;
 			tick = now;
+			mtick = m;
 		}
 		usleep(10000);
 	}
 	t1 = bu_now_ns();
-	__atomic_store_n(&c.phase, P_STOP, __ATOMIC_RELEASE);
+	if (model && !c.err) {
+		/* and closes after them: each worker goes on until it is
+		 * past it (worker_main()) */
+		__atomic_store_n(&c.stop_req, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c.t1m, latest_round(w, n), __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&c.phase, P_STOP, __ATOMIC_RELEASE);
+	}
 	/* each worker finishes its gets in flight first: on a paced device
 	 * (NIC ordering, 16 threads of 500) that takes seconds of its own */
 	for (uint32_t i = 0; i < n; i++) {
@@ -787,15 +921,20 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		for (uint32_t b = 0; b < HBUCKETS; b++)
 			hist[b] += w[i].hist[b];
 	}
-	/* model time = wall / scale (scale 1: wall time) */
-	r->mops = (double)r->gets * 1e3 * scale / (double)(t1 - t0);
+	{
+		uint64_t span = model ? (c.t1m > c.t0m ? c.t1m - c.t0m : 0) :
+				t1 - t0;
+
+		r->mops = rate(w, n, 0, span);
+		r->upd_mops = rate(w, n, 1, span);
+	}
 	r->gbps = r->mops * size * 8 / 1e3;
-	r->upd_mops = (double)r->updates * 1e3 * scale / (double)(t1 - t0);
-	r->p50_us = percentile(hist, r->gets, 0.50) / scale / 1e3;
-	r->p90_us = percentile(hist, r->gets, 0.90) / scale / 1e3;
-	r->p99_us = percentile(hist, r->gets, 0.99) / scale / 1e3;
-	r->p999_us = percentile(hist, r->gets, 0.999) / scale / 1e3;
-	r->scale = scale;
+	/* latencies are on the clock of the gets (lib/kvs): model time
+	 * under the model */
+	r->p50_us = percentile(hist, r->gets, 0.50) / 1e3;
+	r->p90_us = percentile(hist, r->gets, 0.90) / 1e3;
+	r->p99_us = percentile(hist, r->gets, 0.99) / 1e3;
+	r->p999_us = percentile(hist, r->gets, 0.999) / 1e3;
 	memcpy(r->hist, hist, sizeof(r->hist));
 	return 0;
 }
@@ -846,11 +985,10 @@ static void print_head(const struct opts *o, const char *backend, int model)
 	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
 	       "%s", backend, ordering_who());
 	if (model)
-		printf(", latency model (%s, %s reads), model time at "
-		       "%u wall ns per model ns",
+		printf(", latency model (%s, %s reads), model time",
 		       o->calibrate ? "fitted to the link" : "Table 2",
 		       o->order == OMS_ORDER_RC_OPT ? "RC-opt" :
-		       o->order == OMS_ORDER_RC ? "RC" : "NIC", o->scale);
+		       o->order == OMS_ORDER_RC ? "RC" : "NIC");
 	if (model && o->nic_req_ns)
 		printf(", responder NIC %u ns per request", o->nic_req_ns);
 	if (model)
@@ -867,8 +1005,10 @@ static void print_head(const struct opts *o, const char *backend, int model)
 		       list_str(o->batch_list, o->nbatch, 1),
 		       o->items_set ? " (keys below --items)" : "");
 	else
-		printf("\nthreads %s x %u QPs, batch %s, %u items, %u writers, ",
-		       list_str(o->thr_list, o->nthr, 0), o->qps,
+		printf("\nthreads %s x %u QPs on %u client host%s, batch %s, "
+		       "%u items, %u writers, ",
+		       list_str(o->thr_list, o->nthr, 0), o->qps, o->hosts,
+		       o->hosts > 1 ? "s" : "",
 		       list_str(o->batch_list, o->nbatch, 1), o->items,
 		       o->writers);
 	printf("%.1f s per cell, best of %u, keys %s (theta %.3f), "
@@ -918,7 +1058,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		"\"gets\":%llu,\"mops\":%.6g,\"gbps\":%.6g,"
 		"\"p50_us\":%.6g,\"p90_us\":%.6g,\"p99_us\":%.6g,"
 		"\"p999_us\":%.6g,\"torn\":%llu,"
-		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,"
+		"\"retries\":%llu,\"time\":\"%s\",\"scale\":%u,\"hosts\":%u,"
 		"\"duration_s\":%.2f,\"runs\":%u,\"nic_req_ns\":%u,"
 		"\"cpu_charge\":%d,"
 		"\"zipf\":%.3f,\"hot1pct_share\":%.4f,\"read_pct\":%u,"
@@ -928,7 +1068,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 		(unsigned long long)r->gets, r->mops, r->gbps,
 		r->p50_us, r->p90_us, r->p99_us, r->p999_us,
 		(unsigned long long)r->torn, (unsigned long long)r->retries,
-		model ? "model" : "wall", model ? o->scale : 0,
+		model ? "model" : "wall", model ? o->scale : 0, o->hosts,
 		o->duration, o->runs, model ? o->nic_req_ns : 0,
 		model && cpu_charged(o), o->zipf,
 		r->hot_share, o->read_pct, (unsigned long long)r->updates,
@@ -954,7 +1094,7 @@ static void print_row(const struct opts *o, const char *backend, int model,
 			if (r->hist[b])
 				fprintf(hist_file, "%s %u %.4f %llu\n",
 					oms_kvs_proto_name(proto), size,
-					hvalue(b) / r->scale / 1e3,
+					hvalue(b) / 1e3,
 					(unsigned long long)r->hist[b]);
 		fflush(hist_file);
 	}
@@ -1005,8 +1145,7 @@ static int run_combo(const struct opts *o, const char *host,
 
 			if (!(o->protos & 1u << p))
 				continue;
-			fail = !!run_cell(o, host, p, cb->size,
-					  model ? o->scale : 1, &r);
+			fail = !!run_cell(o, host, p, cb->size, model, &r);
 			if (fail)
 				break;
 			torn[p] += r.torn;
@@ -1329,6 +1468,9 @@ int main(int argc, char **argv)
 			  (!args.backend && ba_env_is("OMS_BACKEND", "emu")));
 	if (r != BA_GO_ON)
 		return r;
+	if (ba_seen(&ba, "hosts") && args.mode != M_LOCAL)
+		return ba_fail(&ba, "--hosts places --local's clients on "
+			       "emulated hosts: it needs --local");
 	if (args.calibrate && args.mode != M_CLIENT)
 		return ba_fail(&ba, "--calibrate measures a link: it needs "
 			       "--client HOST");

@@ -156,7 +156,6 @@ void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind)
 	uint64_t in_flight = ctx->oc.stage[OMS_OC_PROCESSING] +
 			     ctx->oc.stage[OMS_OC_AWAITING_ACK];
 
-	oms_cpu_waited();
 	if (!ctx->be->wait)
 		return;
 	/* everything in flight, unless the orderer holds an op that one

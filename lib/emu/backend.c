@@ -106,8 +106,14 @@ static uint64_t emu_time(struct oms_ctx *ctx)
 
 static int emu_ring(struct oms_ctx *ctx, uint32_t n)
 {
+	struct emu_ctx *ec = EC(ctx);
+	int err;
+
 	oms_be_view(ctx)->doorbells++;
-	return emu_q_ring(EC(ctx)->q, n);
+	err = emu_q_ring(ec->q, n);
+	if (!err && ec->dev->cfg.time_scale)
+		emu_kick(ec->dev);	/* it may sleep (kick.c) */
+	return err;
 }
 
 static int emu_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,

@@ -65,6 +65,12 @@ static int dev_step(struct oms_emu *dev, int *pending)
 	return work;
 }
 
+/* The longest the device sleeps under a model: while work waits for a
+ * thread that issues (its look at those threads, the wall-clock floor),
+ * and with nothing in flight (its heartbeat). */
+#define KICK_PENDING_NS	200000l
+#define KICK_IDLE_NS	500000l
+
 static void *dev_thread(void *arg)
 {
 	struct oms_emu *dev = arg;
@@ -84,15 +90,20 @@ static void *dev_thread(void *arg)
 			nanosleep(&ts, NULL);
 			continue;
 		}
+		uint32_t gen = emu_kick_gen(dev);
 		int pending;
 
 		__atomic_add_fetch(&dev->heartbeat, 1, __ATOMIC_RELEASE);
 		if (dev_step(dev, &pending)) {
 			idle = 0;
+		} else if (dev->cfg.time_scale) {
+			/* Under the model: wait for a doorbell or a thread's
+			 * wait, the only events that give it work (kick.c) */
+			emu_kick_wait(dev, gen, pending ? KICK_PENDING_NS :
+						     KICK_IDLE_NS);
 		} else if (pending) {
-			/* Chaos is sitting on work, or the clock waits for a
-			 * thread that issues: let the initiators run (the
-			 * machine may have fewer cores than threads). */
+			/* Chaos is sitting on work: let the initiators run
+			 * (the machine may have fewer cores than threads). */
 			idle = 0;
 			sched_yield();
 		} else if (++idle > 2000) {

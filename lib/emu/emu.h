@@ -210,6 +210,10 @@ struct oms_emu {
 	uint32_t ninit, init_cap;
 	uint64_t stuck_since;	/* wall ns the clock has waited for a
 				 * working thread; 0: it has not */
+	/* Under a latency model the thread sleeps on @kick when it can do
+	 * nothing, and an initiator's doorbell or wait wakes it (kick.c). */
+	uint32_t kick;		/* bumped at each such event (futex word) */
+	uint32_t napping;	/* the device thread sleeps on @kick */
 	uint32_t admit_from;	/* qlist[] index admissions start at */
 	int stop;		/* ask the thread to leave, abandoning work */
 	int frozen;		/* test: stop executing, stop heartbeats */
@@ -357,6 +361,12 @@ void emu_initiators_look(struct oms_emu *dev, uint64_t next);
 void emu_initiators_forget_queue(struct oms_emu *dev,
 				 const struct emu_queue *q);
 void emu_initiators_fini(struct oms_emu *dev);
+
+/* kick.c: the device thread's sleep under a latency model, and the
+ * initiators' nudge when they give it something to do */
+uint32_t emu_kick_gen(const struct oms_emu *dev);
+void emu_kick_wait(struct oms_emu *dev, uint32_t gen, long ns);
+void emu_kick(struct oms_emu *dev);
 
 /* queue.c: initiator side of the rings (any thread owning the queue) */
 int emu_q_post(struct emu_queue *q, const struct oms_wr *wr);

@@ -275,6 +275,7 @@ void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
 	__atomic_store_n(&r->src_target, w->src_seen + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->wq, q, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->state, I_WAITING, __ATOMIC_RELEASE);
+	emu_kick(dev);		/* the clock may move now */
 	/* waiting in liboms, it holds no other device back either */
 	for (o = mine_list; o; o = o->next) {
 		uint32_t act = I_ACTIVE;

@@ -9,16 +9,26 @@
  *
  * Which clock.  The thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID), at
  * every interval length: a thread that waits for a core, or sleeps, is not
- * working.  That clock has no vDSO: a read is a system call (about 1.1 us
- * on this project's 2-core VMs, 22 ns for CLOCK_MONOTONIC).  So it is read
- * once per call, on entry.  Where the last call left off is reckoned from
- * its entry: its CPU time then, plus the wall time it lasted, which is its
- * CPU time when nothing took its core meanwhile.  A call that waited for
- * the device (oms_cpu_waited()), or lasted long enough to have been
- * descheduled (OMS_CPU_LONG_NS), reads the CPU clock again on its way out
- * instead: the end of a wait is not timed anyway.  One read's own cost is
- * taken off each interval (the least of a few back-to-back pairs,
- * measured once per process).
+ * working.  It is read on the way into each counting call and on the way
+ * out, so an interval holds the thread's work and the two reads' halves
+ * that fall into it: one read's cost, taken off.  That clock has no vDSO:
+ * a read is a system call, about 1.1 us on this project's 2-core VMs (22 ns
+ * for CLOCK_MONOTONIC), so a counting call costs 2.2 us more of wall time
+ * and nothing of model time.  What is taken off must be right to a few
+ * ns: a client's round is dozens of calls, and a read's cost wrongly
+ * taken off each of them would be charged as its work.  The reads' cost
+ * moves by tens of ns (a cold process's reads cost 10 % more than a warm
+ * one's), and an interval holds the calls' own entries and returns too.
+ * So what is taken off is what the thread's own intervals show: their
+ * median over the last few thousand (most of a client's intervals are
+ * two calls back to back, whose few ns of work it leaves uncharged),
+ * measured again every OMS_CPU_RECAL intervals; until the thread has had
+ * enough of them, the median of a few pairs of reads made as a call's
+ * exit and the next call's entry make them.  An interval shorter than the
+ * cost counts against the next ones, but the total never goes back.
+ * What stays charged beyond the work is the reads' tail: a read now and
+ * then takes longer (an interrupt handled on the thread's time), about
+ * 35 ns a call on average here.
  *
  * Per thread, not per context: the time between a call on one context
  * and a call on another is the thread's work too.  A nested call adds
@@ -31,30 +41,34 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "util/clock.h"
-
-/* A call longer than this (wall) may have lost its core: its exit reads
- * the CPU clock rather than trust the wall clock. */
-#define OMS_CPU_LONG_NS	20000u
+/* Intervals between two measurements of the cost. */
+#define OMS_CPU_RECAL	1024u
+/* The thread's intervals are kept by length around its first pairs'
+ * median: OMS_CPU_BINS bins of OMS_CPU_BIN_NS, half below, half above. */
+#define OMS_CPU_BIN_NS	4u
+#define OMS_CPU_BINS	128u
 
 struct oms_cpu_thread {
-	uint64_t charged;	/* CPU ns outside liboms so far (counting) */
+	uint64_t charged;	/* CPU ns outside liboms so far (counting);
+				 * never goes back */
+	int64_t acc;		/* the same, each interval less the cost */
 	uint64_t left_cpu;	/* thread CPU clock when the last counting
 				 * call returned; 0: none to count from */
-	uint64_t in_cpu;	/* the outermost call's entry: CPU clock */
-	uint64_t in_wall;	/* and CLOCK_MONOTONIC */
+	uint64_t cost;		/* an empty interval's (0: not measured) */
+	uint64_t base;		/* the intervals' bins start here */
+	uint32_t since_cost;	/* intervals since it was measured */
+	uint32_t bins[OMS_CPU_BINS];	/* intervals by length (decaying) */
 	uint32_t depth;		/* data-path calls in progress */
 	uint32_t counting;	/* the outermost one counts */
-	uint32_t waited;	/* the outermost one waited (for the device:
-				 * its wall time is not its CPU time) */
 };
 
 /* This thread's (lib/util/cpu_charge.c). */
 extern __thread struct oms_cpu_thread oms_cpu_self
 	__attribute__((visibility("hidden")));
 
-/* One read of the thread CPU clock, its own cost (once per process). */
-uint64_t oms_cpu_read_cost(void) __attribute__((visibility("hidden")));
+/* Measure @t's cost again (lib/util/cpu_charge.c). */
+void oms_cpu_measure_cost(struct oms_cpu_thread *t)
+	__attribute__((visibility("hidden")));
 
 static inline uint64_t oms_thread_cpu_ns(void)
 {
@@ -71,10 +85,24 @@ static inline uint64_t oms_cpu_charged(void)
 	return oms_cpu_self.charged;
 }
 
+/* One interval of @d ns between two reads: charge what is beyond the
+ * reads' own cost.  (Measuring the cost here puts its reads inside the
+ * call, after the interval's end.) */
+static inline void oms_cpu_interval(struct oms_cpu_thread *t, uint64_t d)
+{
+	if (!t->cost || ++t->since_cost >= OMS_CPU_RECAL)
+		oms_cpu_measure_cost(t);
+	if (d >= t->base && d - t->base < OMS_CPU_BINS * OMS_CPU_BIN_NS)
+		t->bins[(d - t->base) / OMS_CPU_BIN_NS]++;
+	t->acc += (int64_t)d - (int64_t)t->cost;
+	if (t->acc > (int64_t)t->charged)
+		t->charged = (uint64_t)t->acc;
+}
+
 static inline int oms_cpu_enter(int on)
 {
 	struct oms_cpu_thread *t = &oms_cpu_self;
-	uint64_t now, cost;
+	uint64_t now;
 
 	if (t->depth++)
 		return 0;		/* nested: the outer call counts */
@@ -84,35 +112,19 @@ static inline int oms_cpu_enter(int on)
 		return 0;
 	}
 	now = oms_thread_cpu_ns();
-	if (t->left_cpu && now > t->left_cpu) {
-		cost = oms_cpu_read_cost();
-		t->charged += now - t->left_cpu > cost ?
-			      now - t->left_cpu - cost : 0;
-	}
-	t->in_cpu = now;
-	t->in_wall = oms_now_ns();
-	t->waited = 0;
+	if (t->left_cpu && now >= t->left_cpu)
+		oms_cpu_interval(t, now - t->left_cpu);
 	return 0;
-}
-
-/* The call in progress waits (sleeps, yields): its wall time is not its
- * CPU time. */
-static inline void oms_cpu_waited(void)
-{
-	oms_cpu_self.waited = 1;
 }
 
 static inline void oms_cpu_leave(int *unused)
 {
 	struct oms_cpu_thread *t = &oms_cpu_self;
-	uint64_t wall;
 
 	(void)unused;
 	if (--t->depth || !t->counting)
 		return;
-	wall = oms_now_ns() - t->in_wall;
-	t->left_cpu = wall > OMS_CPU_LONG_NS || t->waited ?
-		      oms_thread_cpu_ns() : t->in_cpu + wall;
+	t->left_cpu = oms_thread_cpu_ns();
 }
 
 /* The rest of the calling function is one call, counted (when @on) from
