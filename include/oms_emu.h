@@ -111,11 +111,13 @@ struct oms_emu;
  * driver's share, which software emulation inflates.  Costs one read of
  * the thread CPU clock (a system call, about 1 us) per data-path call.
  *
- * A thread that waits for the device's work outside liboms (spinning on
- * memory a put writes) without its CPU charged holds model time still:
- * wait with oms_quiet(), or oms_progress() (two calls in a row that find
- * nothing are a wait).  A thread blocked in the kernel (sleeping,
- * joining) is seen as such after a while and holds nothing back.
+ * A thread that waits for the device's work outside liboms without its
+ * CPU charged holds model time still: wait with oms_quiet(), or
+ * oms_progress() (two calls in a row that find nothing are a wait), or
+ * poll memory with oms_mr_read(), which is the host CPU's access and
+ * takes the thread out of model time until it next issues (so does
+ * oms_mr_write()).  A thread blocked in the kernel (sleeping, joining)
+ * is seen as such after a while and holds nothing back.
  */
 struct oms_emu_attr {
 	uint32_t size;

@@ -170,6 +170,8 @@ static int emu_mr_write(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 {
 	struct oms_emu *dev = EC(ctx)->dev;
 
+	if (dev->cfg.time_scale)
+		emu_initiator_host(dev);
 	pthread_mutex_lock(&dev->lock);
 	memcpy(dev->reg[rmr->region].base + off, src, len);
 	emu_invalidate(dev, rmr->region, off, len);
@@ -182,6 +184,8 @@ static int emu_mr_read(struct oms_ctx *ctx, const struct oms_rmr *rmr,
 {
 	struct oms_emu *dev = EC(ctx)->dev;
 
+	if (dev->cfg.time_scale)
+		emu_initiator_host(dev);
 	pthread_mutex_lock(&dev->lock);
 	memcpy(dst, dev->reg[rmr->region].base + off, len);
 	pthread_mutex_unlock(&dev->lock);

@@ -355,6 +355,7 @@ uint64_t emu_initiator_stamp(struct oms_emu *dev);
 void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
 			const struct oms_be_wait *w);
 void emu_initiator_wait_end(struct oms_emu *dev);
+void emu_initiator_host(struct oms_emu *dev);
 uint64_t emu_initiator_time(struct oms_emu *dev);
 uint64_t emu_initiators_horizon(struct oms_emu *dev);
 void emu_initiators_look(struct oms_emu *dev, uint64_t next);

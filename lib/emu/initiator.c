@@ -18,9 +18,11 @@
  *     working again at that time (a wake-up, at the start of a step);
  *   away (AWAY): the thread is blocked in the kernel (sleeping, joining,
  *     waiting on a lock or a pipe), seen from /proc when the clock has
- *     waited for it for long, or it waits in liboms on another device.
- *     It holds nobody back, and at its next command it joins again at
- *     the device's clock.
+ *     waited for it for long, or it waits in liboms on another device, or
+ *     it has read or written its own memory as the host CPU does
+ *     (oms_mr_read(), oms_mr_write(): a host CPU polling a flag is not an
+ *     initiator).  It holds nobody back, and at its next command it joins
+ *     again at the device's clock.
  *
  * Why it is safe: a working thread's next command is stamped no earlier
  * than its time, which is at or after the clock (the clock never passed
@@ -285,6 +287,20 @@ void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
 						    __ATOMIC_ACQ_REL,
 						    __ATOMIC_ACQUIRE);
 	}
+}
+
+/* The thread accesses its own memory as the host CPU (oms_mr_read(),
+ * oms_mr_write()): outside model time, like a thread in the kernel, until
+ * it next issues. */
+void emu_initiator_host(struct oms_emu *dev)
+{
+	struct emu_initiator *r = mine(dev, 0);
+	uint32_t act = I_ACTIVE;
+
+	if (r && __atomic_compare_exchange_n(&r->state, &act, I_AWAY, 0,
+					     __ATOMIC_ACQ_REL,
+					     __ATOMIC_ACQUIRE))
+		emu_kick(dev);	/* the clock may move now */
 }
 
 void emu_initiator_wait_end(struct oms_emu *dev)
