@@ -9,19 +9,30 @@
  *   two-unordered  a doorbell, then two DMA reads (request, data) at once
  *   two-nic        a doorbell, then the request read, then the data read:
  *                  ordered at the NIC, which waits for the first response
- *                  (what the data pointer inside the request forces today)
+ *                  (what the data pointer inside the request forces)
  *   two-rc         the same two reads ordered where the data is, at the
  *                  root complex (seed 004): both leave the NIC together
  *
  * On the emulated device with the paper's Table 2 latencies (200 ns one
  * way on the I/O bus, 17 ns root complex, 50 ns memory, 100 Gb/s), in
- * model time (the device runs dilated by --scale).  The host (node 0)
- * rings the NIC (node 1) with a put; the device's observer sees the put
- * land and wakes the NIC's thread, which reads with gets on its own
- * connection to the host's memory, as a NIC's DMA engine would.  Each
- * sample is one doorbell to the NIC's last byte; --samples of them per
- * pattern and size give the CDF (p50, p90, p99, mean; --cdf FILE writes
- * every sample: pattern, bytes, ns).
+ * model time, the device's own clock (oms_emu.h).  The host (node 0)
+ * rings the NIC (node 1) with a put and waits for it in oms_quiet(); the
+ * device's observer notes the model time the put lands at the NIC
+ * (oms_emu_clock()).  The NIC's fetch is gets on its own connection to
+ * the host's memory, as a NIC's DMA engine would read, timed between two
+ * readings of the thread's model time (oms_emu_thread_time()).  One
+ * thread plays both sides and waits only in liboms, so it never holds
+ * the model's clock while the device works.
+ *
+ * A sample is the doorbell's flight, from the put's issue to its landing,
+ * plus the fetch's model duration: on a NIC the fetch starts where the
+ * doorbell lands; here it starts after the put's completion, on a device
+ * otherwise idle, where it takes the same time.  For mmio the sample is
+ * the flight alone.  The figures do not depend on the host's speed or
+ * load; --scale is the model's wall-clock floor (wall ns per model ns at
+ * least, default 1), which does not change them either.  --samples of
+ * them per pattern and size give the CDF (p50, p90, p99, mean; --cdf FILE
+ * writes every sample: pattern, bytes, ns).
  *
  *   dma_pattern [-s SIZES] [--patterns SET] [-n N] [--scale N] [--cdf FILE]
  *               [--json]
@@ -29,7 +40,6 @@
  * Exit: 0; 1 a run failed; 2 bad flags.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +64,7 @@ static struct {
 	const char *cdf;
 } args = {
 	.sizes = { 64, 1024 }, .nsizes = 2, .patterns = (1u << P_COUNT) - 1,
-	.samples = 1000, .scale = 500,
+	.samples = 1000, .scale = 1,
 };
 
 static const struct ba_opt opts[] = {
@@ -65,8 +75,9 @@ static const struct ba_opt opts[] = {
 	  "data", &args.patterns, .names = pattern_names },
 	{ 'n', "samples", "iters", BA_UINT, "N", "doorbells per pattern and "
 	  "size", &args.samples, .min = 10, .max = 1000000 },
-	{ 0, "scale", NULL, BA_UINT, "N", "the latency model's wall ns per "
-	  "model ns", &args.scale, .min = 1, .max = 100000 },
+	{ 0, "scale", NULL, BA_UINT, "N", "the latency model's wall-clock "
+	  "floor (wall ns per model ns at least); the figures do not depend "
+	  "on it", &args.scale, .min = 1, .max = 100000 },
 	{ 0, "cdf", NULL, BA_STRING, "FILE", "every sample into FILE "
 	  "(pattern, bytes, model ns)", .dst = &args.cdf },
 };
@@ -87,17 +98,20 @@ struct rig {
 	struct oms_listener *host_l, *nic_l;
 	struct oms_rmr to_nic, to_host;	/* the host's and the NIC's view */
 	uint8_t *host_mem, *nic_mem, *land;
-	/* the observer's word to the NIC's thread: a put landed at the NIC */
+	/* the observer's record: puts landed at the NIC, the last one's
+	 * model time */
 	uint64_t landed, landed_ns;
 };
 
 static void on_event(void *arg, const struct oms_emu_event *ev)
 {
 	struct rig *g = arg;
+	uint64_t t;
 
-	if (ev->kind != OMS_EMU_EV_PUT || ev->dest != 1)
+	if (ev->kind != OMS_EMU_EV_PUT || ev->dest != 1 ||
+	    oms_emu_clock(g->emu, &t))
 		return;
-	__atomic_store_n(&g->landed_ns, bu_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&g->landed_ns, t, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&g->landed, 1, __ATOMIC_RELEASE);
 }
 
@@ -210,11 +224,48 @@ static int fetch(struct rig *g, enum pattern p, uint32_t size)
 	return err ? err : oms_quiet(n);
 }
 
-/* Wait until the observer has counted more than @seen landings. */
-static void wait_landed(struct rig *g, uint64_t seen)
+/*
+ * One sample of @p at @size into *@ns (model ns): the doorbell's issue to
+ * its landing, plus the fetch's duration.  The thread waits for the put
+ * in oms_quiet(), never on the observer's record: a thread that spins
+ * outside liboms holds the model's clock at its own time, and the put
+ * would never land.  The put's completion comes back after its landing,
+ * so the record is there by then.
+ */
+static int sample(struct rig *g, enum pattern p, uint32_t size,
+		  const uint8_t *msg, double *ns)
 {
-	while (__atomic_load_n(&g->landed, __ATOMIC_ACQUIRE) <= seen)
-		sched_yield();
+	static const uint64_t db = 1;
+	uint64_t seen = __atomic_load_n(&g->landed, __ATOMIC_ACQUIRE);
+	uint64_t issue, land, f0 = 0, f1 = 0;
+	int err = oms_emu_thread_time(g->emu, &issue);
+
+	/* the CPU's write: the whole request inline, or a doorbell */
+	if (!err)
+		err = oms_put(g->host, &g->to_nic, 0,
+			      p == P_MMIO ? (const void *)msg : &db,
+			      p == P_MMIO ? WQE + size : 8,
+			      OMS_STORE_UNORDERED);
+	if (!err)
+		err = oms_quiet(g->host);
+	if (err)
+		return err;
+	if (__atomic_load_n(&g->landed, __ATOMIC_ACQUIRE) != seen + 1)
+		return -EPROTO;	/* completed, yet not seen landing */
+	land = __atomic_load_n(&g->landed_ns, __ATOMIC_RELAXED);
+	if (land < issue)
+		return -EPROTO;
+	if (p != P_MMIO) {
+		err = oms_emu_thread_time(g->emu, &f0);
+		if (!err)
+			err = fetch(g, p, size);
+		if (!err)
+			err = oms_emu_thread_time(g->emu, &f1);
+		if (err)
+			return err;
+	}
+	*ns = (double)(land - issue) + (double)(f1 - f0);
+	return 0;
 }
 
 /* @n samples of @p at @size into @ns (model ns). */
@@ -222,33 +273,18 @@ static int measure(enum pattern p, uint32_t size, uint32_t n, uint32_t scale,
 		   double *ns)
 {
 	uint8_t msg[WQE + DATA_MAX];
-	uint64_t db = 1;
 	struct rig g;
+	double first;
 	int err = rig_open(&g, p, scale);
 
 	memset(msg, 5, sizeof(msg));
-	for (uint32_t i = 0; i < n && !err; i++) {
-		uint64_t seen = __atomic_load_n(&g.landed, __ATOMIC_ACQUIRE);
-		uint64_t t0 = bu_now_ns(), t1;
-
-		/* the CPU's write: the whole request inline, or a doorbell */
-		err = oms_put(g.host, &g.to_nic, 0,
-			      p == P_MMIO ? (const void *)msg : &db,
-			      p == P_MMIO ? WQE + size : 8,
-			      OMS_STORE_UNORDERED);
-		if (err)
-			break;
-		wait_landed(&g, seen);
-		if (p == P_MMIO) {
-			t1 = __atomic_load_n(&g.landed_ns, __ATOMIC_RELAXED);
-		} else {
-			err = fetch(&g, p, size);
-			t1 = bu_now_ns();
-		}
-		ns[i] = (double)(t1 - t0) / scale;
-		if (!err)
-			err = oms_quiet(g.host);
-	}
+	/* One sample first, not counted: from it on, the thread issues at
+	 * a model time of its own (before its first command it reads the
+	 * device's clock). */
+	if (!err)
+		err = sample(&g, p, size, msg, &first);
+	for (uint32_t i = 0; i < n && !err; i++)
+		err = sample(&g, p, size, msg, &ns[i]);
 	rig_close(&g);
 	return err;
 }

@@ -24,8 +24,9 @@
  * (the emulated device's in-process connections), with the device's latency
  * model on (--scale 0 turns it off: wall time): the figures are then model
  * time, the device's own clock (docs/emu-device.md), the same on an idle
- * machine and a busy one, for one thread or sixteen on two cores; each
- * thread's gets are counted over its own model time.  --hosts spreads the
+ * machine and a busy one, for one thread or sixteen on two cores; the
+ * threads' rounds are counted over one window of model time common to
+ * all (a round across a bound for its share).  --hosts spreads the
  * client threads over several emulated hosts (nodes).
  *
  * --calibrate (model vs device): fit the emulated device's
@@ -57,6 +58,7 @@
 #define MAX_WRITERS	16
 #define MAX_LIST	16	/* values of --threads, of --batch */
 #define HBUCKETS	(64 * 16)
+#define MIN_ROUNDS	8	/* under the model: rounds a worker, at least */
 
 static const uint32_t sweep_sizes[] = {
 	64, 128, 256, 512, 1024, 2048, 4096, 8192,
@@ -480,6 +482,8 @@ struct worker {
 	uint64_t updates, busy;		/* --read-pct: remote updates */
 	uint64_t drawn, hot;		/* keys drawn; of them in the top 1 % */
 	uint64_t last_t;		/* the model: its last round's end */
+	double counted;			/* gets in the window (shares) */
+	uint64_t rounds_in;		/* rounds that ended in it */
 	uint64_t hist[HBUCKETS];
 };
 
@@ -505,18 +509,42 @@ static uint64_t published(const uint64_t *at)
 }
 
 /*
- * Whether a round that ended at model time @t counts.  The worker has
- * published @t (last_t) before it looks at the requests: a bound read
- * after a request was made is at or past @t unless the request came
- * later, and then the worker waits for the bound itself.
+ * The share of a round of model time (@s, @e] within the window: 1 inside
+ * it, 0 outside, the part inside for a round across a bound.  Whole
+ * rounds counted at their ends would be off by up to a round per thread
+ * at each bound, and a busy machine leaves few rounds in a window of wall
+ * seconds; a thread's rounds tile its model time, so for rounds that
+ * repeat the shares add up to the window's length over a round's.  The
+ * worker has published @e (last_t) before it looks at the requests: a
+ * bound read after a request was made is at or past @e unless the
+ * request came later, and then the worker waits for the bound itself;
+ * with no stop request seen yet, t1m will be at or past @e.
  */
-static int in_window(struct cell *c, uint64_t t)
+static double window_share(struct cell *c, uint64_t s, uint64_t e)
 {
-	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST) ||
-	    t <= published(&c->t0m))
+	uint64_t lo, hi, from;
+
+	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST))
 		return 0;
-	return !__atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ||
-	       t <= published(&c->t1m);
+	lo = published(&c->t0m);
+	hi = __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ?
+	     published(&c->t1m) : e;
+	if (e <= s)	/* no model time at all: a point */
+		return e > lo && e <= hi;
+	from = s > lo ? s : lo;
+	hi = hi < e ? hi : e;
+	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
+}
+
+/* Every worker has ended a round (a thread's start can take longer in
+ * wall time than the warm-up; a bound of 0 would count all the model time
+ * before it). */
+static int all_started(const struct worker *w, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!__atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST))
+			return 0;
+	return 1;
 }
 
 /* The latest round end of any worker (after the request was made). */
@@ -591,6 +619,7 @@ static void *worker_main(void *arg)
 	struct bu_zipf zf;
 	uint32_t nspare = o->batch;
 	int counting = 0, model = local_emu && o->scale, err;
+	uint64_t end = model_time();
 
 	a.batch = o->batch;
 	a.nconn = o->qps;
@@ -640,12 +669,14 @@ static void *worker_main(void *arg)
 		usleep(1000);
 	for (;;) {
 		int ph = __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE), n, keep;
-		uint64_t nupd, upd_ok, upd_busy, drawn, hot, end;
+		uint64_t nupd, upd_ok, upd_busy, drawn, hot, begin;
+		double share;
 
 		if (ph == P_STOP)
 			break;
 		if (!model && ph == P_MEASURE && !counting) {
 			counting = 1;
+			w->counted = 0;
 			w->gets = w->torn = w->retries = 0;
 			w->updates = w->busy = 0;
 			w->drawn = w->hot = 0;
@@ -683,11 +714,15 @@ static void *worker_main(void *arg)
 			cell_fail(c, n, err ? "get or update" : "get");
 			break;
 		}
-		/* the round ends here: whether it counts */
+		/* the round ends here: how much of it counts */
+		begin = end;
 		end = model_time();
 		__atomic_store_n(&w->last_t, end, __ATOMIC_SEQ_CST);
-		keep = model ? in_window(c, end) : counting;
+		share = model ? window_share(c, begin, end) : counting;
+		keep = share > 0;
 		if (keep) {
+			w->counted += share * (double)n;
+			__atomic_add_fetch(&w->rounds_in, 1, __ATOMIC_RELAXED);
 			w->drawn += drawn;
 			w->hot += hot;
 			w->updates += upd_ok;
@@ -787,15 +822,25 @@ static void wait_ready(struct cell *c, uint32_t n)
 	}
 }
 
-/* Gets (or @upd: updates) per us, M/s, counted over @ns of model or
- * wall time. */
+/* Gets (the window's shares of rounds; or @upd: updates) per us, M/s,
+ * over @ns of model or wall time. */
 static double rate(const struct worker *w, uint32_t n, int upd, uint64_t ns)
 {
 	double sum = 0;
 
 	for (uint32_t i = 0; i < n; i++)
-		sum += (double)(upd ? w[i].updates : w[i].gets);
+		sum += upd ? (double)w[i].updates : w[i].counted;
 	return ns ? sum * 1e3 / (double)ns : 0;
+}
+
+/* Rounds that ended in the window, all workers. */
+static uint64_t rounds_in(const struct worker *w, uint32_t n)
+{
+	uint64_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		k += __atomic_load_n(&w[i].rounds_in, __ATOMIC_RELAXED);
+	return k;
 }
 
 /* The model's clock, ns; 0 without it. */
@@ -835,8 +880,12 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		__atomic_store_n(&c.phase, P_WARMUP, __ATOMIC_RELEASE);
 	t0 = bu_now_ns();
 	watch_t = t0;
-	while (!c.err && bu_now_ns() - t0 < (uint64_t)(warm * 1e9))
+	while (!c.err && (bu_now_ns() - t0 < (uint64_t)(warm * 1e9) ||
+			  (model && !all_started(w, n)))) {
+		if (bu_now_ns() - t0 > watchdog_ns(o))
+			die_now(&c, "server not answering at");
 		usleep(2000);
+	}
 	if (!c.err && model) {
 		/* the window opens after every round that has ended */
 		__atomic_store_n(&c.measure_req, 1, __ATOMIC_SEQ_CST);
@@ -849,8 +898,11 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	for (;;) {
 		uint64_t now = bu_now_ns();
 
+		/* under the model, a few rounds a worker at least: a busy
+		 * machine may do fewer in the wall time asked for */
 		if (__atomic_load_n(&c.err, __ATOMIC_ACQUIRE) ||
-		    now - t0 >= (uint64_t)(o->duration * 1e9))
+		    (now - t0 >= (uint64_t)(o->duration * 1e9) &&
+		     (!model || rounds_in(w, n) >= MIN_ROUNDS * n)))
 			break;
 		live = __atomic_load_n(&c.gets_live, __ATOMIC_RELAXED);
 		if (live != watch_v) {

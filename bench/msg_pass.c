@@ -23,19 +23,27 @@
  *   msg_pass --client HOST [-p PORT] [-s SIZES] [--modes SET] [-D SEC] ...
  *
  * One process on the emulated device (three nodes: the producer, D1 with
- * the data region, D2 with the flag), its latency model on (--scale wall
- * ns per model ns, the paper's Table 2; figures in model time) and, with
- * --chaos, its reordering.  The producer keeps at most --window messages
- * outstanding (an oms_quiet() every window, so its source buffers can be
- * reused) in every mode.  A consumer thread on D2 watches the flag (host
- * reads of its own region) and, for each new value f, gets the data from
- * D1 with an acquire read: the data's stamps must be >= f.  Every row
- * says how many such checks ran and how many failed ("late"): they must
- * be 0 for every ordered mode (exit 1 otherwise).  The unordered control
- * is there for its rate (what an application that does not order at all
- * would get), not to show late flags: with the latency model on, the
- * consumer's get trails the data put by a round trip, so it is rarely
- * caught; litmus L02/L14/L36 prove the orders themselves.
+ * the data region, D2 with the flag), its latency model on (the paper's
+ * Table 2; --scale 0 turns it off: wall time) and, with --chaos, its
+ * reordering.  The producer keeps at most --window messages outstanding
+ * (an oms_quiet() every window, so its source buffers can be reused) in
+ * every mode.  Under the model the figures are model time, the device's
+ * own clock (docs/emu-device.md), the same on an idle machine and a busy
+ * one: a cell counts the messages of the rounds (a window of messages,
+ * then the quiet) within one window of model time common to every
+ * producer thread (a round across a bound for its share), opened after a
+ * warm-up (a fifth of -D, at most 0.2 s) and closed when -D's wall
+ * seconds are up.  --scale N is the model's floor, at least N wall ns per
+ * model ns: it changes how long a run takes, never a figure.  A consumer
+ * thread on D2 watches the flag (host reads of its own region) and, for
+ * each new value f, gets the data from D1 with an acquire read: the
+ * data's stamps must be >= f.  Every row says how many such checks ran
+ * and how many failed ("late"): they must be 0 for every ordered mode
+ * (exit 1 otherwise).  The unordered control is there for its rate (what
+ * an application that does not order at all would get), not to show
+ * late flags: with the latency model on, the consumer's get trails the
+ * data put by a round trip, so it is rarely caught; litmus L02/L14/L36
+ * prove the orders themselves.
  *
  * Over verbs (two hosts): --server owns both destinations, D1 (the data)
  * on PORT and D2 (the flag) on PORT+1, each a connection and so a QP of
@@ -53,9 +61,9 @@
  * t * 64 KiB) and its own flag word at D2; the consumer checks each
  * thread's flag against that thread's data.
  *
- * A row per (size, threads, mode): messages (all threads), M msgs/s,
- * ratio to quiet, checks, late.  Exit: 0; 1 if an ordered mode was seen late or a run failed; 2
- * for bad flags.
+ * A row per (size, threads, mode): messages (all threads; under the model
+ * those of the window), M msgs/s, ratio to quiet, checks, late.  Exit: 0;
+ * 1 if an ordered mode was seen late or a run failed; 2 for bad flags.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -103,7 +111,7 @@ struct opts {
 static struct opts args = {
 	.sizes = { 64, 1024, 8192 }, .nsizes = 3,
 	.threads = { 1 }, .nthreads = 1, .modes = (1u << MD_COUNT) - 1,
-	.window = 64, .scale = 500, .runs = 1, .port = 18530,
+	.window = 64, .scale = 1, .runs = 1, .port = 18530,
 	.duration = 0.5, .timeout_ms = 20000,
 };
 
@@ -132,14 +140,17 @@ static const struct ba_opt opts[] = {
 	  .max_items = MAX_SIZES },
 	{ 0, "modes", NULL, BA_SET, "SET", "how the flag is ordered after "
 	  "the data", &args.modes, .names = mode_names },
-	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell",
-	  &args.duration, .dmin = 0.01, .dmax = 600 },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell "
+	  "(under the model, its window of model time opens after a fifth "
+	  "of them, at most 0.2 s)", &args.duration, .dmin = 0.01,
+	  .dmax = 600 },
 	{ 0, "window", NULL, BA_UINT, "N",
 	  "messages outstanding at most (a quiet every N)", &args.window,
 	  .min = 1, .max = MAX_WINDOW },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "latency model: wall ns per model ns; 0: no model, wall time",
-	  &args.scale, .min = 0, .max = 100000 },
+	  "0: no latency model (wall time); else the model, on the device's "
+	  "own clock, with a floor of N wall ns per model ns that does not "
+	  "change the figures", &args.scale, .min = 0, .max = 100000 },
 	{ 0, "chaos", NULL, BA_UINT, "SEED",
 	  "the emulated device reorders with this seed (0: in order)",
 	  &args.chaos, .flags = BA_U64, .min = 0, .max = UINT64_MAX },
@@ -463,15 +474,97 @@ static int remote_end(struct rig *r, const uint64_t *last, uint32_t threads,
 	return err;
 }
 
+/*
+ * Under the model the producers run concurrently in model time, but each
+ * sees the main thread's start and stop at a model time of its own:
+ * rates summed over windows that differ can exceed what the device does.
+ * So a cell counts the rounds (a window of messages, then the quiet)
+ * within one window of model time, (t0m, t1m]: each bound is the latest
+ * round end of any producer when the main thread asks for it
+ * (@measure_req, @stop_req), so no producer has counted past it, and
+ * each producer goes on until a round of its ends past t1m (as
+ * bench/kvs_get.c does).  A round across a bound counts for its share
+ * (window_share()).
+ */
+#define UNSET UINT64_MAX
+
+struct window {
+	int measure_req, stop_req;
+	uint64_t t0m, t1m;	/* UNSET until known */
+};
+
 /* One producer thread of a cell. */
 struct prod_run {
 	struct rig *r;
+	struct window *win;	/* NULL: wall time */
 	uint32_t t, size, window;
 	enum mode m;
 	uint64_t seq0, end_ns;	/* its first flag - 1; when to stop */
-	uint64_t msgs;
-	int err;
+	uint64_t msgs;		/* sent */
+	double counted;		/* under the model: the window's */
+	uint64_t last_t;	/* under the model: its last round's end */
+	int err, done;
 };
+
+/* The calling thread's model time on the run's device. */
+static uint64_t model_time(void)
+{
+	uint64_t t = 0;
+
+	oms_emu_thread_time(local_emu, &t);
+	return t;
+}
+
+static uint64_t published(const uint64_t *at)
+{
+	uint64_t v;
+
+	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
+		sched_yield();	/* the main thread is about to */
+	return v;
+}
+
+/*
+ * The share of a round of model time (@s, @e] within the window: 1 inside
+ * it, 0 outside, the part inside for a round across a bound.  Whole
+ * rounds counted at their ends would be off by up to a round per thread
+ * at each bound, and a busy machine leaves few rounds in a window of
+ * wall seconds; a thread's rounds tile its model time, so for rounds that
+ * repeat the shares add up to exactly the window's length over a
+ * round's.  The producer has published @e (last_t) before it looks at
+ * the requests: a bound read after a request was made is at or past @e
+ * unless the request came later, and then the producer waits for the
+ * bound itself; with no stop request seen yet, t1m will be at or past @e.
+ */
+static double window_share(struct window *w, uint64_t s, uint64_t e)
+{
+	uint64_t lo, hi, from;
+
+	if (!__atomic_load_n(&w->measure_req, __ATOMIC_SEQ_CST))
+		return 0;
+	lo = published(&w->t0m);
+	hi = __atomic_load_n(&w->stop_req, __ATOMIC_SEQ_CST) ?
+	     published(&w->t1m) : e;
+	if (e <= s)	/* no model time at all: a point */
+		return e > lo && e <= hi;
+	from = s > lo ? s : lo;
+	hi = hi < e ? hi : e;
+	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
+}
+
+/* The latest round end of any producer (after the request was made). */
+static uint64_t latest_round(const struct prod_run *pr, uint32_t n)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t x = __atomic_load_n(&pr[i].last_t, __ATOMIC_SEQ_CST);
+
+		if (x > t)
+			t = x;
+	}
+	return t;
+}
 
 static void *producer_main(void *arg)
 {
@@ -485,7 +578,8 @@ static void *producer_main(void *arg)
 	/* a source buffer and a flag word per outstanding message: reused
 	 * after a quiet */
 	uint8_t *ring = aligned_alloc(64, (size_t)pr->window * pr->size);
-	uint64_t *flags = calloc(pr->window, sizeof(*flags)), i = 0;
+	uint64_t *flags = calloc(pr->window, sizeof(*flags)), i = 0, end;
+	uint64_t start = pr->win ? model_time() : 0;	/* the round's */
 	int err = ring && flags ? 0 : -ENOMEM;
 
 	if (ring)	/* no stale bytes between the stamps */
@@ -514,22 +608,87 @@ static void *producer_main(void *arg)
 		}
 		if (!err)
 			err = oms_quiet(ctx);
+		if (err || !pr->win)
+			continue;
+		/* the round ends here: what of it counts */
+		end = model_time();
+		__atomic_store_n(&pr->last_t, end, __ATOMIC_SEQ_CST);
+		pr->counted += window_share(pr->win, start, end) * pr->window;
+		start = end;
+		/* on until a round ends past the window: every round within
+		 * it is counted */
+		if (__atomic_load_n(&pr->win->stop_req, __ATOMIC_SEQ_CST) &&
+		    end > published(&pr->win->t1m))
+			break;
 	}
 	pr->msgs = i;
 	pr->err = err;
+	__atomic_store_n(&pr->done, 1, __ATOMIC_RELEASE);
 	free(ring);
 	free(flags);
 	return NULL;
 }
 
+/* Whether every producer has ended a round (the warm-up's least). */
+static int all_started(const struct prod_run *pr, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!__atomic_load_n(&pr[i].last_t, __ATOMIC_SEQ_CST))
+			return 0;
+	return 1;
+}
+
+static int any_done(const struct prod_run *pr, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (__atomic_load_n(&pr[i].done, __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
+}
+
+/*
+ * Under the model: open the window after a warm-up of @dur wall seconds
+ * (a fifth, at most 0.2 s), and not before every producer has ended a
+ * round (a thread's start can take longer than that in wall time, and a
+ * bound of 0 would count all the model time before it); close it when
+ * @dur is up, or once a round has ended in it on a machine too busy for
+ * one by then.  A producer that stopped (it failed) ends it at once: the
+ * cell is lost anyway.
+ */
+static void model_window(struct prod_run *pr, uint32_t n, struct window *w,
+			 double dur)
+{
+	uint64_t t0 = bu_now_ns(), warm = (uint64_t)(dur * 1e9) / 5;
+
+	warm = warm < 200000000u ? warm : 200000000u;
+	while (!any_done(pr, n) &&
+	       (bu_now_ns() - t0 < warm || !all_started(pr, n)))
+		usleep(1000);
+	/* the window opens after every round that has ended */
+	__atomic_store_n(&w->measure_req, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->t0m, latest_round(pr, n), __ATOMIC_RELEASE);
+	while (!any_done(pr, n) &&
+	       (bu_now_ns() - t0 < (uint64_t)(dur * 1e9) ||
+		latest_round(pr, n) <= w->t0m))
+		usleep(1000);
+	/* and closes after them: each producer goes on until it is past it
+	 * (producer_main()) */
+	__atomic_store_n(&w->stop_req, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->t1m, latest_round(pr, n), __ATOMIC_RELEASE);
+}
+
+/* One cell's run of mode @m; @model: the figures are model time (--local
+ * under the latency model). */
 static int produce(struct rig *r, enum mode m, uint32_t size,
-		   uint32_t threads, double scale, double dur, uint32_t window,
+		   uint32_t threads, int model, double dur, uint32_t window,
 		   struct result *res)
 {
 	struct consumer c = { .r = r, .size = size, .threads = threads };
 	struct remote_state before = { 0 }, after = { 0 };
+	struct window win = { .t0m = UNSET, .t1m = UNSET };
 	struct prod_run pr[MAX_THREADS];
 	uint64_t last[MAX_THREADS], t0, t1;
+	double counted = 0;
 	int local = r->flag_mem != NULL, err = 0;
 	pthread_t th, pth[MAX_THREADS];
 	uint32_t t, started = 0;
@@ -545,17 +704,21 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 		return err;
 	t0 = bu_now_ns();
 	for (t = 0; t < threads; t++) {
+		/* under the model the window ends it, not the wall clock */
 		pr[t] = (struct prod_run){ .r = r, .t = t, .size = size,
-			.window = window, .m = m,
+			.window = window, .m = m, .win = model ? &win : NULL,
 			.seq0 = local ? r->flag_mem[FLAG_OFF / 8 + t] :
 				before.flag[t],
-			.end_ns = t0 + (uint64_t)(dur * 1e9) };
+			.end_ns = model ? UINT64_MAX :
+				  t0 + (uint64_t)(dur * 1e9) };
 		if (pthread_create(&pth[t], NULL, producer_main, &pr[t])) {
 			err = -EAGAIN;
 			break;
 		}
 		started++;
 	}
+	if (model && started)
+		model_window(pr, started, &win, dur);
 	for (t = 0; t < started; t++) {
 		pthread_join(pth[t], NULL);
 		err = err ? err : pr[t].err;
@@ -576,12 +739,19 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 	if (err)
 		return err;
 	res->msgs = 0;
-	for (t = 0; t < threads; t++)
+	for (t = 0; t < threads; t++) {
 		res->msgs += pr[t].msgs;
+		counted += pr[t].counted;
+	}
 	res->checks = c.checks;
 	res->late = c.late;
-	/* model time = wall / scale */
-	res->mmsgs = (double)res->msgs * 1e3 * scale / (double)(t1 - t0);
+	if (model) {	/* the window's messages over its model time */
+		res->msgs = (uint64_t)(counted + 0.5);
+		res->mmsgs = win.t1m > win.t0m ? counted * 1e3 /
+			     (double)(win.t1m - win.t0m) : 0;
+	} else {
+		res->mmsgs = (double)res->msgs * 1e3 / (double)(t1 - t0);
+	}
 	return 0;
 }
 
@@ -679,9 +849,8 @@ static int run_cell(struct rig *r, const struct opts *o, uint32_t size,
 
 			if (!(o->modes & 1u << m))
 				continue;
-			err = produce(r, m, size, threads,
-				      model ? o->scale : 1, o->duration,
-				      o->window, &x);
+			err = produce(r, m, size, threads, model,
+				      o->duration, o->window, &x);
 			if (err)
 				break;
 			/* the rate is the best run's; checks and late add up

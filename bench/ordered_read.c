@@ -9,22 +9,32 @@
  *   rc         ordered at the root complex: one line per RC + memory latency;
  *   rc-opt     speculative at the root complex: pipelined, squash on write.
  * Latencies are the paper's Table 2 (200 ns one-way I/O bus, 17 ns root
- * complex, 256 RLSQ entries; 50 ns memory, 100 Gb/s link).  The device
- * runs the model dilated by --scale (wall ns per model ns, default 500)
- * so the emulation's own CPU cost (about 1 us per 64 B read on two cores)
- * stays small next to the modelled latencies; figures are in model time.
- * Each cell runs -D seconds of wall time (or --ms milliseconds; default
- * 0.1 s, at least 16 reads) with up to --qd reads in flight (default 256,
- * at most 64 KiB).  -s picks sizes (default -a, all of them).
+ * complex, 256 RLSQ entries; 50 ns memory, 100 Gb/s link).
  *
- * Each figure is the best of --runs runs (default 2).
+ * Every figure is model time, the device's own clock (oms_emu.h): the
+ * reads completed between two readings of the initiator thread's model
+ * time (oms_emu_thread_time()), over the time between them, the first
+ * taken after a warm-up that fills the pipeline (twice the reads in
+ * flight, WARM_MIN at least).  The host's speed or load changes how long
+ * a cell takes, not its figure.  --scale is the model's wall-clock floor
+ * (wall ns per model ns at least, default 1); it does not change the
+ * figures.
+ *
+ * Each cell keeps reading for -D seconds of wall time (or --ms
+ * milliseconds; default 0.1 s), and for TIMED_LINES cache lines of timed
+ * reads at least, with up to --qd reads in flight (default 256, at most
+ * 64 KiB).  A longer cell times more of the same steady state, over a
+ * whole number of LINK_BLOCK lines: its figure is the same.  -s picks
+ * sizes (default -a, all of them).  --runs N runs each cell N times
+ * (default 1): the figure is their mean, and runs more than RUNS_AGREE
+ * apart are reported on stderr, since runs of a deterministic model must
+ * agree.
  *
  *   ordered_read [-s SIZES | -a] [-D SEC | --ms N] [--scale N] [--qd N]
  *                [--runs N] [--json] [--out_json FILE]
  */
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +43,23 @@
 #include "oms.h"
 
 #define REGION (1u << 20)
+
+/* Reads completed before the timed ones, at least (twice the reads in
+ * flight otherwise: the first window fills the pipeline, the second is
+ * in the steady state). */
+#define WARM_MIN	64
+/* Lines the timed reads cover, at least. */
+#define TIMED_LINES	4096
+/*
+ * The timed reads cover a multiple of this many lines.  The model's
+ * clock counts whole ns, and a completion on a busy link is due at its
+ * line's 5.12 ns (100 Gb/s) rounded down; 25 lines take 128 ns, so a
+ * span of whole blocks is exact, and the figure the same whatever the
+ * count.
+ */
+#define LINK_BLOCK	25
+/* Runs of one cell that differ by more than this are reported. */
+#define RUNS_AGREE	0.001
 
 struct mode {
 	const char *name;
@@ -61,7 +88,12 @@ static void note_backend(struct oms_ctx *ctx)
 		snprintf(g_backend, sizeof(g_backend), "%s", caps.backend_name);
 }
 
-/* Model-time Mop/s of @mode at @size; -errno on failure. */
+/*
+ * Model-time Mop/s of @mode at @size; -errno on failure.  The loop waits
+ * for completions only in oms_progress() (a second call that finds
+ * nothing waits in liboms), so this thread never holds the model's clock
+ * while the device has work for it.
+ */
 static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	       uint64_t wall_ms, uint32_t qd, uint8_t *mem, uint8_t *dst,
 	       double *mops)
@@ -71,14 +103,17 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 	struct oms_emu *emu;
 	struct oms_mr *mr;
 	struct oms_rmr r;
-	uint64_t issued = 0, done = 0, off = 0, t0, t1;
-	int err, out = 0;
+	uint64_t issued = 0, done = 0, off = 0, t0 = 0, t1 = 0, done0 = 0;
+	uint64_t warm, timed, w0;
+	int err, out = 0, timing = 0;
 
 	/* Enough in flight to cover the bandwidth-delay product (64 KiB is
 	 * several times the model's), not more: the final quiet drains them,
 	 * one line per round trip in NIC mode. */
 	if (qd > 65536 / size)
 		qd = 65536 / size > 8 ? 65536 / size : 8;
+	warm = 2ull * qd > WARM_MIN ? 2ull * qd : WARM_MIN;
+	timed = TIMED_LINES / (size / 64);
 
 	err = bu_emu_table2(scale, m->order, 0, &emu);
 	if (err)
@@ -104,11 +139,16 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 		err = oms_mr_remote(mr, &r);
 	if (err)
 		goto out;
-	t0 = bu_now_ns();
+	/*
+	 * t0 and t1 are read only right after oms_progress() has found
+	 * completions: the thread's model time is then that of the last
+	 * one it counted.  (A call that waits returns when the device wakes
+	 * the thread, at the time of a completion it has not counted yet.)
+	 */
+	w0 = bu_now_ns();
 	for (;;) {
-		t1 = bu_now_ns();
-		if (t1 - t0 >= wall_ms * 1000000ull && done >= 16)
-			break;
+		uint64_t was = done;
+
 		while ((uint64_t)out < qd) {
 			err = oms_get(ini, dst + off, &r, off, size, m->flags);
 			if (err)
@@ -123,12 +163,27 @@ static int run(const struct mode *m, uint32_t size, uint32_t scale,
 			goto out;
 		}
 		done = issued - (uint64_t)out;
-		if (out)
-			sched_yield();
+		if (done == was)
+			continue;
+		if (!timing && done >= warm) {
+			err = oms_emu_thread_time(emu, &t0);
+			if (err)
+				goto out;
+			done0 = done;
+			timing = 1;
+		} else if (timing && done - done0 >= timed &&
+			   (done - done0) * (size / 64) % LINK_BLOCK == 0 &&
+			   bu_now_ns() - w0 >= wall_ms * 1000000ull) {
+			err = oms_emu_thread_time(emu, &t1);
+			break;
+		}
 	}
-	/* model ns = wall ns / scale */
-	*mops = (double)done * scale * 1000.0 / (double)(t1 - t0);
-	err = oms_quiet(ini);
+	if (!err && t1 <= t0)
+		err = -EPROTO;	/* no model time passed: no latency model */
+	if (!err)
+		*mops = (double)(done - done0) * 1000.0 / (double)(t1 - t0);
+	if (!err)
+		err = oms_quiet(ini);
 out:
 	oms_ctx_destroy(ini);
 	if (tgt)
@@ -144,7 +199,7 @@ static struct {
 	double dur_s;
 	int gbits;			/* --report_gbits */
 } o = {
-	.scale = 500, .qd = 256, .runs = 2, .dur_s = 0.1,
+	.scale = 1, .qd = 256, .runs = 1, .dur_s = 0.1,
 	.sizes = { 64, 128, 256, 512, 1024, 2048, 4096, 8192 },
 	.nsizes = NSIZES,
 };
@@ -155,18 +210,48 @@ static const struct ba_opt opts[] = {
 	  .max_items = NSIZES, .group = 1 },
 	{ 'a', "all", NULL, BA_FLAG, NULL,
 	  "every size, 64 B - 8 KiB (what runs without -s)", .group = 1 },
-	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell",
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds a cell reads "
+	  "for, timing 4096 lines at least; the figures are model time",
 	  &o.dur_s, .dmin = 0.001, .dmax = 600, .group = 2 },
 	{ 0, "ms", NULL, BA_DOUBLE, "N", "the same in milliseconds", &o.dur_s,
 	  .dmin = 1, .dmax = 600000, .scale = 1e-3, .group = 2 },
-	{ 0, "scale", NULL, BA_UINT, "N", "latency model: wall ns per model ns",
-	  &o.scale, .min = 1, .max = 100000 },
+	{ 0, "scale", NULL, BA_UINT, "N", "the latency model's wall-clock "
+	  "floor (wall ns per model ns at least); does not change the "
+	  "figures", &o.scale, .min = 1, .max = 100000 },
 	{ 0, "qd", NULL, BA_UINT, "N", "reads in flight (at most 64 KiB)",
 	  &o.qd, .min = 1, .max = 1024 },
-	{ 0, "runs", NULL, BA_UINT, "N", "best of N runs per cell", &o.runs,
+	{ 0, "runs", NULL, BA_UINT, "N", "runs per cell: the figure is their "
+	  "mean, and runs that disagree are reported", &o.runs,
 	  .min = 1, .max = 100 },
 	BA_OPT_REPORT_GBITS(&o.gbits),
 };
+
+/*
+ * Mean Mop/s of @runs runs of @m at @size into *@mops; runs more than
+ * RUNS_AGREE apart are reported (the model is deterministic: they should
+ * not be).  -errno of the first failed run.
+ */
+static int cell(const struct mode *m, uint32_t size, uint32_t scale,
+		uint64_t wall_ms, uint32_t qd, uint32_t runs, uint8_t *mem,
+		uint8_t *dst, double *mops)
+{
+	double lo = 0, hi = 0, sum = 0;
+	int err = 0;
+
+	for (uint32_t k = 0; k < runs && !err; k++) {
+		double x = 0;
+
+		err = run(m, size, scale, wall_ms, qd, mem, dst, &x);
+		lo = !k || x < lo ? x : lo;
+		hi = !k || x > hi ? x : hi;
+		sum += x;
+	}
+	*mops = err ? 0 : sum / runs;
+	if (!err && hi - lo > RUNS_AGREE * *mops)
+		fprintf(stderr, "ordered_read: %s %u B: runs disagree, %.4f .. "
+			"%.4f Mop/s\n", m->name, size, lo, hi);
+	return err;
+}
 
 int main(int argc, char **argv)
 {
@@ -194,17 +279,19 @@ int main(int argc, char **argv)
 	}
 	memset(mem, 1, REGION);
 	memset(dst, 0, REGION);
-	/* Warm-up (discarded): page in, let the CPUs and scheduler settle;
-	 * the first cell of a cold process otherwise reads low. */
-	if (run(&modes[0], 64, scale, wall_ms, qd, mem, dst, &mops[0][0])) {
+	/* A short first run (discarded): it finds the backend for the
+	 * records, and says early if the device does not work. */
+	if (run(&modes[0], 64, scale, 0, qd, mem, dst, &mops[0][0])) {
 		fprintf(stderr, "ordered_read: the emulated device failed\n");
 		return 1;
 	}
 	ba_set_backend(&ba, g_backend);
 	bu_printf(!json, "Ordered DMA reads on the emulated device (seed 004 "
 		  "Fig 5): one QP, Table 2 latencies,\n"
-		  "model time (scale %u wall ns per model ns), up to %u reads "
-		  "(64 KiB) in flight, best of %u\n", scale, qd, runs);
+		  "model time (the device's clock; wall-clock floor --scale "
+		  "%u), up to %u reads (64 KiB) in flight,\n"
+		  "%s%u run%s per cell\n", scale, qd,
+		  runs > 1 ? "mean of " : "", runs, runs > 1 ? "s" : "");
 	if (!json)
 		bu_rule();
 	bu_printf(!json, " %-8s", "bytes");
@@ -219,26 +306,14 @@ int main(int argc, char **argv)
 
 		bu_printf(!json, " %-8u", size);
 		for (unsigned m = 0; m < NMODES; m++) {
-			int err = 0;
-
-			/* best of --runs: the machine is shared */
-			mops[m][s] = 0;
-			for (uint32_t k = 0; k < runs && !err; k++) {
-				double x = 0;
-
-				err = run(&modes[m], size, scale, wall_ms,
-					  qd, mem, dst, &x);
-				if (x > mops[m][s])
-					mops[m][s] = x;
-			}
+			int err = cell(&modes[m], size, scale, wall_ms, qd,
+				       runs, mem, dst, &mops[m][s]);
 			double gbps = mops[m][s] * size * 8 / 1000.0;
 
 			if (err) {
 				fprintf(stderr, "%s %u: %s\n", modes[m].name,
 					size, strerror(-err));
 				fail = 1;
-				mops[m][s] = 0;
-				gbps = 0;
 			}
 			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"
 				"\"mops\":%.6g,\"gbps\":%.6g,\"scale\":%u,"

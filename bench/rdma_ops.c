@@ -23,14 +23,24 @@
  * thread keeps --batch operations in flight all the time instead, as
  * perftest keeps its send queue full: it issues whenever oms_progress()
  * says fewer are outstanding, and quiets once at the end of the cell.
- * --local runs both in one process on the emulated device, in wall time:
- * the device's latency model (--scale) times reads only, so a write's
- * figure in model time would be bounded by nothing.  On the emulated
- * device the figures are the emulator's own rate; they mean a NIC's on
- * verbs.
+ * --local runs both in one process on the emulated device, by default in
+ * wall time (--scale 0): the figures are then the emulator's own rate;
+ * they mean a NIC's on verbs.  --scale N turns on the device's latency
+ * model (the paper's Table 2): M ops/s, the bandwidth and us per round
+ * are then model time, the device's own clock (docs/emu-device.md), the
+ * same on an idle machine and a busy one, counted over one window of
+ * model time common to every thread: the rounds within it (with --stream,
+ * from one oms_progress() look that finds operations completed to the
+ * next; a round across a bound for its share), opened after a warm-up (a
+ * fifth of -D, at most 0.2 s) and closed when -D's seconds are up.  N
+ * is the model's floor, at least N wall ns per model ns: it changes how
+ * long a run takes, never a figure.  The model charges a put its bus
+ * crossings only (no link time, no NIC request rate), so a write's model
+ * rate is --batch per round trip per thread, bounded by nothing else;
+ * reads share the responder's 100 Gb/s link.
  *
  * A row per cell: bytes, op, threads, QPs, M ops/s, MB/s (Gb/s with
- * --report_gbits), us per round.
+ * --report_gbits), us per round (a thread's time per round).
  * --doorbell-batch makes the initiators' contexts ring the doorbell once
  * for many operations (OMS_CTX_F_DOORBELL_BATCH), as perftest's
  * --post_list posts a list of work requests at once.
@@ -139,22 +149,26 @@ static const struct ba_opt opts[] = {
 	  "full send queue) instead of a quiet per batch", &args.stream,
 	  .group = 0 },
 	{ 0, "breakdown", NULL, BA_FLAG, NULL,
-	  "time issuing, progress, yields and the rest, per operation (a "
-	  "clock read per part: it costs a little)", &args.breakdown,
-	  .group = 0 },
+	  "time issuing, progress, yields and the rest, per operation, in "
+	  "wall time (a clock read per part: it costs a little)",
+	  &args.breakdown, .group = 0 },
 	{ 0, "doorbell-batch", NULL, BA_FLAG, NULL,
 	  "ring the doorbell once for many operations "
 	  "(OMS_CTX_F_DOORBELL_BATCH: perftest's --post_list)",
 	  &args.bell_batch, .group = 0 },
-	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "seconds per cell",
-	  &args.duration, .dmin = 0.05, .dmax = 3600 },
+	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell "
+	  "(--scale: its window of model time opens after a fifth of them, "
+	  "at most 0.2 s)", &args.duration, .dmin = 0.05, .dmax = 3600 },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: latency model (it times reads only: writes in model "
-	  "time are bounded by nothing), wall ns per model ns; 0: wall time",
-	  &args.scale, .min = 0, .max = 100000 },
+	  "local, emu: 0: no latency model (wall time); else the model, on "
+	  "the device's own clock, with a floor of N wall ns per model ns "
+	  "that does not change the figures: M ops/s, bandwidth and "
+	  "us/round in model time (a put costs its bus crossings only, so "
+	  "writes are bounded by nothing else), the CPU and --breakdown "
+	  "still in wall time", &args.scale, .min = 0, .max = 100000 },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
 	  "declare a silent server dead after this long", &args.timeout_ms,
 	  .min = 1, .max = 600000 },
@@ -288,7 +302,21 @@ struct cell {
 	enum op op;
 	uint32_t size, threads;
 	int go, stop, ready, err;
+	/* Under the model (@model) the threads run concurrently in model
+	 * time, but each sees the main thread's start and stop at a model
+	 * time of its own: rates summed over windows that differ can exceed
+	 * what the device does.  So the cell counts the rounds within one
+	 * window of model time, (t0m, t1m]: each bound is the latest round
+	 * end of any thread when the main thread asks for it (@measure_req,
+	 * @stop_req), so no thread has counted past it, and each thread
+	 * goes on until a round of its ends past t1m (as bench/kvs_get.c
+	 * does).  A round across a bound counts for its share
+	 * (window_share()).  @stop stays 0. */
+	int model, measure_req, stop_req;
+	uint64_t t0m, t1m;		/* UNSET until known */
 };
+
+#define UNSET UINT64_MAX
 
 /* Nanoseconds in each part of a worker's loop (--breakdown). */
 enum part { P_ISSUE, P_PROGRESS, P_YIELD, P_COUNT };
@@ -298,6 +326,10 @@ struct worker {
 	pthread_t th;
 	uint32_t id;
 	uint64_t ops, rounds, t0, t1;
+	/* the model: its last round's end; the operations and rounds of the
+	 * window */
+	uint64_t last_t;
+	double win_ops, win_rounds;
 	uint64_t part_ns[P_COUNT], timed[P_COUNT];	/* and intervals */
 	uint64_t user_ns, sys_ns;		/* the thread's CPU in the loop */
 	uint64_t doorbells, cqes;		/* its context's, in the loop */
@@ -366,6 +398,87 @@ static void dev_counts(struct oms_ctx *ctx, uint64_t *doorbells,
 	*cqes = st.dev_completions;
 }
 
+/* The calling thread's model time on the run's device. */
+static uint64_t model_time(void)
+{
+	uint64_t t = 0;
+
+	oms_emu_thread_time(local_emu, &t);
+	return t;
+}
+
+static uint64_t published(const uint64_t *at)
+{
+	uint64_t v;
+
+	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
+		sched_yield();	/* the main thread is about to */
+	return v;
+}
+
+/*
+ * The share of a round of model time (@s, @e] within the window: 1 inside
+ * it, 0 outside, the part inside for a round across a bound.  Whole
+ * rounds counted at their ends would be off by up to a round per thread
+ * at each bound, and a busy machine leaves few rounds in a window of
+ * wall seconds; a thread's rounds tile its model time, so for rounds that
+ * repeat the shares add up to exactly the window's length over a
+ * round's.  The thread has published @e (last_t) before it looks at the
+ * requests: a bound read after a request was made is at or past @e
+ * unless the request came later, and then the thread waits for the bound
+ * itself; with no stop request seen yet, t1m will be at or past @e.
+ */
+static double window_share(struct cell *c, uint64_t s, uint64_t e)
+{
+	uint64_t lo, hi, from;
+
+	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST))
+		return 0;
+	lo = published(&c->t0m);
+	hi = __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ?
+	     published(&c->t1m) : e;
+	if (e <= s)	/* no model time at all: a point */
+		return e > lo && e <= hi;
+	from = s > lo ? s : lo;
+	hi = hi < e ? hi : e;
+	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
+}
+
+/* The latest round end of any thread (after the request was made). */
+static uint64_t latest_round(const struct worker *w, uint32_t n)
+{
+	uint64_t t = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t x = __atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST);
+
+		if (x > t)
+			t = x;
+	}
+	return t;
+}
+
+/*
+ * Under the model, a round of @w that began at *@start ended (a batch and
+ * its quiet; streaming, from a look that found operations completed to
+ * the next, which found @done): count what of it is in the window.
+ * Returns 1 once it is past the window's end.
+ */
+static int model_round(struct cell *c, struct worker *w, uint64_t *start,
+		       uint64_t done)
+{
+	uint64_t end = model_time();
+	double share;
+
+	__atomic_store_n(&w->last_t, end, __ATOMIC_SEQ_CST);
+	share = window_share(c, *start, end);
+	w->win_ops += share * (double)done;
+	w->win_rounds += share;
+	*start = end;
+	return __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) &&
+	       end > published(&c->t1m);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -377,7 +490,7 @@ static void *worker_main(void *arg)
 	uint32_t slots = REGION / c->size;
 	uint8_t *buf = NULL;
 	uint64_t next = (uint64_t)w->id * o->batch;
-	uint64_t user0, sys0, t;
+	uint64_t user0, sys0, t, inflight = 0, done = 0, issued, start;
 	unsigned idle = 0;
 	int err = ctx_make(o, 0, &ctx);
 
@@ -407,6 +520,7 @@ static void *worker_main(void *arg)
 	thread_cpu(&user0, &sys0);
 	dev_counts(ctx, &w->doorbells, &w->cqes);
 	w->t0 = bu_now_ns();
+	start = c->model ? model_time() : 0;	/* the first round's */
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		/* rounds: a batch, then quiet; streaming: top up to a batch
 		 * in flight whenever progress says fewer are outstanding */
@@ -420,6 +534,10 @@ static void *worker_main(void *arg)
 				err = room;
 				break;
 			}
+			/* completed since the last look */
+			done = inflight > (uint64_t)room ?
+			       inflight - (uint64_t)room : 0;
+			inflight = (uint64_t)room;
 			room = (int)o->batch - room;
 			/* as oms_quiet() waits: spin a little, then let the
 			 * device (a thread of the emulator, rxe's in a guest)
@@ -433,6 +551,7 @@ static void *worker_main(void *arg)
 				idle = 0;
 		}
 		t = part_start(o);
+		issued = 0;
 		for (int i = 0; i < room && !err; i++) {
 			uint32_t k = (uint32_t)(next % o->batch);
 			uint64_t off = (next++ % slots) * c->size;
@@ -445,19 +564,28 @@ static void *worker_main(void *arg)
 				      c->op == OP_ACQUIRE ? OMS_READ_ACQUIRE :
 				      OMS_READ_RELAXED);
 			if (!err)
-				w->ops++;
+				issued++;
 		}
+		w->ops += issued;
+		inflight += issued;
 		if (room > 0)
 			part_end(o, w, P_ISSUE, t);
 		if (!err && !o->stream) {
 			t = part_start(o);
 			err = oms_quiet(ctx);
 			part_end(o, w, P_PROGRESS, t);
+			done = issued;
 		}
 		if (!err && room > 0)
 			w->rounds++;
+		/* a streaming look that found nothing done ends no round:
+		 * reading the model time would end the wait that its empty
+		 * looks are (the thread would work again at the clock) */
+		if (!err && c->model && done && model_round(c, w, &start, done))
+			break;
 	}
-	/* what is still in flight is counted: it completes inside the cell */
+	/* what is still in flight is counted: it completes inside the cell
+	 * (under the model, past the window: not in its figures) */
 	if (!err && o->stream) {
 		t = part_start(o);
 		err = oms_quiet(ctx);
@@ -495,10 +623,50 @@ struct result {
 	double doorbells, cqes;		/* per operation */
 };
 
-static int run_cell(struct cell *c, double scale, struct result *r)
+/* Whether every thread has ended a round (the warm-up's least). */
+static int all_started(const struct worker *w, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!__atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST))
+			return 0;
+	return 1;
+}
+
+/*
+ * Under the model: open the window after a warm-up of --duration (a
+ * fifth, at most 0.2 s), and not before every thread has ended a round
+ * (a thread's start can take longer than that in wall time, and a bound
+ * of 0 would count all the model time before it); close it when
+ * --duration is up, or once a round has ended in it on a machine too busy
+ * for one by then.  An error ends it at once: the cell is lost anyway.
+ */
+static void model_window(struct cell *c, struct worker *w, uint32_t n)
+{
+	uint64_t t0 = bu_now_ns(), dur = (uint64_t)(c->o->duration * 1e9);
+	uint64_t warm = dur / 5 < 200000000u ? dur / 5 : 200000000u;
+
+	while (!__atomic_load_n(&c->err, __ATOMIC_ACQUIRE) &&
+	       (bu_now_ns() - t0 < warm || !all_started(w, n)))
+		usleep(1000);
+	/* the window opens after every round that has ended */
+	__atomic_store_n(&c->measure_req, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->t0m, latest_round(w, n), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->err, __ATOMIC_ACQUIRE) &&
+	       (bu_now_ns() - t0 < dur || latest_round(w, n) <= c->t0m))
+		usleep(1000);
+	/* and closes after them: each thread goes on until it is past it
+	 * (worker_main()) */
+	__atomic_store_n(&c->stop_req, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->t1m, latest_round(w, n), __ATOMIC_RELEASE);
+}
+
+/* One cell; M ops/s and us per round in model time under the model
+ * (c->model), the rest in wall and CPU time. */
+static int run_cell(struct cell *c, struct result *r)
 {
 	static struct worker w[MAX_THREADS];
 	uint64_t ops = 0, rounds = 0, t0 = ~0ull, t1 = 0, wall = 0;
+	double win_ops = 0, win_rounds = 0;
 	uint64_t part[P_COUNT] = { 0 }, timed[P_COUNT] = { 0 };
 	uint64_t user = 0, sys = 0, bells = 0, cqes = 0;
 	uint32_t n;
@@ -513,15 +681,21 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 	while ((uint32_t)__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) < n)
 		usleep(1000);
 	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
-	for (uint64_t t = bu_now_ns();
-	     bu_now_ns() - t < (uint64_t)(c->o->duration * 1e9) &&
-	     !__atomic_load_n(&c->err, __ATOMIC_ACQUIRE);)
-		usleep(10000);
-	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	if (c->model) {
+		model_window(c, w, n);
+	} else {
+		for (uint64_t t = bu_now_ns();
+		     bu_now_ns() - t < (uint64_t)(c->o->duration * 1e9) &&
+		     !__atomic_load_n(&c->err, __ATOMIC_ACQUIRE);)
+			usleep(10000);
+		__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		pthread_join(w[i].th, NULL);
 		ops += w[i].ops;
 		rounds += w[i].rounds;
+		win_ops += w[i].win_ops;
+		win_rounds += w[i].win_rounds;
 		user += w[i].user_ns;
 		sys += w[i].sys_ns;
 		bells += w[i].doorbells;
@@ -537,12 +711,18 @@ static int run_cell(struct cell *c, double scale, struct result *r)
 		if (w[i].t1 > t1)
 			t1 = w[i].t1;
 	}
-	if (c->err || n < c->threads || !rounds || t1 <= t0)
+	if (c->err || n < c->threads || !rounds || t1 <= t0 ||
+	    (c->model && (win_rounds <= 0 || c->t1m <= c->t0m)))
 		return c->err ? c->err : -EAGAIN;
-	/* model time = wall / scale */
-	r->mops = (double)ops * 1e3 * scale / (double)(t1 - t0);
+	if (c->model) {	/* the window's, over its model time */
+		r->mops = win_ops * 1e3 / (double)(c->t1m - c->t0m);
+		r->round_us = (double)(c->t1m - c->t0m) * n / win_rounds /
+			      1e3;
+	} else {
+		r->mops = (double)ops * 1e3 / (double)(t1 - t0);
+		r->round_us = (double)(t1 - t0) * n / (double)rounds / 1e3;
+	}
 	r->gbps = r->mops * c->size * 8 / 1e3;
-	r->round_us = (double)(t1 - t0) * n / (double)rounds / scale / 1e3;
 	/* each timed interval holds about one clock read: taken off; the
 	 * rest is what the parts leave of the threads' wall time (the loop
 	 * itself, and the other clock read of each interval) */
@@ -580,13 +760,16 @@ static int run_clients(const struct opts *o, const char *host)
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);
+	/* model time is read off the run's own device */
+	model = model && local_emu;
 	ba_set_backend(&ba, backend);
 	if (!ba.json) {
 		printf("Remote operations through liboms (seed 004 Fig 3): "
 		       "backend %s, %s; %u QPs per thread, %s %u, %.1f s "
-		       "per cell\n", backend, model ? "model time" :
-		       "wall time", o->qps, o->stream ? "in flight" : "batch",
-		       o->batch, o->duration);
+		       "per cell\n", backend, model ? "model time (CPU and "
+		       "--breakdown: wall time)" : "wall time", o->qps,
+		       o->stream ? "in flight" : "batch", o->batch,
+		       o->duration);
 		bu_rule();
 		printf(" %-7s %-7s %7s %4s %10s %9s %10s\n", "#bytes", "op",
 		       "threads", "QPs", "M ops/s", ba_bw_unit(o->gbits),
@@ -602,11 +785,13 @@ static int run_clients(const struct opts *o, const char *host)
 					.o = o, .host = host, .op = op,
 					.size = o->sizes[s],
 					.threads = o->thr[t],
+					.model = model,
+					.t0m = UNSET, .t1m = UNSET,
 				};
 				struct result r;
 				char parts[256] = "";
 
-				err = run_cell(&c, model ? o->scale : 1, &r);
+				err = run_cell(&c, &r);
 				if (err) {
 					fprintf(stderr, "rdma_ops: %s %u B "
 						"from %s:%s: %s\n",
@@ -652,13 +837,14 @@ static int run_clients(const struct opts *o, const char *host)
 					       r.mops, ba_bw(r.gbps, o->gbits),
 					       r.round_us);
 				if (!ba.json && o->breakdown)
-					printf("   where the time goes, us per "
-					       "op and thread: %.2f = issue "
-					       "%.2f + progress %.2f + yield "
-					       "%.2f + rest %.2f; CPU user "
-					       "%.2f, system %.2f; doorbells "
-					       "%.3f and completion entries "
-					       "%.3f per op\n", r.wall_us,
+					printf("   where the time goes, %sus "
+					       "per op and thread: %.2f = "
+					       "issue %.2f + progress %.2f + "
+					       "yield %.2f + rest %.2f; CPU "
+					       "user %.2f, system %.2f; "
+					       "doorbells %.3f and completion "
+					       "entries %.3f per op\n",
+					       model ? "wall " : "", r.wall_us,
 					       r.part_us[P_ISSUE],
 					       r.part_us[P_PROGRESS],
 					       r.part_us[P_YIELD], r.rest_us,

@@ -193,8 +193,9 @@ struct oms_backend_ops {
 	 * while the device has not ended it), or, with NULL @w, has stopped
 	 * waiting.  A device that keeps model time of its own (the emulated
 	 * one's latency model) runs its clock past a waiting thread, and
-	 * stops it where @w comes true. */
-	void (*wait)(struct oms_ctx *ctx, const struct oms_be_wait *w);
+	 * stops it where @w comes true.  Returns 1 if it slept until the
+	 * device woke it (or for a while): the caller need not yield. */
+	int (*wait)(struct oms_ctx *ctx, const struct oms_be_wait *w);
 	/* Optional: the calling thread's time on @ctx's device in ns, where
 	 * the device keeps time of its own (model time); NULL: the host's
 	 * CLOCK_MONOTONIC. */

@@ -123,7 +123,9 @@ void oms_ctx_kill(struct oms_ctx *ctx, int err);
 /* What a wait needs at least (oms_ctx_waiting(), backend.h's ops->wait):
  * one completion, all in flight, or the source count to move. */
 enum oms_wait_kind { OMS_WAIT_ANY, OMS_WAIT_ALL, OMS_WAIT_SRC };
-void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind);
+int oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind);
+void oms_ctx_pause(struct oms_ctx *ctx, enum oms_wait_kind kind,
+		   unsigned *spins);
 void oms_ctx_wait_done(struct oms_ctx *ctx);
 int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *),
 		 enum oms_wait_kind kind);

@@ -20,10 +20,11 @@
 #          (NIC ordering reads one line per round trip, each paced by the
 #          device thread: larger cells take minutes of wall time, and on a
 #          busy machine far more - run make figures on a quiet one)
-#   fig7   KVS gets by value size (64 B..8 KiB, 4 readers, batch 32)
+#   fig7   KVS gets by value size (64 B..8 KiB, 16 readers, batch 32)
 #   fig7-table  the same at 64 B with the responder NIC's request rate
 #          (29 ns), for the side-by-side table (scripts/figures-paper.sh)
-#   fig8   Validation vs Single Read (16 readers, batch 32, 64 B..8 KiB)
+#   fig8   Validation vs Single Read (16 readers on 15 emulated hosts,
+#          batch 32, 64 B..8 KiB)
 #   fig10  MMIO transmit with a fence every N messages, / unfenced (64 B)
 #
 # Figs 6, 7 and 8 are drawn in model time alone (--no-cpu-charge), as
@@ -32,23 +33,27 @@
 # the model clock (OMS_EMU_F_CHARGE_CPU), as its real clients paid it.
 #
 # Fig 2, 5, 6, 7 and 8 are on the emulated device with the paper's Table 2
-# latencies, in model time (the device's model clock: kvs_get's records
-# say "time":"model", dma_pattern and ordered_read time nothing else); Fig
-# 3 (rdma_ops), 4 and 10 (mmio_tx, a WC mapping of memory) are wall time.
-# Axes say which.  Every figure but Fig 2 (a CDF of 2000 samples) runs
-# FIG_RUNS times and draws the median with min..max bars: wall time moves
-# with the machine's load, and model time too where a busy machine
-# deschedules the device thread (model time is wall time / scale).  Where
-# a figure's point is a ratio or a small gap, its axis is a log one.
+# latencies, in model time (the device's own clock, advanced by events:
+# kvs_get's records say "time":"model", dma_pattern and ordered_read time
+# nothing else); Fig 3 (rdma_ops), 4 and 10 (mmio_tx, a WC mapping of
+# memory) are wall time.  Axes say which.  Model time does not move with
+# the machine: a model-time figure whose clients' CPU is not charged is
+# the same in every run, so it runs once (FIG_MODEL_RUNS); the wall-time
+# figures and the Fig 7 cell that charges the clients' CPU run FIG_RUNS
+# times and draw the median with min..max bars.  Where a figure's point is
+# a ratio or a small gap, its axis is a log one.
 #
 # usage: sh scripts/figures.sh [OUT]    (env: B build dir, FIG_D seconds per
 #                                        KVS cell, default 1; FIG_RUNS runs
-#                                        of each figure, default 3)
+#                                        of each figure, default 3;
+#                                        FIG_MODEL_RUNS of the exact ones,
+#                                        default 1)
 set -eu
 B=${B:-build}
 OUT=${1:-$B/figures}
 D=${FIG_D:-1}
 RUNS=${FIG_RUNS:-3}
+MODEL_RUNS=${FIG_MODEL_RUNS:-1}
 mkdir -p "$OUT"
 command -v gnuplot >/dev/null 2>&1 ||
 	{ echo "figures: gnuplot is needed (apt-get install gnuplot-nox, or make deps)" >&2; exit 1; }
@@ -66,13 +71,14 @@ kvs() {	# kvs OUTNAME ARGS...: kvs_get --local --json into $OUT/OUTNAME.json
 }
 
 # kvs_runs NAME ARGS...: kvs RUNS times (NAME-runN.json, each with its own
-# .err), every run's records together in NAME.json
+# .err), every run's records together in NAME.json; kvs_exact the same
+# MODEL_RUNS times, for cells in model time with the clients' CPU free
 kvs_runs() {
 	kr=$1
 	shift
 	: >"$OUT/$kr.json"
 	run=1
-	while [ $run -le "$RUNS" ]; do
+	while [ $run -le "${KR_RUNS:-$RUNS}" ]; do
 		kvs "$kr-run$run" "$@"
 		cat "$OUT/$kr-run$run.json" >>"$OUT/$kr.json"
 		run=$((run + 1))
@@ -170,13 +176,14 @@ fig6() {	# fig6 NAME XKEY TITLE XLABEL ARGS... (sh: no locals, own names)
 	shift 4
 	: >"$OUT/$f6.raw"
 	for ord in $orders; do
-		kvs_runs "$f6-$ord" --proto single --order "$ord" --no-cpu-charge "$@"
+		KR_RUNS=$MODEL_RUNS kvs_runs "$f6-$ord" --proto single \
+			--order "$ord" --no-cpu-charge "$@"
 		jcol "$f6x" mops <"$OUT/$f6-$ord.json" |
 			awk -v o="$ord" '{ print $1, o, $2 }' >>"$OUT/$f6.raw"
 	done
 	spread <"$OUT/$f6.raw" | pivot "$orders" 3 >"$OUT/$f6.dat"
 	# log y: the figure is the ratios between the orderings
-	plot_spread "$f6" "$f6t (median, min..max of $RUNS runs)" "$f6l" \
+	plot_spread "$f6" "$f6t (model time: exact)" "$f6l" \
 		"M gets/s (model time, log scale)" xy "$orders"
 }
 fig6 fig6a size "Fig 6a: Single Read gets, 1 client, batch 100" \
@@ -186,22 +193,23 @@ fig6 fig6b threads "Fig 6b: Single Read gets by clients, 256 B, batch 100" \
 fig6 fig6c size "Fig 6c: Single Read gets, 16 clients, batch 500" \
 	"value bytes" -s 64,256 --threads 16 --batch 500
 
-kvs_runs fig7 --proto all -a --threads 4 --batch 32 --no-cpu-charge
+KR_RUNS=$MODEL_RUNS kvs_runs fig7 --proto all -a --threads 16 --batch 32 \
+	--no-cpu-charge
 jcol size proto mops <"$OUT/fig7.json" | spread | pivot "$protos" 3 >"$OUT/fig7.dat"
 # log y: the protocols' gaps are ratios, and the rates fall 60x with size
-plot_spread fig7 "Fig 7: KVS gets by value size (4 readers, batch 32, RC-opt; median, min..max of $RUNS runs)" \
+plot_spread fig7 "Fig 7: KVS gets by value size (16 readers, batch 32, RC-opt; model time: exact)" \
 	"value bytes" "M gets/s (model time, log scale)" xy "$protos"
 
 # the paper's table of Fig 7 (64 B, 16 threads on a ConnectX-6 Dx) is
 # bound by the NIC's request rate: this cell gives the model that rate
 # (29 ns a request, 1 / 34.76 M/s) for the side-by-side table below
 kvs_runs fig7-table --proto single,validation,farm,pessimistic -s 64 \
-	--threads 4 --batch 32 --nic-req-ns 29
+	--threads 16 --batch 32 --nic-req-ns 29
 
-kvs_runs fig8 --proto single,validation -a --threads 16 --batch 32 \
-	--no-cpu-charge
+KR_RUNS=$MODEL_RUNS kvs_runs fig8 --proto single,validation -a --threads 16 \
+	--hosts 15 --batch 32 --no-cpu-charge
 jcol size proto mops <"$OUT/fig8.json" | spread | pivot "single validation" 3 >"$OUT/fig8.dat"
-plot_spread fig8 "Fig 8: Validation vs Single Read (16 readers, batch 32; median, min..max of $RUNS runs)" \
+plot_spread fig8 "Fig 8: Validation vs Single Read (16 readers on 15 hosts, batch 32; model time: exact)" \
 	"value bytes" "M gets/s (model time, log scale)" xy "single validation"
 
 # every KVS cell: torn values from the correct protocols must be 0 (the

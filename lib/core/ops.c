@@ -13,7 +13,6 @@
  * without reaching memory.  docs/ordering.md is the contract.
  */
 #include <errno.h>
-#include <sched.h>
 
 #include "oms_priv.h"
 
@@ -88,6 +87,7 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 		.acquire = !!(op->wr.flags & OMS_WR_F_ACQUIRE),
 	};
 	struct oms_so_action a;
+	unsigned spins = 0;
 	int r, waited = 0;
 
 	oms_oc_issue(&ctx->oc, 1);
@@ -99,9 +99,8 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 			oms_ctx_wait_done(ctx);
 			return 0;	/* killed: the op was failed */
 		}
-		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+		oms_ctx_pause(ctx, OMS_WAIT_ANY, &spins);
 		waited = 1;
-		sched_yield();
 	}
 	if (waited)
 		oms_ctx_wait_done(ctx);
@@ -248,6 +247,7 @@ OMS_EXPORT int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
 
 static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 {
+	unsigned spins = 0;
 	int r, waited = 0;
 
 	if (ctx->dead)
@@ -264,9 +264,8 @@ static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 			oms_ctx_wait_done(ctx);
 			return err;
 		}
-		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+		oms_ctx_pause(ctx, OMS_WAIT_ANY, &spins);
 		waited = 1;
-		sched_yield();
 	}
 	if (waited)
 		oms_ctx_wait_done(ctx);
@@ -393,9 +392,15 @@ OMS_EXPORT int oms_progress(struct oms_ctx *ctx)
 	if (err)
 		return err;
 	if (ctx->reaped != reaped || !oms_oc_outstanding(&ctx->oc) ||
-	    ctx->unrung)
+	    ctx->unrung) {
 		ctx->empty_polls = 0;
-	else if (++ctx->empty_polls >= 2)
+	} else if (++ctx->empty_polls >= 2) {
+		/* the wait may end in it (a device that sleeps its waiters
+		 * wakes them where it comes true): take what ended it */
 		oms_ctx_waiting(ctx, OMS_WAIT_ANY);
+		err = oms_ctx_progress(ctx);
+		if (err)
+			return err;
+	}
 	return (int)oms_oc_outstanding(&ctx->oc);
 }

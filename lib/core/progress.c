@@ -150,14 +150,14 @@ int oms_ctx_release(struct oms_ctx *ctx)
  * @kind says it needs at least, given what is in flight now.  A device
  * with a clock of its own runs it on meanwhile.
  */
-void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind)
+int oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind)
 {
 	struct oms_be_wait w = { .completions = 1 };
 	uint64_t in_flight = ctx->oc.stage[OMS_OC_PROCESSING] +
 			     ctx->oc.stage[OMS_OC_AWAITING_ACK];
 
 	if (!ctx->be->wait)
-		return;
+		return 0;
 	/* everything in flight, unless the orderer holds an op that one
 	 * of those completions lets go (the thread must send it then) */
 	if (kind == OMS_WAIT_ALL && !ctx->oc.stage[OMS_OC_ISSUED] &&
@@ -168,7 +168,16 @@ void oms_ctx_waiting(struct oms_ctx *ctx, enum oms_wait_kind kind)
 		w.src = 1;
 		w.src_seen = ctx->src_seen;
 	}
-	ctx->be->wait(ctx, &w);
+	return ctx->be->wait(ctx, &w);
+}
+
+/* A waiting loop's pause: the backend's sleep, else a yield (the device
+ * may need the core) once a few passes found nothing. */
+void oms_ctx_pause(struct oms_ctx *ctx, enum oms_wait_kind kind,
+		   unsigned *spins)
+{
+	if (!oms_ctx_waiting(ctx, kind) && ++*spins > 4)
+		sched_yield();
 }
 
 void oms_ctx_wait_done(struct oms_ctx *ctx)
@@ -182,7 +191,7 @@ int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *),
 		 enum oms_wait_kind kind)
 {
 	unsigned spins = 0;
-	int err;
+	int err, waited = 0;
 
 	for (;;) {
 		err = oms_ctx_progress(ctx);
@@ -191,11 +200,10 @@ int oms_ctx_wait(struct oms_ctx *ctx, int (*cond)(struct oms_ctx *),
 		err = oms_ctx_check_alive(ctx);
 		if (err)
 			break;
-		oms_ctx_waiting(ctx, kind);
-		if (++spins > 4)
-			sched_yield();
+		oms_ctx_pause(ctx, kind, &spins);
+		waited = 1;
 	}
-	if (spins)
+	if (waited)
 		oms_ctx_wait_done(ctx);
 	return err;
 }

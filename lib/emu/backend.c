@@ -85,16 +85,16 @@ static int emu_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 			     emu_initiator_stamp(ec->dev) : 0);
 }
 
-static void emu_wait(struct oms_ctx *ctx, const struct oms_be_wait *w)
+static int emu_wait(struct oms_ctx *ctx, const struct oms_be_wait *w)
 {
 	struct emu_ctx *ec = EC(ctx);
 
 	if (!ec->dev->cfg.time_scale)
-		return;
+		return 0;
 	if (w)
-		emu_initiator_wait(ec->dev, ec->q, w);
-	else
-		emu_initiator_wait_end(ec->dev);
+		return emu_initiator_wait(ec->dev, ec->q, w);
+	emu_initiator_wait_end(ec->dev);
+	return 0;
 }
 
 static uint64_t emu_time(struct oms_ctx *ctx)

@@ -239,7 +239,8 @@ struct oms_emu {
 				 * bound, made exact when it is passed) */
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
 	struct oms_rob rob[OMS_MAX_NODES];	/* per destination node */
-	uint64_t link_free;	/* model time the response link is free */
+	uint64_t link_free[OMS_MAX_NODES]; /* model ps each responder's
+				 * link is free to send the next response */
 	uint64_t nic_free[OMS_MAX_NODES]; /* model ns each responder NIC
 				 * is free to take the next request */
 	uint64_t executed;	/* puts/atomics executed */
@@ -352,8 +353,8 @@ int emu_clock_advance(struct oms_emu *dev, uint64_t horizon); /* lock held */
  */
 struct emu_initiator;
 uint64_t emu_initiator_stamp(struct oms_emu *dev);
-void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
-			const struct oms_be_wait *w);
+int emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
+		       const struct oms_be_wait *w);
 void emu_initiator_wait_end(struct oms_emu *dev);
 void emu_initiator_host(struct oms_emu *dev);
 uint64_t emu_initiator_time(struct oms_emu *dev);

@@ -57,7 +57,7 @@ enum { I_ACTIVE, I_WAITING, I_AWAY };
 
 /* The clock has waited this long (wall) for working threads: look at
  * them in /proc. */
-#define LOOK_NS		2000000ull
+#define LOOK_NS		500000ull
 /* A waiting thread sleeps until the device wakes it, or this long (the
  * wait's liveness checks go on meanwhile). */
 #define NAP_NS		1000000l
@@ -248,26 +248,26 @@ uint64_t emu_initiator_time(struct oms_emu *dev)
 	return r->time;
 }
 
-void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
-			const struct oms_be_wait *w)
+int emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
+		       const struct oms_be_wait *w)
 {
 	struct emu_initiator *r = mine(dev, 1), *o;
 	uint32_t st, want = I_WAITING;
 
 	if (!r)
-		return;
+		return 0;
 	st = load_state(r);
 	if (st == I_WAITING) {
 		if (__atomic_load_n(&r->wq, __ATOMIC_RELAXED) == q) {
 			nap(r);		/* the wait stands */
-			return;
+			return 1;
 		}
 		/* another queue's wait: out of it before the targets change
 		 * (the device wakes only from WAITING) */
 		if (!__atomic_compare_exchange_n(&r->state, &want, I_AWAY, 0,
 						 __ATOMIC_ACQ_REL,
 						 __ATOMIC_ACQUIRE))
-			return;		/* woken meanwhile: next pass */
+			return 0;	/* woken meanwhile: next pass */
 	}
 	charge(r);
 	__atomic_store_n(&r->cq_target,
@@ -287,6 +287,10 @@ void emu_initiator_wait(struct oms_emu *dev, struct emu_queue *q,
 						    __ATOMIC_ACQ_REL,
 						    __ATOMIC_ACQUIRE);
 	}
+	/* what it waits for may have come while it declared the wait: the
+	 * device then wakes it at its next step, and the nap ends there */
+	nap(r);
+	return 1;
 }
 
 /* The thread accesses its own memory as the host CPU (oms_mr_read(),

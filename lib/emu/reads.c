@@ -121,11 +121,12 @@ static void get_respond(struct oms_emu *dev, struct emu_queue *q,
 
 	if (dev->cfg.time_scale) {
 		uint64_t ps = 512000ull / (dev->cfg.link_gbps ? : 100);
-		uint64_t start = dev->link_free > now * 1000 ?
-				 dev->link_free : now * 1000;
+		/* the responder's own link (each node's NIC has one) */
+		uint64_t *free_ps = &dev->link_free[g->wr.dest % OMS_MAX_NODES];
+		uint64_t start = *free_ps > now * 1000 ? *free_ps : now * 1000;
 
-		dev->link_free = start + g->nlines * ps;
-		g->resp_due = dev->link_free / 1000 +
+		*free_ps = start + g->nlines * ps;
+		g->resp_due = *free_ps / 1000 +
 			      (dev->cfg.read_order == OMS_ORDER_NIC ? 0 :
 			       dev->cfg.lat_bus_ns);
 	} else {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The per-thread state of util/cpu_charge.h and its one measurement:
- * what a read of the thread CPU clock costs, now, on this thread.
+ * The per-thread state of util/cpu_charge.h and its measurements: what an
+ * empty interval costs, now, on this thread, and what a context switch in
+ * an interval adds, on this machine.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,39 +53,120 @@ static uint64_t pairs_median(void)
  * before): enough to stand for the cost. */
 #define ENOUGH	256
 
+/* The upper edge of log bin @b. */
+static uint64_t log_bin_top(uint32_t b)
+{
+	uint32_t msb = b / OMS_CPU_LOG_SUB + 4;
+
+	if (!b)
+		return 16;
+	return ((uint64_t)(OMS_CPU_LOG_SUB + b % OMS_CPU_LOG_SUB + 1)) <<
+	       (msb - 2);
+}
+
+/* The 99th percentile of what the thread's intervals held beyond the
+ * cost, once there are enough of them; then the counts decay. */
+static void oms_cpu_measure_cap(struct oms_cpu_thread *t)
+{
+	uint64_t n = 0, seen = 0;
+	uint32_t b;
+
+	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
+		n += t->over[b];
+	if (n >= ENOUGH) {
+		for (b = 0; b < OMS_CPU_LOG_BINS; b++) {
+			seen += t->over[b];
+			if (seen * 100 >= n * 99)
+				break;
+		}
+		t->cap = log_bin_top(b < OMS_CPU_LOG_BINS ? b :
+				     OMS_CPU_LOG_BINS - 1);
+	}
+	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
+		t->over[b] /= 2;
+}
+
 /*
- * The median of the thread's intervals, or with too few of
- * them (or all out of the bins' range: the bins move there) the pairs'
- * median; then the counts decay, so that the cost follows the machine.
+ * The median of the thread's intervals, or with too few of them (or all
+ * out of the bins' range: the bins move there) the pairs' median; then
+ * the counts decay, so that the cost follows the machine.
  */
 void oms_cpu_measure_cost(struct oms_cpu_thread *t)
 {
 	uint64_t n = 0, seen = 0;
 	uint32_t b;
 
+	for (b = 0; b < OMS_CPU_BINS; b++)
+		n += t->bins[b];
+	/* too few intervals in the bins' range after a whole window: the
+	 * machine's reads moved; start again from where they are */
+	if (n < ENOUGH && t->since_cost >= OMS_CPU_RECAL) {
+		memset(t->bins, 0, sizeof(t->bins));
+		t->base = 0;
+	}
 	if (!t->base) {
 		uint64_t m = pairs_median();
 
 		t->base = m > OMS_CPU_BINS / 2 * OMS_CPU_BIN_NS ?
 			  m - OMS_CPU_BINS / 2 * OMS_CPU_BIN_NS : 1;
 		t->cost = m;
-	}
-	for (b = 0; b < OMS_CPU_BINS; b++)
-		n += t->bins[b];
-	if (n >= ENOUGH) {
+	} else if (n >= ENOUGH) {
 		for (b = 0; seen * 2 < n; b++)
 			seen += t->bins[b];
 		t->cost = t->base + (uint64_t)(b - 1) * OMS_CPU_BIN_NS +
 			  OMS_CPU_BIN_NS / 2;
-	} else if (t->cost && t->since_cost >= OMS_CPU_RECAL) {
-		/* a thread whose intervals fall outside the bins: the
-		 * machine's reads moved; start again from where they are */
-		memset(t->bins, 0, sizeof(t->bins));
-		t->base = 0;
-		oms_cpu_measure_cost(t);
-		return;
 	}
 	for (b = 0; b < OMS_CPU_BINS; b++)
 		t->bins[b] /= 2;
+	oms_cpu_measure_cap(t);
 	t->since_cost = 0;
 }
+
+/*
+ * What a context switch adds to an interval's CPU time, process-wide:
+ * the median of what the intervals that held one had beyond the cost
+ * (they are rare: a few in a hundred on a crowded machine, so one lock is
+ * cheap), in bins of SW_BIN_NS; the counts decay as the thread's do.
+ */
+#define SW_BIN_NS	128u
+#define SW_BINS		256u
+#define SW_ENOUGH	32u
+
+static pthread_mutex_t sw_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t sw_bins[SW_BINS];
+static uint32_t sw_n, sw_since;
+static uint64_t sw_median;	/* 0: not known yet */
+
+static void sw_measure(void)
+{
+	uint32_t seen = 0, b;
+
+	for (b = 0; seen * 2 < sw_n; b++)
+		seen += sw_bins[b];
+	sw_median = (uint64_t)(b ? b - 1 : 0) * SW_BIN_NS + SW_BIN_NS / 2;
+	sw_n = 0;
+	for (b = 0; b < SW_BINS; b++) {
+		sw_bins[b] /= 2;
+		sw_n += sw_bins[b];
+	}
+	sw_since = 0;
+}
+
+void oms_cpu_switched(struct oms_cpu_thread *t, uint64_t d)
+{
+	uint64_t over = d > t->cost ? d - t->cost : 0, sw;
+
+	pthread_mutex_lock(&sw_lock);
+	if (over / SW_BIN_NS < SW_BINS) {
+		sw_bins[over / SW_BIN_NS]++;
+		sw_n++;
+	}
+	if (++sw_since >= SW_ENOUGH && sw_n >= SW_ENOUGH)
+		sw_measure();
+	sw = sw_median;
+	pthread_mutex_unlock(&sw_lock);
+	/* the work is what it held beyond the cost and the switch */
+	if (sw && over > sw)
+		oms_cpu_charge(t, (int64_t)(over - sw));
+}
+
