@@ -271,10 +271,10 @@ $(PROBE_ASAN): apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
 		$(PROBE_SRCS) bench/common/bench_args.c $(B)/liboms-asan.a $(LIBS)
 
 BENCH_COMMON := bench/common/bench_args.c bench/common/zipf.c \
-		bench/common/link_fit.c
+		bench/common/link_fit.c bench/common/model_window.c
 $(B)/bench/%: bench/%.c $(BENCH_COMMON) \
 		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
-		bench/bench_zipf.h bench/bench_fit.h
+		bench/bench_zipf.h bench/bench_fit.h bench/model_window.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< \

@@ -51,6 +51,7 @@
 #include "bench_fit.h"
 #include "bench_util.h"
 #include "bench_zipf.h"
+#include "model_window.h"
 #include "oms.h"
 #include "oms_kvs.h"
 
@@ -59,6 +60,8 @@
 #define MAX_LIST	16	/* values of --threads, of --batch */
 #define HBUCKETS	(64 * 16)
 #define MIN_ROUNDS	8	/* under the model: rounds a worker, at least */
+
+_Static_assert(MAX_THREADS <= BU_WINDOW_THREADS, "a window per cell");
 
 static const uint32_t sweep_sizes[] = {
 	64, 128, 256, 512, 1024, 2048, 4096, 8192,
@@ -464,12 +467,10 @@ struct cell {
 	int err;			/* first error */
 	const char *err_what;
 	uint64_t gets_live;		/* all phases: the watchdog's */
-	/* Under the model the cell counts the rounds that end within a
-	 * window of model time, (t0m, t1m]: each bound is the latest round
-	 * end of any worker when the main thread asks for it (@measure_req,
-	 * @stop_req), so no worker counted past it (run_cell()). */
-	int measure_req, stop_req;
-	uint64_t t0m, t1m;		/* UNSET until known */
+	/* Under the model the cell counts the rounds within one window of
+	 * model time common to the workers (model_window.h), opened after
+	 * the warm-up and closed after -D and MIN_ROUNDS (run_cell()). */
+	struct bu_window win;
 	uint32_t keys;			/* keys drawn from: the table's items,
 					 * capped by --items */
 };
@@ -481,7 +482,6 @@ struct worker {
 	uint64_t gets, torn, retries;
 	uint64_t updates, busy;		/* --read-pct: remote updates */
 	uint64_t drawn, hot;		/* keys drawn; of them in the top 1 % */
-	uint64_t last_t;		/* the model: its last round's end */
 	double counted;			/* gets in the window (shares) */
 	uint64_t rounds_in;		/* rounds that ended in it */
 	uint64_t hist[HBUCKETS];
@@ -494,70 +494,6 @@ static uint64_t model_time(void)
 
 	if (local_emu)
 		oms_emu_thread_time(local_emu, &t);
-	return t;
-}
-
-#define UNSET UINT64_MAX
-
-static uint64_t published(const uint64_t *at)
-{
-	uint64_t v;
-
-	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
-		sched_yield();	/* the main thread is about to */
-	return v;
-}
-
-/*
- * The share of a round of model time (@s, @e] within the window: 1 inside
- * it, 0 outside, the part inside for a round across a bound.  Whole
- * rounds counted at their ends would be off by up to a round per thread
- * at each bound, and a busy machine leaves few rounds in a window of wall
- * seconds; a thread's rounds tile its model time, so for rounds that
- * repeat the shares add up to the window's length over a round's.  The
- * worker has published @e (last_t) before it looks at the requests: a
- * bound read after a request was made is at or past @e unless the
- * request came later, and then the worker waits for the bound itself;
- * with no stop request seen yet, t1m will be at or past @e.
- */
-static double window_share(struct cell *c, uint64_t s, uint64_t e)
-{
-	uint64_t lo, hi, from;
-
-	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST))
-		return 0;
-	lo = published(&c->t0m);
-	hi = __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ?
-	     published(&c->t1m) : e;
-	if (e <= s)	/* no model time at all: a point */
-		return e > lo && e <= hi;
-	from = s > lo ? s : lo;
-	hi = hi < e ? hi : e;
-	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
-}
-
-/* Every worker has ended a round (a thread's start can take longer in
- * wall time than the warm-up; a bound of 0 would count all the model time
- * before it). */
-static int all_started(const struct worker *w, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (!__atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST))
-			return 0;
-	return 1;
-}
-
-/* The latest round end of any worker (after the request was made). */
-static uint64_t latest_round(const struct worker *w, uint32_t n)
-{
-	uint64_t t = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t x = __atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST);
-
-		if (x > t)
-			t = x;
-	}
 	return t;
 }
 
@@ -717,8 +653,8 @@ static void *worker_main(void *arg)
 		/* the round ends here: how much of it counts */
 		begin = end;
 		end = model_time();
-		__atomic_store_n(&w->last_t, end, __ATOMIC_SEQ_CST);
-		share = model ? window_share(c, begin, end) : counting;
+		share = model ? bu_window_round(&c->win, w->id, begin, end) :
+			counting;
 		keep = share > 0;
 		if (keep) {
 			w->counted += share * (double)n;
@@ -745,8 +681,7 @@ static void *worker_main(void *arg)
 		}
 		/* under the model a worker goes on until its rounds end past
 		 * the window: every round within it is counted */
-		if (model && __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) &&
-		    end > published(&c->t1m)) {
+		if (model && bu_window_past(&c->win, end)) {
 			__atomic_add_fetch(&c->gets_live, (uint64_t)n + nupd,
 					   __ATOMIC_RELAXED);
 			break;
@@ -859,13 +794,13 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		    uint32_t size, int model, struct result *r)
 {
 	static struct worker w[MAX_THREADS];
-	struct cell c = { .o = o, .host = host, .proto = proto, .size = size,
-			  .t0m = UNSET, .t1m = UNSET };
+	struct cell c = { .o = o, .host = host, .proto = proto, .size = size };
 	uint64_t hist[HBUCKETS] = { 0 };
 	uint64_t t0, t1, tick, last = 0, live, watch_t, watch_v = 0, mtick = 0;
 	double warm = o->duration / 5 < 0.2 ? o->duration / 5 : 0.2;
 	uint32_t n;
 
+	bu_window_init(&c.win, o->threads);
 	for (n = 0; n < o->threads; n++) {
 		memset(&w[n], 0, sizeof(w[n]));
 		w[n].cell = &c;
@@ -881,16 +816,13 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	t0 = bu_now_ns();
 	watch_t = t0;
 	while (!c.err && (bu_now_ns() - t0 < (uint64_t)(warm * 1e9) ||
-			  (model && !all_started(w, n)))) {
+			  (model && !bu_window_all_started(&c.win)))) {
 		if (bu_now_ns() - t0 > watchdog_ns(o))
 			die_now(&c, "server not answering at");
 		usleep(2000);
 	}
-	if (!c.err && model) {
-		/* the window opens after every round that has ended */
-		__atomic_store_n(&c.measure_req, 1, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&c.t0m, latest_round(w, n), __ATOMIC_RELEASE);
-	}
+	if (!c.err && model)
+		bu_window_open(&c.win);
 	if (!c.err)
 		__atomic_store_n(&c.phase, P_MEASURE, __ATOMIC_RELEASE);
 	t0 = tick = bu_now_ns();
@@ -927,14 +859,12 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		usleep(10000);
 	}
 	t1 = bu_now_ns();
-	if (model && !c.err) {
-		/* and closes after them: each worker goes on until it is
-		 * past it (worker_main()) */
-		__atomic_store_n(&c.stop_req, 1, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&c.t1m, latest_round(w, n), __ATOMIC_RELEASE);
-	} else {
+	/* under the model each worker goes on until it is past the window
+	 * (worker_main()) */
+	if (model && !c.err)
+		bu_window_close(&c.win);
+	else
 		__atomic_store_n(&c.phase, P_STOP, __ATOMIC_RELEASE);
-	}
 	/* each worker finishes its gets in flight first: on a paced device
 	 * (NIC ordering, 16 threads of 500) that takes seconds of its own */
 	for (uint32_t i = 0; i < n; i++) {
@@ -974,8 +904,7 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 			hist[b] += w[i].hist[b];
 	}
 	{
-		uint64_t span = model ? (c.t1m > c.t0m ? c.t1m - c.t0m : 0) :
-				t1 - t0;
+		uint64_t span = model ? bu_window_span(&c.win) : t1 - t0;
 
 		r->mops = rate(w, n, 0, span);
 		r->upd_mops = rate(w, n, 1, span);

@@ -75,6 +75,7 @@
 
 #include "bench_args.h"
 #include "bench_util.h"
+#include "model_window.h"
 
 #define MAX_SIZES	8
 #define MAX_THREADS	16
@@ -89,6 +90,8 @@
 #define SEEN_OFF	128u	/* + 8 t: the last flag of t the consumer saw */
 #define COUNTS_OFF	256u	/* checks, late: written by the consumer */
 #define CELL_OFF	320u	/* size, threads: written by the client */
+
+_Static_assert(MAX_THREADS <= BU_WINDOW_THREADS, "a window per cell");
 
 enum mode {
 	MD_QUIET, MD_STRONG, MD_STRONG_SEQ, MD_FENCE, MD_UNORDERED, MD_COUNT
@@ -474,35 +477,17 @@ static int remote_end(struct rig *r, const uint64_t *last, uint32_t threads,
 	return err;
 }
 
-/*
- * Under the model the producers run concurrently in model time, but each
- * sees the main thread's start and stop at a model time of its own:
- * rates summed over windows that differ can exceed what the device does.
- * So a cell counts the rounds (a window of messages, then the quiet)
- * within one window of model time, (t0m, t1m]: each bound is the latest
- * round end of any producer when the main thread asks for it
- * (@measure_req, @stop_req), so no producer has counted past it, and
- * each producer goes on until a round of its ends past t1m (as
- * bench/kvs_get.c does).  A round across a bound counts for its share
- * (window_share()).
- */
-#define UNSET UINT64_MAX
-
-struct window {
-	int measure_req, stop_req;
-	uint64_t t0m, t1m;	/* UNSET until known */
-};
-
-/* One producer thread of a cell. */
+/* One producer thread of a cell.  Under the model a cell counts the
+ * rounds (a window of messages, then the quiet) within one window of model
+ * time common to the producers (model_window.h, model_window()). */
 struct prod_run {
 	struct rig *r;
-	struct window *win;	/* NULL: wall time */
+	struct bu_window *win;	/* NULL: wall time */
 	uint32_t t, size, window;
 	enum mode m;
 	uint64_t seq0, end_ns;	/* its first flag - 1; when to stop */
 	uint64_t msgs;		/* sent */
 	double counted;		/* under the model: the window's */
-	uint64_t last_t;	/* under the model: its last round's end */
 	int err, done;
 };
 
@@ -512,57 +497,6 @@ static uint64_t model_time(void)
 	uint64_t t = 0;
 
 	oms_emu_thread_time(local_emu, &t);
-	return t;
-}
-
-static uint64_t published(const uint64_t *at)
-{
-	uint64_t v;
-
-	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
-		sched_yield();	/* the main thread is about to */
-	return v;
-}
-
-/*
- * The share of a round of model time (@s, @e] within the window: 1 inside
- * it, 0 outside, the part inside for a round across a bound.  Whole
- * rounds counted at their ends would be off by up to a round per thread
- * at each bound, and a busy machine leaves few rounds in a window of
- * wall seconds; a thread's rounds tile its model time, so for rounds that
- * repeat the shares add up to exactly the window's length over a
- * round's.  The producer has published @e (last_t) before it looks at
- * the requests: a bound read after a request was made is at or past @e
- * unless the request came later, and then the producer waits for the
- * bound itself; with no stop request seen yet, t1m will be at or past @e.
- */
-static double window_share(struct window *w, uint64_t s, uint64_t e)
-{
-	uint64_t lo, hi, from;
-
-	if (!__atomic_load_n(&w->measure_req, __ATOMIC_SEQ_CST))
-		return 0;
-	lo = published(&w->t0m);
-	hi = __atomic_load_n(&w->stop_req, __ATOMIC_SEQ_CST) ?
-	     published(&w->t1m) : e;
-	if (e <= s)	/* no model time at all: a point */
-		return e > lo && e <= hi;
-	from = s > lo ? s : lo;
-	hi = hi < e ? hi : e;
-	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
-}
-
-/* The latest round end of any producer (after the request was made). */
-static uint64_t latest_round(const struct prod_run *pr, uint32_t n)
-{
-	uint64_t t = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t x = __atomic_load_n(&pr[i].last_t, __ATOMIC_SEQ_CST);
-
-		if (x > t)
-			t = x;
-	}
 	return t;
 }
 
@@ -612,13 +546,12 @@ static void *producer_main(void *arg)
 			continue;
 		/* the round ends here: what of it counts */
 		end = model_time();
-		__atomic_store_n(&pr->last_t, end, __ATOMIC_SEQ_CST);
-		pr->counted += window_share(pr->win, start, end) * pr->window;
+		pr->counted += bu_window_round(pr->win, pr->t, start, end) *
+			       pr->window;
 		start = end;
 		/* on until a round ends past the window: every round within
 		 * it is counted */
-		if (__atomic_load_n(&pr->win->stop_req, __ATOMIC_SEQ_CST) &&
-		    end > published(&pr->win->t1m))
+		if (bu_window_past(pr->win, end))
 			break;
 	}
 	pr->msgs = i;
@@ -627,15 +560,6 @@ static void *producer_main(void *arg)
 	free(ring);
 	free(flags);
 	return NULL;
-}
-
-/* Whether every producer has ended a round (the warm-up's least). */
-static int all_started(const struct prod_run *pr, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (!__atomic_load_n(&pr[i].last_t, __ATOMIC_SEQ_CST))
-			return 0;
-	return 1;
 }
 
 static int any_done(const struct prod_run *pr, uint32_t n)
@@ -655,26 +579,23 @@ static int any_done(const struct prod_run *pr, uint32_t n)
  * one by then.  A producer that stopped (it failed) ends it at once: the
  * cell is lost anyway.
  */
-static void model_window(struct prod_run *pr, uint32_t n, struct window *w,
-			 double dur)
+static void model_window(struct prod_run *pr, uint32_t n,
+			 struct bu_window *w, double dur)
 {
 	uint64_t t0 = bu_now_ns(), warm = (uint64_t)(dur * 1e9) / 5;
 
 	warm = warm < 200000000u ? warm : 200000000u;
+	w->n = n;	/* the producers started */
 	while (!any_done(pr, n) &&
-	       (bu_now_ns() - t0 < warm || !all_started(pr, n)))
+	       (bu_now_ns() - t0 < warm || !bu_window_all_started(w)))
 		usleep(1000);
-	/* the window opens after every round that has ended */
-	__atomic_store_n(&w->measure_req, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->t0m, latest_round(pr, n), __ATOMIC_RELEASE);
+	bu_window_open(w);
 	while (!any_done(pr, n) &&
 	       (bu_now_ns() - t0 < (uint64_t)(dur * 1e9) ||
-		latest_round(pr, n) <= w->t0m))
+		!bu_window_any_in(w)))
 		usleep(1000);
-	/* and closes after them: each producer goes on until it is past it
-	 * (producer_main()) */
-	__atomic_store_n(&w->stop_req, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&w->t1m, latest_round(pr, n), __ATOMIC_RELEASE);
+	/* each producer goes on until it is past it (producer_main()) */
+	bu_window_close(w);
 }
 
 /* One cell's run of mode @m; @model: the figures are model time (--local
@@ -685,7 +606,7 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 {
 	struct consumer c = { .r = r, .size = size, .threads = threads };
 	struct remote_state before = { 0 }, after = { 0 };
-	struct window win = { .t0m = UNSET, .t1m = UNSET };
+	struct bu_window win;
 	struct prod_run pr[MAX_THREADS];
 	uint64_t last[MAX_THREADS], t0, t1;
 	double counted = 0;
@@ -702,6 +623,7 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 	}
 	if (err)
 		return err;
+	bu_window_init(&win, threads);
 	t0 = bu_now_ns();
 	for (t = 0; t < threads; t++) {
 		/* under the model the window ends it, not the wall clock */
@@ -746,9 +668,10 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 	res->checks = c.checks;
 	res->late = c.late;
 	if (model) {	/* the window's messages over its model time */
+		uint64_t span = bu_window_span(&win);
+
 		res->msgs = (uint64_t)(counted + 0.5);
-		res->mmsgs = win.t1m > win.t0m ? counted * 1e3 /
-			     (double)(win.t1m - win.t0m) : 0;
+		res->mmsgs = span ? counted * 1e3 / (double)span : 0;
 	} else {
 		res->mmsgs = (double)res->msgs * 1e3 / (double)(t1 - t0);
 	}

@@ -73,12 +73,15 @@
 
 #include "bench_args.h"
 #include "bench_util.h"
+#include "model_window.h"
 #include "oms.h"
 
 #define REGION		(1u << 20)
 #define MAX_THREADS	64
 #define MAX_LIST	16
 #define MAX_SIZES	16
+
+_Static_assert(MAX_THREADS <= BU_WINDOW_THREADS, "a window per cell");
 
 enum mode { M_SERVER, M_CLIENT, M_LOCAL };
 enum op { OP_WRITE, OP_READ, OP_ACQUIRE, OP_COUNT };
@@ -302,21 +305,12 @@ struct cell {
 	enum op op;
 	uint32_t size, threads;
 	int go, stop, ready, err;
-	/* Under the model (@model) the threads run concurrently in model
-	 * time, but each sees the main thread's start and stop at a model
-	 * time of its own: rates summed over windows that differ can exceed
-	 * what the device does.  So the cell counts the rounds within one
-	 * window of model time, (t0m, t1m]: each bound is the latest round
-	 * end of any thread when the main thread asks for it (@measure_req,
-	 * @stop_req), so no thread has counted past it, and each thread
-	 * goes on until a round of its ends past t1m (as bench/kvs_get.c
-	 * does).  A round across a bound counts for its share
-	 * (window_share()).  @stop stays 0. */
-	int model, measure_req, stop_req;
-	uint64_t t0m, t1m;		/* UNSET until known */
+	/* Under the model (@model) the cell counts the rounds within one
+	 * window of model time common to the threads (model_window.h,
+	 * model_window()); @stop stays 0. */
+	int model;
+	struct bu_window win;
 };
-
-#define UNSET UINT64_MAX
 
 /* Nanoseconds in each part of a worker's loop (--breakdown). */
 enum part { P_ISSUE, P_PROGRESS, P_YIELD, P_COUNT };
@@ -326,10 +320,7 @@ struct worker {
 	pthread_t th;
 	uint32_t id;
 	uint64_t ops, rounds, t0, t1;
-	/* the model: its last round's end; the operations and rounds of the
-	 * window */
-	uint64_t last_t;
-	double win_ops, win_rounds;
+	double win_ops, win_rounds;	/* the model: the window's */
 	uint64_t part_ns[P_COUNT], timed[P_COUNT];	/* and intervals */
 	uint64_t user_ns, sys_ns;		/* the thread's CPU in the loop */
 	uint64_t doorbells, cqes;		/* its context's, in the loop */
@@ -407,57 +398,6 @@ static uint64_t model_time(void)
 	return t;
 }
 
-static uint64_t published(const uint64_t *at)
-{
-	uint64_t v;
-
-	while ((v = __atomic_load_n(at, __ATOMIC_ACQUIRE)) == UNSET)
-		sched_yield();	/* the main thread is about to */
-	return v;
-}
-
-/*
- * The share of a round of model time (@s, @e] within the window: 1 inside
- * it, 0 outside, the part inside for a round across a bound.  Whole
- * rounds counted at their ends would be off by up to a round per thread
- * at each bound, and a busy machine leaves few rounds in a window of
- * wall seconds; a thread's rounds tile its model time, so for rounds that
- * repeat the shares add up to exactly the window's length over a
- * round's.  The thread has published @e (last_t) before it looks at the
- * requests: a bound read after a request was made is at or past @e
- * unless the request came later, and then the thread waits for the bound
- * itself; with no stop request seen yet, t1m will be at or past @e.
- */
-static double window_share(struct cell *c, uint64_t s, uint64_t e)
-{
-	uint64_t lo, hi, from;
-
-	if (!__atomic_load_n(&c->measure_req, __ATOMIC_SEQ_CST))
-		return 0;
-	lo = published(&c->t0m);
-	hi = __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) ?
-	     published(&c->t1m) : e;
-	if (e <= s)	/* no model time at all: a point */
-		return e > lo && e <= hi;
-	from = s > lo ? s : lo;
-	hi = hi < e ? hi : e;
-	return hi > from ? (double)(hi - from) / (double)(e - s) : 0;
-}
-
-/* The latest round end of any thread (after the request was made). */
-static uint64_t latest_round(const struct worker *w, uint32_t n)
-{
-	uint64_t t = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t x = __atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST);
-
-		if (x > t)
-			t = x;
-	}
-	return t;
-}
-
 /*
  * Under the model, a round of @w that began at *@start ended (a batch and
  * its quiet; streaming, from a look that found operations completed to
@@ -470,13 +410,11 @@ static int model_round(struct cell *c, struct worker *w, uint64_t *start,
 	uint64_t end = model_time();
 	double share;
 
-	__atomic_store_n(&w->last_t, end, __ATOMIC_SEQ_CST);
-	share = window_share(c, *start, end);
+	share = bu_window_round(&c->win, w->id, *start, end);
 	w->win_ops += share * (double)done;
 	w->win_rounds += share;
 	*start = end;
-	return __atomic_load_n(&c->stop_req, __ATOMIC_SEQ_CST) &&
-	       end > published(&c->t1m);
+	return bu_window_past(&c->win, end);
 }
 
 static void *worker_main(void *arg)
@@ -623,15 +561,6 @@ struct result {
 	double doorbells, cqes;		/* per operation */
 };
 
-/* Whether every thread has ended a round (the warm-up's least). */
-static int all_started(const struct worker *w, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (!__atomic_load_n(&w[i].last_t, __ATOMIC_SEQ_CST))
-			return 0;
-	return 1;
-}
-
 /*
  * Under the model: open the window after a warm-up of --duration (a
  * fifth, at most 0.2 s), and not before every thread has ended a round
@@ -640,24 +569,21 @@ static int all_started(const struct worker *w, uint32_t n)
  * --duration is up, or once a round has ended in it on a machine too busy
  * for one by then.  An error ends it at once: the cell is lost anyway.
  */
-static void model_window(struct cell *c, struct worker *w, uint32_t n)
+static void model_window(struct cell *c, uint32_t n)
 {
 	uint64_t t0 = bu_now_ns(), dur = (uint64_t)(c->o->duration * 1e9);
 	uint64_t warm = dur / 5 < 200000000u ? dur / 5 : 200000000u;
 
+	c->win.n = n;	/* the threads started */
 	while (!__atomic_load_n(&c->err, __ATOMIC_ACQUIRE) &&
-	       (bu_now_ns() - t0 < warm || !all_started(w, n)))
+	       (bu_now_ns() - t0 < warm || !bu_window_all_started(&c->win)))
 		usleep(1000);
-	/* the window opens after every round that has ended */
-	__atomic_store_n(&c->measure_req, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&c->t0m, latest_round(w, n), __ATOMIC_RELEASE);
+	bu_window_open(&c->win);
 	while (!__atomic_load_n(&c->err, __ATOMIC_ACQUIRE) &&
-	       (bu_now_ns() - t0 < dur || latest_round(w, n) <= c->t0m))
+	       (bu_now_ns() - t0 < dur || !bu_window_any_in(&c->win)))
 		usleep(1000);
-	/* and closes after them: each thread goes on until it is past it
-	 * (worker_main()) */
-	__atomic_store_n(&c->stop_req, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&c->t1m, latest_round(w, n), __ATOMIC_RELEASE);
+	/* each thread goes on until it is past it (worker_main()) */
+	bu_window_close(&c->win);
 }
 
 /* One cell; M ops/s and us per round in model time under the model
@@ -671,6 +597,7 @@ static int run_cell(struct cell *c, struct result *r)
 	uint64_t user = 0, sys = 0, bells = 0, cqes = 0;
 	uint32_t n;
 
+	bu_window_init(&c->win, c->threads);
 	for (n = 0; n < c->threads; n++) {
 		memset(&w[n], 0, sizeof(w[n]));
 		w[n].c = c;
@@ -682,7 +609,7 @@ static int run_cell(struct cell *c, struct result *r)
 		usleep(1000);
 	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
 	if (c->model) {
-		model_window(c, w, n);
+		model_window(c, n);
 	} else {
 		for (uint64_t t = bu_now_ns();
 		     bu_now_ns() - t < (uint64_t)(c->o->duration * 1e9) &&
@@ -712,12 +639,13 @@ static int run_cell(struct cell *c, struct result *r)
 			t1 = w[i].t1;
 	}
 	if (c->err || n < c->threads || !rounds || t1 <= t0 ||
-	    (c->model && (win_rounds <= 0 || c->t1m <= c->t0m)))
+	    (c->model && (win_rounds <= 0 || !bu_window_span(&c->win))))
 		return c->err ? c->err : -EAGAIN;
 	if (c->model) {	/* the window's, over its model time */
-		r->mops = win_ops * 1e3 / (double)(c->t1m - c->t0m);
-		r->round_us = (double)(c->t1m - c->t0m) * n / win_rounds /
-			      1e3;
+		uint64_t span = bu_window_span(&c->win);
+
+		r->mops = win_ops * 1e3 / (double)span;
+		r->round_us = (double)span * n / win_rounds / 1e3;
 	} else {
 		r->mops = (double)ops * 1e3 / (double)(t1 - t0);
 		r->round_us = (double)(t1 - t0) * n / (double)rounds / 1e3;
@@ -786,7 +714,6 @@ static int run_clients(const struct opts *o, const char *host)
 					.size = o->sizes[s],
 					.threads = o->thr[t],
 					.model = model,
-					.t0m = UNSET, .t1m = UNSET,
 				};
 				struct result r;
 				char parts[256] = "";

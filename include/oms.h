@@ -462,7 +462,12 @@ int oms_ctx_resume(struct oms_ctx *ctx);
 
 /*
  * Drive progress without blocking: release held stores, reap completions.
- * Returns the number of operations outstanding, or -EINVAL/-ENODEV.
+ * Returns the number of operations outstanding, or -EINVAL/-ENODEV.  On
+ * an emulated device with a latency model a second call in a row that
+ * finds nothing (nothing issued between) is a thread polling for the
+ * device: it waits (1 ms at most) for the next completion, so that the
+ * model's clock, which runs past only the threads that wait in liboms,
+ * can move (oms_emu.h).
  */
 int oms_progress(struct oms_ctx *ctx);
 

@@ -108,8 +108,9 @@ struct oms_emu;
  * it spends descheduled does not count, minus the clock's own cost) moves
  * that thread's model time on by as many model ns.  Time inside liboms
  * (posting, polling, waiting) is not charged: it stands for the NIC
- * driver's share, which software emulation inflates.  Costs one read of
- * the thread CPU clock (a system call, about 1 us) per data-path call.
+ * driver's share, which software emulation inflates.  Costs two reads of
+ * the thread CPU clock (a system call each, about 1 us) per data-path
+ * call, in wall time only.
  *
  * A thread that waits for the device's work outside liboms without its
  * CPU charged holds model time still: wait with oms_quiet(), or
