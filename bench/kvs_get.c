@@ -830,11 +830,12 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 	for (;;) {
 		uint64_t now = bu_now_ns();
 
-		/* under the model, a few rounds a worker at least: a busy
-		 * machine may do fewer in the wall time asked for */
+		/* a round a worker at least (a few under the model): a busy
+		 * machine, or a slow link, may do fewer in the wall time
+		 * asked for */
 		if (__atomic_load_n(&c.err, __ATOMIC_ACQUIRE) ||
 		    (now - t0 >= (uint64_t)(o->duration * 1e9) &&
-		     (!model || rounds_in(w, n) >= MIN_ROUNDS * n)))
+		     rounds_in(w, n) >= (model ? MIN_ROUNDS : 1) * n))
 			break;
 		live = __atomic_load_n(&c.gets_live, __ATOMIC_RELAXED);
 		if (live != watch_v) {

@@ -184,4 +184,4 @@ MODULE_DESCRIPTION("Write-combining BAR windows with ordered-store and doorbell 
 MODULE_AUTHOR("liboms developers");
 MODULE_LICENSE("GPL");
 /* The same as PACKAGE_VERSION in dkms.conf (and VERSION in the Makefile). */
-MODULE_VERSION("2.1.0");
+MODULE_VERSION("2.2.0");

@@ -135,6 +135,22 @@ static int attr_parse(const struct oms_ctx_attr *in, struct oms_ctx_attr *a)
 	return 0;
 }
 
+/*
+ * The context's operation slots: queue_depth for the caller's operations,
+ * and with a sequenced destination a flush's slot for each channel on top
+ * (oms_ctx_release() sends them; they are not the caller's to count), in
+ * a power of two for the backends' rings.
+ */
+static uint32_t op_slots(const struct oms_ctx_attr *a)
+{
+	uint32_t n = a->queue_depth;
+
+	if (a->dest_seq_mask)
+		while (n < a->queue_depth + OMS_FLUSH_SLOTS)
+			n *= 2;
+	return n;
+}
+
 /* backend.h: the engine's next number for @dest. */
 static uint64_t ctx_seq_next(struct oms_ctx *ctx, uint32_t dest)
 {
@@ -241,7 +257,7 @@ OMS_EXPORT int oms_ctx_create(const struct oms_ctx_attr *attr,
 	ctx->be = be;
 	ctx->view.rdma = want;
 	snprintf(ctx->backend_why, sizeof(ctx->backend_why), "%s", why);
-	ctx->qdepth = a.queue_depth;
+	ctx->qdepth = op_slots(&a);
 	ctx->view.attr = &ctx->attr;
 	ctx->view.qdepth = ctx->qdepth;
 	ctx->view.seq_next = ctx_seq_next;
@@ -363,7 +379,7 @@ OMS_EXPORT int oms_query_caps(struct oms_ctx *ctx, struct oms_caps *caps)
 	}
 	c.backend = ctx->attr.backend;
 	c.max_nodes = OMS_MAX_NODES;
-	c.queue_depth = ctx->qdepth;
+	c.queue_depth = ctx->attr.queue_depth;
 	c.numa_node = -1;
 	c.flags |= OMS_CAP_CONNECT;
 	snprintf(c.backend_why, sizeof(c.backend_why), "%s", ctx->backend_why);

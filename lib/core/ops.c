@@ -17,10 +17,11 @@
 #include "oms_priv.h"
 
 #define ACK_SLACK (OMS_ACK_WINDOW / 2)
+/* A slot for one of the caller's operations: queue_depth of them at
+ * most, the others kept for flushes (ctx.c, op_slots()). */
 static int have_slot(struct oms_ctx *ctx)
 {
-	return ctx->nfree > (ctx->attr.dest_seq_mask ?
-			     OMS_FLUSH_SLOTS : 0);
+	return ctx->nfree > ctx->qdepth - ctx->attr.queue_depth;
 }
 
 static int acks_in_window(struct oms_ctx *ctx)

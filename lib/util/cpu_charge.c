@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The per-thread state of util/cpu_charge.h and its measurements: what an
- * empty interval costs, now, on this thread, and what a context switch in
- * an interval adds, on this machine.
+ * empty interval costs, now, on this thread, and what its intervals
+ * usually hold beyond that.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,23 +63,35 @@ static uint64_t log_bin_top(uint32_t b)
 	       (msb - 2);
 }
 
-/* The 99th percentile of what the thread's intervals held beyond the
- * cost, once there are enough of them; then the counts decay. */
+/* The @pct percentile of what the thread's intervals held beyond the
+ * cost (@n of them, at least ENOUGH). */
+static uint64_t over_percentile(const struct oms_cpu_thread *t, uint64_t n,
+				uint32_t pct)
+{
+	uint64_t seen = 0;
+	uint32_t b;
+
+	for (b = 0; b < OMS_CPU_LOG_BINS; b++) {
+		seen += t->over[b];
+		if (seen * 100 >= n * pct)
+			break;
+	}
+	return log_bin_top(b < OMS_CPU_LOG_BINS ? b : OMS_CPU_LOG_BINS - 1);
+}
+
+/* The 99th and 90th percentiles of what the thread's intervals held
+ * beyond the cost, once there are enough of them (the intervals with
+ * nothing beyond it count in the lowest bin); then the counts decay. */
 static void oms_cpu_measure_cap(struct oms_cpu_thread *t)
 {
-	uint64_t n = 0, seen = 0;
+	uint64_t n = 0;
 	uint32_t b;
 
 	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
 		n += t->over[b];
 	if (n >= ENOUGH) {
-		for (b = 0; b < OMS_CPU_LOG_BINS; b++) {
-			seen += t->over[b];
-			if (seen * 100 >= n * 99)
-				break;
-		}
-		t->cap = log_bin_top(b < OMS_CPU_LOG_BINS ? b :
-				     OMS_CPU_LOG_BINS - 1);
+		t->cap = over_percentile(t, n, 99);
+		t->cap90 = over_percentile(t, n, 90);
 	}
 	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
 		t->over[b] /= 2;
@@ -123,50 +134,22 @@ void oms_cpu_measure_cost(struct oms_cpu_thread *t)
 }
 
 /*
- * What a context switch adds to an interval's CPU time, process-wide:
- * the median of what the intervals that held one had beyond the cost
- * (they are rare: a few in a hundred on a crowded machine, so one lock is
- * cheap), in bins of SW_BIN_NS; the counts decay as the thread's do.
+ * An interval that held a context switch holds the kernel's switching out
+ * and back in too (about 6 us here), counted as the thread's CPU time, and
+ * what the thread did in it cannot be told apart from that.  It is
+ * charged as much as the thread's intervals usually hold: at most their
+ * 90th percentile (a preempted interval of a thread that works between
+ * its calls is charged that work; one between two calls back to back,
+ * next to nothing).  Until the thread has had enough intervals to say,
+ * it is charged whole.
  */
-#define SW_BIN_NS	128u
-#define SW_BINS		256u
-#define SW_ENOUGH	32u
-
-static pthread_mutex_t sw_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t sw_bins[SW_BINS];
-static uint32_t sw_n, sw_since;
-static uint64_t sw_median;	/* 0: not known yet */
-
-static void sw_measure(void)
-{
-	uint32_t seen = 0, b;
-
-	for (b = 0; seen * 2 < sw_n; b++)
-		seen += sw_bins[b];
-	sw_median = (uint64_t)(b ? b - 1 : 0) * SW_BIN_NS + SW_BIN_NS / 2;
-	sw_n = 0;
-	for (b = 0; b < SW_BINS; b++) {
-		sw_bins[b] /= 2;
-		sw_n += sw_bins[b];
-	}
-	sw_since = 0;
-}
-
 void oms_cpu_switched(struct oms_cpu_thread *t, uint64_t d)
 {
-	uint64_t over = d > t->cost ? d - t->cost : 0, sw;
+	int64_t x = (int64_t)d - (int64_t)t->cost;
 
-	pthread_mutex_lock(&sw_lock);
-	if (over / SW_BIN_NS < SW_BINS) {
-		sw_bins[over / SW_BIN_NS]++;
-		sw_n++;
-	}
-	if (++sw_since >= SW_ENOUGH && sw_n >= SW_ENOUGH)
-		sw_measure();
-	sw = sw_median;
-	pthread_mutex_unlock(&sw_lock);
-	/* the work is what it held beyond the cost and the switch */
-	if (sw && over > sw)
-		oms_cpu_charge(t, (int64_t)(over - sw));
+	if (t->cap90 && x > (int64_t)t->cap90)
+		x = (int64_t)t->cap90;
+	t->acc += x;
+	if (t->acc > (int64_t)t->charged)
+		t->charged = (uint64_t)t->acc;
 }
-

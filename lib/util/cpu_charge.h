@@ -26,9 +26,9 @@
  *  - a context switch's: an interval in which the thread lost its core
  *    (its wall time, read on the vDSO clock beside, exceeds its CPU time
  *    by OMS_CPU_OFF_NS) also holds the kernel's switching out and back in,
- *    about 6 us here, counted as the thread's CPU time.  Taken off is the
- *    median such excess the process has seen; until it has seen a few, such
- *    an interval is not charged;
+ *    about 6 us here, counted as the thread's CPU time.  Such an interval
+ *    is charged at most the 90th percentile of what the thread's intervals
+ *    hold beyond the cost: what the thread usually does between calls;
  *  - interrupts': the kernel charges the interrupts it handles to the
  *    thread that runs (on these VMs, without IRQ time accounting, a
  *    rescheduling or function-call interrupt is tens of us), and a thread
@@ -81,6 +81,8 @@ struct oms_cpu_thread {
 	uint32_t counting;	/* the outermost one counts */
 	uint64_t cap;		/* the most an interval is charged (0: no
 				 * cap yet) */
+	uint64_t cap90;		/* the most one that held a context switch
+				 * is (0: none yet) */
 	uint32_t bins[OMS_CPU_BINS];	/* intervals by length (decaying) */
 	uint32_t over[OMS_CPU_LOG_BINS];	/* by what they held beyond
 						 * the cost (decaying) */
@@ -129,11 +131,9 @@ static inline uint32_t oms_cpu_log_bin(uint64_t x)
  * was quicker than the median), at most the cap. */
 static inline void oms_cpu_charge(struct oms_cpu_thread *t, int64_t x)
 {
-	if (x > 0) {
-		t->over[oms_cpu_log_bin((uint64_t)x)]++;
-		if (t->cap && (uint64_t)x > t->cap)
-			x = (int64_t)t->cap;
-	}
+	t->over[oms_cpu_log_bin(x > 0 ? (uint64_t)x : 0)]++;
+	if (t->cap && x > (int64_t)t->cap)
+		x = (int64_t)t->cap;
 	t->acc += x;
 	if (t->acc > (int64_t)t->charged)
 		t->charged = (uint64_t)t->acc;
