@@ -140,13 +140,24 @@ void oms_cpu_measure_cost(struct oms_cpu_thread *t)
  * charged as much as the thread's intervals usually hold: at most their
  * 90th percentile (a preempted interval of a thread that works between
  * its calls is charged that work; one between two calls back to back,
- * next to nothing).  Until the thread has had enough intervals to say,
- * it is charged whole.
+ * next to nothing).  Until the thread has had FEW intervals to say, it
+ * is charged whole.
  */
+#define FEW	16
+
 void oms_cpu_switched(struct oms_cpu_thread *t, uint64_t d)
 {
 	int64_t x = (int64_t)d - (int64_t)t->cost;
+	uint64_t n = 0;
 
+	/* a young thread: its percentile from what it has (a few dozen
+	 * intervals say what it usually does between calls) */
+	if (!t->cap90) {
+		for (uint32_t b = 0; b < OMS_CPU_LOG_BINS; b++)
+			n += t->over[b];
+		if (n >= FEW)
+			t->cap90 = over_percentile(t, n, 90);
+	}
 	if (t->cap90 && x > (int64_t)t->cap90)
 		x = (int64_t)t->cap90;
 	t->acc += x;

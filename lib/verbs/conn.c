@@ -411,9 +411,12 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	if (v->attr->dest_seq_mask & (1u << (c - vc->conn))) {
 		/* numbered operations need the listener's reorder buffer:
 		 * its agent's; a plain listener has none (connected, so
-		 * say goodbye) */
+		 * say goodbye).  The caller's operations are the ones that
+		 * hold numbers: queue_depth of them (the context's flushes
+		 * have slots besides, and ask the agent nothing). */
 		err = vb_areq_seq_start(c, v->seq_next(vc->ctx,
-					(uint32_t)(c - vc->conn)), v->qdepth);
+					(uint32_t)(c - vc->conn)),
+					v->attr->queue_depth);
 		if (err) {
 			vb_conn_destroy(vc, c);
 			goto out;
