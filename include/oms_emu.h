@@ -110,7 +110,10 @@ struct oms_emu;
  * (posting, polling, waiting) is not charged: it stands for the NIC
  * driver's share, which software emulation inflates.  Costs two reads of
  * the thread CPU clock (a system call each, about 1 us) per data-path
- * call, in wall time only.
+ * call, in wall time only.  That clock holds more than the thread's work
+ * where the kernel does not account interrupt time apart: the interrupts
+ * handled while it runs, and with more threads than cores their sharing
+ * of the cores; such figures move with the machine's load.
  *
  * A thread that waits for the device's work outside liboms without its
  * CPU charged holds model time still: wait with oms_quiet(), or

@@ -27,20 +27,19 @@
 #          batch 32, 64 B..8 KiB)
 #   fig10  MMIO transmit with a fence every N messages, / unfenced (64 B)
 #
-# Figs 6, 7 and 8 are drawn in model time alone (--no-cpu-charge), as
-# the paper's simulator ran Figs 6 and 8 and as docs/figures.md shows
-# them; the side-by-side table's Fig 7 cell charges the clients' CPU on
-# the model clock (OMS_EMU_F_CHARGE_CPU), as its real clients paid it.
+# Figs 6, 7 and 8 are drawn in model time alone (the clients' CPU free,
+# kvs_get's default), as the paper's simulator ran Figs 6 and 8; the
+# side-by-side table's Fig 7 cell runs the paper's 16 clients with the
+# responder NIC's request rate.
 #
 # Fig 2, 5, 6, 7 and 8 are on the emulated device with the paper's Table 2
 # latencies, in model time (the device's own clock, advanced by events:
 # kvs_get's records say "time":"model", dma_pattern and ordered_read time
 # nothing else); Fig 3 (rdma_ops), 4 and 10 (mmio_tx, a WC mapping of
 # memory) are wall time.  Axes say which.  Model time does not move with
-# the machine: a model-time figure whose clients' CPU is not charged is
-# the same in every run, so it runs once (FIG_MODEL_RUNS); the wall-time
-# figures and the Fig 7 cell that charges the clients' CPU run FIG_RUNS
-# times and draw the median with min..max bars.  Where a figure's point is
+# the machine: a model-time figure is the same in every run, so it runs
+# once (FIG_MODEL_RUNS); the wall-time figures run FIG_RUNS times and draw
+# the median with min..max bars.  Where a figure's point is
 # a ratio or a small gap, its axis is a log one.
 #
 # usage: sh scripts/figures.sh [OUT]    (env: B build dir, FIG_D seconds per
@@ -203,8 +202,9 @@ plot_spread fig7 "Fig 7: KVS gets by value size (16 readers, batch 32, RC-opt; m
 # the paper's table of Fig 7 (64 B, 16 threads on a ConnectX-6 Dx) is
 # bound by the NIC's request rate: this cell gives the model that rate
 # (29 ns a request, 1 / 34.76 M/s) for the side-by-side table below
-kvs_runs fig7-table --proto single,validation,farm,pessimistic -s 64 \
-	--threads 16 --batch 32 --nic-req-ns 29
+KR_RUNS=$MODEL_RUNS kvs_runs fig7-table \
+	--proto single,validation,farm,pessimistic -s 64 --threads 16 \
+	--batch 32 --nic-req-ns 29
 
 KR_RUNS=$MODEL_RUNS kvs_runs fig8 --proto single,validation -a --threads 16 \
 	--hosts 15 --batch 32 --no-cpu-charge

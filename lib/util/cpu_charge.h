@@ -73,7 +73,7 @@ struct oms_cpu_thread {
 	int64_t acc;		/* the same, each interval less the cost */
 	uint64_t left_cpu;	/* thread CPU clock when the last counting
 				 * call returned; 0: none to count from */
-	uint64_t left_wall;	/* CLOCK_MONOTONIC just before it */
+	uint64_t left_wall;	/* CLOCK_MONOTONIC just after it */
 	uint64_t cost;		/* an empty interval's (0: not measured) */
 	uint64_t base;		/* the intervals' bins start here */
 	uint32_t since_cost;	/* intervals since it was measured */
@@ -147,7 +147,9 @@ static inline void oms_cpu_interval(struct oms_cpu_thread *t, uint64_t d,
 {
 	if (!t->cost || ++t->since_cost >= OMS_CPU_RECAL)
 		oms_cpu_measure_cost(t);
-	if (wall > d + OMS_CPU_OFF_NS) {
+	/* the wall clock is read inside the CPU reads: it spans the work
+	 * alone, the CPU clock the work and one read */
+	if (wall + t->cost > d + OMS_CPU_OFF_NS) {
 		oms_cpu_switched(t, d);
 		return;
 	}
@@ -168,8 +170,8 @@ static inline int oms_cpu_enter(int on)
 		t->left_cpu = 0;	/* nothing to count across it */
 		return 0;
 	}
-	now = oms_thread_cpu_ns();
 	wall = oms_now_ns();
+	now = oms_thread_cpu_ns();
 	if (t->left_cpu && now >= t->left_cpu)
 		oms_cpu_interval(t, now - t->left_cpu, wall - t->left_wall);
 	return 0;
@@ -182,8 +184,8 @@ static inline void oms_cpu_leave(int *unused)
 	(void)unused;
 	if (--t->depth || !t->counting)
 		return;
-	t->left_wall = oms_now_ns();
 	t->left_cpu = oms_thread_cpu_ns();
+	t->left_wall = oms_now_ns();
 }
 
 /* The rest of the calling function is one call, counted (when @on) from
