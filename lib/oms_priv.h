@@ -57,8 +57,10 @@ struct oms_ctx {
 					 * attr, view.qdepth is qdepth */
 	const struct oms_backend_ops *be;
 	struct oms_ctx_attr attr;	/* with defaults filled in */
-	uint32_t qdepth;
+	uint32_t qdepth;		/* slots: queue_depth for the caller's
+					 * ops, more for the flushes (ctx.c) */
 	uint32_t nfree;
+	uint32_t flushing;		/* slots the context's flushes hold */
 	struct oms_op *op;		/* [qdepth] */
 	uint32_t *free;			/* [qdepth] free slot stack */
 	struct oms_so so;

@@ -17,11 +17,13 @@
 #include "oms_priv.h"
 
 #define ACK_SLACK (OMS_ACK_WINDOW / 2)
-/* A slot for one of the caller's operations: queue_depth of them at
- * most, the others kept for flushes (ctx.c, op_slots()). */
+/* A slot for one of the caller's operations: queue_depth of them in
+ * flight at most, whatever the context's own flushes hold (the slots
+ * beyond queue_depth are theirs: ctx.c, op_slots()). */
 static int have_slot(struct oms_ctx *ctx)
 {
-	return ctx->nfree > ctx->qdepth - ctx->attr.queue_depth;
+	return ctx->nfree && ctx->qdepth - ctx->nfree - ctx->flushing <
+			     ctx->attr.queue_depth;
 }
 
 static int acks_in_window(struct oms_ctx *ctx)

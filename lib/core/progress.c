@@ -19,6 +19,15 @@
 
 #define ACK_WORDS (OMS_ACK_WINDOW / 64)
 
+/* @op's slot is free again (a flush's is the context's own). */
+static void slot_free(struct oms_ctx *ctx, struct oms_op *op)
+{
+	if (op->type == OMS_OPT_FLUSH)
+		ctx->flushing--;
+	op->in_use = 0;
+	ctx->free[ctx->nfree++] = op->wr.slot;
+}
+
 /* Hand @op to the backend, with what the orderer said in @so_flags. */
 void oms_ctx_send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags)
 {
@@ -43,8 +52,6 @@ void oms_ctx_send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags)
 		 * the channel's cumulative ack passes it (acking all issued
 		 * would declare later stores visible; acking none would stall
 		 * the channel and hang quiet). */
-		struct oms_wc wc = { .slot = op->wr.slot, .status = err };
-
 		oms_oc_advance(&ctx->oc, OMS_OC_PROCESSING, 1);
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, err);
 		if (op->seq != UINT64_MAX) {
@@ -53,8 +60,7 @@ void oms_ctx_send_op(struct oms_ctx *ctx, struct oms_op *op, uint8_t so_flags)
 		}
 		if (op->unord_seq)
 			oms_so_unordered_done(&ctx->so, (uint16_t)op->wr.dest);
-		op->in_use = 0;
-		ctx->free[ctx->nfree++] = wc.slot;
+		slot_free(ctx, op);
 		return;
 	}
 	op->sent = 1;
@@ -78,6 +84,7 @@ static void send_flush(struct oms_ctx *ctx, uint16_t chan, uint64_t token)
 		return;
 	}
 	slot = ctx->free[--ctx->nfree];
+	ctx->flushing++;
 	op = &ctx->op[slot];
 	*op = (struct oms_op){ .in_use = 1, .seq = UINT64_MAX,
 			       .type = OMS_OPT_FLUSH, .token = token };
@@ -111,8 +118,7 @@ static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
 		return;
 	}
 	oms_oc_fail(&ctx->oc, OMS_OC_ISSUED, -ECANCELED);
-	op->in_use = 0;
-	ctx->free[ctx->nfree++] = op->wr.slot;
+	slot_free(ctx, op);
 }
 
 /* Issue what the orderer releases, then ring the doorbell by count: at
@@ -274,8 +280,7 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 	}
 	if (op->unord_seq)
 		oms_so_unordered_done(&ctx->so, (uint16_t)op->wr.dest);
-	op->in_use = 0;
-	ctx->free[ctx->nfree++] = wc->slot;
+	slot_free(ctx, op);
 }
 
 int oms_ctx_progress(struct oms_ctx *ctx)
@@ -320,6 +325,7 @@ void oms_ctx_kill(struct oms_ctx *ctx, int err)
 	for (uint32_t i = 0; i < ctx->qdepth; i++)
 		ctx->free[i] = ctx->qdepth - 1 - i;
 	ctx->nfree = ctx->qdepth;
+	ctx->flushing = 0;
 }
 
 /* 0 while the device lives and moves; else kill and return why. */
