@@ -393,4 +393,67 @@ TEST(rlsq_random_conservation)
 	       (unsigned long long)seed);
 }
 
+/*
+ * oms_rlsq_would_wait() tells what a submission would do: in every mode,
+ * over random programs, an operation it says would wait is not handed
+ * out for execution on submission, and one it says would not is.
+ */
+TEST(rlsq_would_wait_matches_submit)
+{
+	uint64_t seed = t_seed(0x7a17);
+	unsigned long trials = t_trials(300), t;
+	struct t_rng rng;
+
+	t_rng_init(&rng, seed);
+	ASSERT_EQ(-EINVAL, oms_rlsq_would_wait(NULL, 0, OMS_RLSQ_READ, X));
+	for (t = 0; t < trials; t++) {
+		unsigned mode = (unsigned)(t % 3);
+		struct oms_rlsq q;
+		struct oms_rlsq_action act[64];
+		uint32_t fly[64];
+		unsigned nfly = 0;
+
+		ASSERT_EQ(0, oms_rlsq_init(&q, 32, 4, mode, NULL, 0));
+		ASSERT_EQ(-EINVAL, oms_rlsq_would_wait(&q, 4, OMS_RLSQ_READ, X));
+		ASSERT_EQ(-EINVAL, oms_rlsq_would_wait(&q, 0, 4, X));
+		for (unsigned step = 0; step < 200; step++) {
+			unsigned th = t_rng_below(&rng, 4);
+			unsigned k = t_rng_below(&rng, 4);
+			uint64_t line = t_rng_below(&rng, 6);
+			int n, w, ready = 0;
+			uint32_t id;
+
+			/* what is ready already, out of the way */
+			while ((n = oms_rlsq_poll(&q, act, 64)) > 0)
+				for (int i = 0; i < n; i++)
+					if (act[i].type != OMS_RLSQ_DELIVER)
+						fly[nfly++] = act[i].id;
+			if (nfly && t_rng_below(&rng, 2)) {
+				unsigned i = t_rng_below(&rng, nfly);
+
+				ASSERT_EQ(0, oms_rlsq_complete(&q, fly[i], 1));
+				fly[i] = fly[--nfly];
+				continue;
+			}
+			w = oms_rlsq_would_wait(&q, th, k, line);
+			ASSERT_GE(w, 0);
+			if (oms_rlsq_submit(&q, th, k, line, 0, &id) == -EAGAIN)
+				continue;
+			n = oms_rlsq_poll(&q, act, 64);
+			for (int i = 0; i < n; i++) {
+				if (act[i].type == OMS_RLSQ_DELIVER)
+					continue;
+				ready |= act[i].id == id;
+				fly[nfly++] = act[i].id;
+			}
+			ASSERT_EQ(!w, ready)
+			TH_LOG("trial %lu mode %u step %u seed %#llx", t, mode,
+			       step, (unsigned long long)seed);
+		}
+		oms_rlsq_destroy(&q);
+	}
+	TH_LOG("%lu trials x 200 steps, seed %#llx", trials,
+	       (unsigned long long)seed);
+}
+
 TEST_HARNESS_MAIN

@@ -93,6 +93,7 @@ struct emu_get {
 	uint32_t nlines, submitted, executed, delivered;
 	int status;
 	uint64_t resp_due;
+	uint64_t accepted;	/* the device's count of gets before it */
 	uint8_t active;
 };
 
@@ -232,6 +233,8 @@ struct oms_emu {
 	struct oms_key_check kc;
 	struct oms_rlsq rlsq;
 	struct emu_line *lines;	/* [rlsq_entries] */
+	struct emu_arrival *arrivals;	/* [EMU_MAX_QUEUES]: reads.c */
+	uint64_t gets_accepted;
 	uint32_t *line_free;
 	uint32_t nline_free;
 	uint32_t nline_exec;	/* lines in state EXEC */

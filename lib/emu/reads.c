@@ -25,6 +25,19 @@
 
 #define ORPHAN 0xffffu
 
+/*
+ * The RLSQ's entries go to the gets in the order their requests reached
+ * the root complex, whichever queue they came from: a queue with many
+ * reads waiting (NIC ordering keeps all but one of them waiting) cannot
+ * hold every entry while another queue's older request waits for one.
+ * Requests that arrive at the same model time go in the order the device
+ * accepted them, so the order is the model's, never the host's.
+ */
+struct emu_arrival {
+	uint64_t due, accepted;
+	struct emu_queue *q;
+};
+
 int emu_reads_init(struct oms_emu *dev)
 {
 	static const unsigned mode[] = {
@@ -43,7 +56,8 @@ int emu_reads_init(struct oms_emu *dev)
 		return err;
 	dev->lines = calloc(cap, sizeof(*dev->lines));
 	dev->line_free = calloc(cap, sizeof(*dev->line_free));
-	if (!dev->lines || !dev->line_free) {
+	dev->arrivals = calloc(EMU_MAX_QUEUES, sizeof(*dev->arrivals));
+	if (!dev->lines || !dev->line_free || !dev->arrivals) {
 		emu_reads_fini(dev);
 		return -ENOMEM;
 	}
@@ -60,6 +74,7 @@ void emu_reads_fini(struct oms_emu *dev)
 		oms_rlsq_destroy(&dev->rlsq);
 	free(dev->lines);
 	free(dev->line_free);
+	free(dev->arrivals);
 	dev->lines = NULL;
 	dev->line_free = NULL;
 }
@@ -87,7 +102,7 @@ int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
-	(void)dev;
+
 	g->wr = p->wr;
 	g->idx = p->idx;
 	g->gen = p->gen;
@@ -95,6 +110,7 @@ int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 	g->submitted = g->executed = g->delivered = 0;
 	g->status = 0;
 	g->resp_due = p->due;
+	g->accepted = dev->gets_accepted++;
 	g->active = 1;
 	q->get_tail++;
 	return 1;
@@ -147,38 +163,119 @@ static void get_respond(struct oms_emu *dev, struct emu_queue *q,
 	get_done(dev, q, g);
 }
 
-static void submit_lines(struct oms_emu *dev, struct emu_queue *q)
+/* The next get of @q to submit lines of, if its request has arrived. */
+static struct emu_get *arrived(struct emu_queue *q, uint64_t now)
 {
-	uint64_t now = emu_now(dev);
+	struct emu_get *g;
 
-	while (q->get_sub != q->get_tail) {
-		struct emu_get *g = &q->gets[q->get_sub % EMU_MAX_GETS];
-		unsigned kind = g->wr.flags & OMS_WR_F_ACQUIRE ?
-				OMS_RLSQ_ACQUIRE : OMS_RLSQ_READ;
-		uint64_t first = oms_line_first(g->wr.off);
+	if (q->get_sub == q->get_tail)
+		return NULL;
+	g = &q->gets[q->get_sub % EMU_MAX_GETS];
+	return g->resp_due <= now ? g : NULL;
+}
 
-		if (g->resp_due > now)
+static int arrival_before(const struct emu_arrival *a,
+			  const struct emu_arrival *b)
+{
+	return a->due != b->due ? a->due < b->due : a->accepted < b->accepted;
+}
+
+static void arrival_down(struct emu_arrival *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		struct emu_arrival t;
+
+		if (l < n && arrival_before(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && arrival_before(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
 			return;
-		while (g->submitted < g->nlines) {
-			uint64_t line = ((uint64_t)g->wr.region << 32) |
-					(first + g->submitted);
-			uint32_t lb, id;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
 
-			if (!dev->nline_free)
-				return;
-			lb = dev->line_free[dev->nline_free - 1];
-			if (oms_rlsq_submit(&dev->rlsq, q->id, kind, line, lb,
-					    &id))
-				return;
-			dev->nline_free--;
-			dev->lines[lb].q = (uint16_t)q->id;
-			dev->lines[lb].g = (uint16_t)(g - q->gets);
-			dev->lines[lb].idx = g->submitted;
-			dev->lines[lb].state = EMU_LINE_FREE;
-			dev->lines[lb].counted = 0;
-			g->submitted++;
-		}
-		q->get_sub++;
+static void arrival_set(struct emu_arrival *a, struct emu_queue *q,
+			const struct emu_get *g)
+{
+	a->due = g->resp_due;
+	a->accepted = g->accepted;
+	a->q = q;
+}
+
+/* submit_get(): every line in, the RLSQ full, the queue waits at its NIC */
+enum { SUB_DONE, SUB_FULL, SUB_HELD };
+
+/*
+ * Lines of @g into the RLSQ.  Under NIC ordering the source orders its
+ * own reads: a line that would wait for an earlier one of its queue stays
+ * at the NIC, without an entry, until that one has come back.
+ */
+static int submit_get(struct oms_emu *dev, struct emu_queue *q,
+		      struct emu_get *g)
+{
+	unsigned kind = g->wr.flags & OMS_WR_F_ACQUIRE ?
+			OMS_RLSQ_ACQUIRE : OMS_RLSQ_READ;
+	uint64_t first = oms_line_first(g->wr.off);
+
+	while (g->submitted < g->nlines) {
+		uint64_t line = ((uint64_t)g->wr.region << 32) |
+				(first + g->submitted);
+		uint32_t lb, id;
+
+		if (!dev->nline_free)
+			return SUB_FULL;
+		if (dev->cfg.read_order == OMS_ORDER_NIC &&
+		    oms_rlsq_would_wait(&dev->rlsq, q->id, kind, line) == 1)
+			return SUB_HELD;
+		lb = dev->line_free[dev->nline_free - 1];
+		if (oms_rlsq_submit(&dev->rlsq, q->id, kind, line, lb, &id))
+			return SUB_FULL;
+		dev->nline_free--;
+		dev->lines[lb].q = (uint16_t)q->id;
+		dev->lines[lb].g = (uint16_t)(g - q->gets);
+		dev->lines[lb].idx = g->submitted;
+		dev->lines[lb].state = EMU_LINE_FREE;
+		dev->lines[lb].counted = 0;
+		g->submitted++;
+	}
+	q->get_sub++;
+	return SUB_DONE;
+}
+
+static void submit_lines(struct oms_emu *dev)
+{
+	struct emu_arrival *h = dev->arrivals;
+	uint64_t now = emu_now(dev);
+	uint32_t n = 0;
+
+	if (!dev->nline_free)
+		return;
+	for (uint32_t i = 0; i < dev->nq; i++) {
+		struct emu_get *g = arrived(dev->qlist[i], now);
+
+		if (g)
+			arrival_set(&h[n++], dev->qlist[i], g);
+	}
+	for (uint32_t i = n / 2; i-- > 0;)
+		arrival_down(h, n, i);
+	while (n) {
+		struct emu_queue *q = h[0].q;
+		struct emu_get *g = &q->gets[q->get_sub % EMU_MAX_GETS];
+		int r = submit_get(dev, q, g);
+
+		if (r == SUB_FULL)
+			return;
+		g = r == SUB_DONE ? arrived(q, now) : NULL;
+		if (g)
+			arrival_set(&h[0], q, g);
+		else
+			h[0] = h[--n];
+		arrival_down(h, n, 0);
 	}
 }
 
@@ -303,8 +400,7 @@ int emu_reads_step(struct oms_emu *dev)
 
 	if (dev->cfg.read_order == OMS_ORDER_NIC)
 		exec_ns += 2ull * dev->cfg.lat_bus_ns;
-	for (uint32_t i = 0; i < dev->nq; i++)
-		submit_lines(dev, dev->qlist[i]);
+	submit_lines(dev);
 	/* Rounds: actions, then due accesses; an access that completes may
 	 * let the next ordered line go in the same step (the latency model
 	 * then charges the modelled time, not the step's). */

@@ -281,6 +281,21 @@ int oms_rlsq_submit(struct oms_rlsq *q, unsigned thread, unsigned kind,
 	return 0;
 }
 
+int oms_rlsq_would_wait(const struct oms_rlsq *q, unsigned thread,
+			unsigned kind, uint64_t line)
+{
+	const struct oms_rlsq_thread *th;
+	unsigned b;
+
+	if (!q || !q->e || thread >= q->nthreads || kind > OMS_RLSQ_RELEASE)
+		return -EINVAL;
+	th = &q->t[thread];
+	b = bucket(line);
+	return !may_execute(q->mode, kind, b, th->unres_acq != 0,
+			    th->undone_wr != 0, th->unres != 0,
+			    th->rd_undone[b] ? 1u << b : 0);
+}
+
 static void free_entry(struct oms_rlsq *q, struct oms_rlsq_entry *e)
 {
 	struct oms_rlsq_thread *th = &q->t[e->thread];

@@ -185,6 +185,15 @@ int oms_rlsq_submit(struct oms_rlsq *q, unsigned thread, unsigned kind,
 		    uint64_t line, uint64_t cookie, uint32_t *id);
 
 /*
+ * 1 if an operation of @kind on @line that @thread submitted now would
+ * wait for earlier ones of the thread before it may execute, 0 if it
+ * could execute at once, -EINVAL.  A source that orders its own reads
+ * (the NIC) keeps such an operation back instead of taking an entry.
+ */
+int oms_rlsq_would_wait(const struct oms_rlsq *q, unsigned thread,
+			unsigned kind, uint64_t line);
+
+/*
  * Fill up to @max actions (DELIVERs first, then EXECUTE/RETRY in the order
  * they became executable).  Returns how many (0: nothing to do), -EINVAL.
  */
