@@ -93,7 +93,6 @@ struct emu_get {
 	uint32_t nlines, submitted, executed, delivered;
 	int status;
 	uint64_t resp_due;
-	uint64_t accepted;	/* the device's count of gets before it */
 	uint8_t active;
 };
 
@@ -233,8 +232,7 @@ struct oms_emu {
 	struct oms_key_check kc;
 	struct oms_rlsq rlsq;
 	struct emu_line *lines;	/* [rlsq_entries] */
-	struct emu_arrival *arrivals;	/* [EMU_MAX_QUEUES]: reads.c */
-	uint64_t gets_accepted;
+	uint32_t sub_turn;	/* qlist[] index whose get goes in next */
 	uint32_t *line_free;
 	uint32_t nline_free;
 	uint32_t nline_exec;	/* lines in state EXEC */

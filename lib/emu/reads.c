@@ -25,19 +25,6 @@
 
 #define ORPHAN 0xffffu
 
-/*
- * The RLSQ's entries go to the gets in the order their requests reached
- * the root complex, whichever queue they came from: a queue with many
- * reads waiting (NIC ordering keeps all but one of them waiting) cannot
- * hold every entry while another queue's older request waits for one.
- * Requests that arrive at the same model time go in the order the device
- * accepted them, so the order is the model's, never the host's.
- */
-struct emu_arrival {
-	uint64_t due, accepted;
-	struct emu_queue *q;
-};
-
 int emu_reads_init(struct oms_emu *dev)
 {
 	static const unsigned mode[] = {
@@ -56,8 +43,7 @@ int emu_reads_init(struct oms_emu *dev)
 		return err;
 	dev->lines = calloc(cap, sizeof(*dev->lines));
 	dev->line_free = calloc(cap, sizeof(*dev->line_free));
-	dev->arrivals = calloc(EMU_MAX_QUEUES, sizeof(*dev->arrivals));
-	if (!dev->lines || !dev->line_free || !dev->arrivals) {
+	if (!dev->lines || !dev->line_free) {
 		emu_reads_fini(dev);
 		return -ENOMEM;
 	}
@@ -74,7 +60,6 @@ void emu_reads_fini(struct oms_emu *dev)
 		oms_rlsq_destroy(&dev->rlsq);
 	free(dev->lines);
 	free(dev->line_free);
-	free(dev->arrivals);
 	dev->lines = NULL;
 	dev->line_free = NULL;
 }
@@ -102,7 +87,7 @@ int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *p)
 {
 	struct emu_get *g = &q->gets[q->get_tail % EMU_MAX_GETS];
-
+	(void)dev;
 	g->wr = p->wr;
 	g->idx = p->idx;
 	g->gen = p->gen;
@@ -110,7 +95,6 @@ int emu_get_accept(struct oms_emu *dev, struct emu_queue *q,
 	g->submitted = g->executed = g->delivered = 0;
 	g->status = 0;
 	g->resp_due = p->due;
-	g->accepted = dev->gets_accepted++;
 	g->active = 1;
 	q->get_tail++;
 	return 1;
@@ -174,39 +158,6 @@ static struct emu_get *arrived(struct emu_queue *q, uint64_t now)
 	return g->resp_due <= now ? g : NULL;
 }
 
-static int arrival_before(const struct emu_arrival *a,
-			  const struct emu_arrival *b)
-{
-	return a->due != b->due ? a->due < b->due : a->accepted < b->accepted;
-}
-
-static void arrival_down(struct emu_arrival *h, uint32_t n, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		struct emu_arrival t;
-
-		if (l < n && arrival_before(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && arrival_before(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-static void arrival_set(struct emu_arrival *a, struct emu_queue *q,
-			const struct emu_get *g)
-{
-	a->due = g->resp_due;
-	a->accepted = g->accepted;
-	a->q = q;
-}
-
 /* submit_get(): every line in, the RLSQ full, the queue waits at its NIC */
 enum { SUB_DONE, SUB_FULL, SUB_HELD };
 
@@ -247,35 +198,29 @@ static int submit_get(struct oms_emu *dev, struct emu_queue *q,
 	return SUB_DONE;
 }
 
+/*
+ * The RLSQ's entries are shared by every queue.  They go to the queues in
+ * turn, a get at a time, as a NIC's scheduler issues its queues' read
+ * requests in turn: a queue with a hundred reads waiting (in an entry
+ * each, under RC ordering) cannot keep the other queues' reads out.  The
+ * turn moves only when a get is handed in or a queue has none to hand,
+ * so it is the model's state, the same however often the device looks;
+ * a get cut short by a full RLSQ goes on first when entries free.
+ */
 static void submit_lines(struct oms_emu *dev)
 {
-	struct emu_arrival *h = dev->arrivals;
 	uint64_t now = emu_now(dev);
-	uint32_t n = 0;
+	uint32_t passed = 0;
 
-	if (!dev->nline_free)
-		return;
-	for (uint32_t i = 0; i < dev->nq; i++) {
-		struct emu_get *g = arrived(dev->qlist[i], now);
-
-		if (g)
-			arrival_set(&h[n++], dev->qlist[i], g);
-	}
-	for (uint32_t i = n / 2; i-- > 0;)
-		arrival_down(h, n, i);
-	while (n) {
-		struct emu_queue *q = h[0].q;
-		struct emu_get *g = &q->gets[q->get_sub % EMU_MAX_GETS];
-		int r = submit_get(dev, q, g);
+	while (dev->nline_free && passed < dev->nq) {
+		struct emu_queue *q = dev->qlist[dev->sub_turn % dev->nq];
+		struct emu_get *g = arrived(q, now);
+		int r = g ? submit_get(dev, q, g) : SUB_HELD;
 
 		if (r == SUB_FULL)
 			return;
-		g = r == SUB_DONE ? arrived(q, now) : NULL;
-		if (g)
-			arrival_set(&h[0], q, g);
-		else
-			h[0] = h[--n];
-		arrival_down(h, n, 0);
+		dev->sub_turn = (dev->sub_turn + 1) % dev->nq;
+		passed = r == SUB_DONE ? 0 : passed + 1;
 	}
 }
 
