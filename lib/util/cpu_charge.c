@@ -79,8 +79,8 @@ static uint64_t over_percentile(const struct oms_cpu_thread *t, uint64_t n,
 	return log_bin_top(b < OMS_CPU_LOG_BINS ? b : OMS_CPU_LOG_BINS - 1);
 }
 
-/* The 99th and 90th percentiles of what the thread's intervals held
- * beyond the cost, once there are enough of them (the intervals with
+/* The 99th percentile of what the thread's intervals held beyond the
+ * cost, once there are enough of them (the intervals with
  * nothing beyond it count in the lowest bin); then the counts decay. */
 static void oms_cpu_measure_cap(struct oms_cpu_thread *t)
 {
@@ -89,10 +89,8 @@ static void oms_cpu_measure_cap(struct oms_cpu_thread *t)
 
 	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
 		n += t->over[b];
-	if (n >= ENOUGH) {
+	if (n >= ENOUGH)
 		t->cap = over_percentile(t, n, 99);
-		t->cap90 = over_percentile(t, n, 90);
-	}
 	for (b = 0; b < OMS_CPU_LOG_BINS; b++)
 		t->over[b] /= 2;
 }
@@ -131,36 +129,4 @@ void oms_cpu_measure_cost(struct oms_cpu_thread *t)
 		t->bins[b] /= 2;
 	oms_cpu_measure_cap(t);
 	t->since_cost = 0;
-}
-
-/*
- * An interval that held a context switch holds the kernel's switching out
- * and back in too (about 6 us here), counted as the thread's CPU time, and
- * what the thread did in it cannot be told apart from that.  It is
- * charged as much as the thread's intervals usually hold: at most their
- * 90th percentile (a preempted interval of a thread that works between
- * its calls is charged that work; one between two calls back to back,
- * next to nothing).  Until the thread has had FEW intervals to say, it
- * is charged whole.
- */
-#define FEW	16
-
-void oms_cpu_switched(struct oms_cpu_thread *t, uint64_t d)
-{
-	int64_t x = (int64_t)d - (int64_t)t->cost;
-	uint64_t n = 0;
-
-	/* a young thread: its percentile from what it has (a few dozen
-	 * intervals say what it usually does between calls) */
-	if (!t->cap90) {
-		for (uint32_t b = 0; b < OMS_CPU_LOG_BINS; b++)
-			n += t->over[b];
-		if (n >= FEW)
-			t->cap90 = over_percentile(t, n, 90);
-	}
-	if (t->cap90 && x > (int64_t)t->cap90)
-		x = (int64_t)t->cap90;
-	t->acc += x;
-	if (t->acc > (int64_t)t->charged)
-		t->charged = (uint64_t)t->acc;
 }

@@ -23,19 +23,22 @@
  *    median of a few pairs of reads made as a call's exit and the next
  *    call's entry make them.  An interval shorter than the cost counts
  *    against the next ones, but the total never goes back;
- *  - a context switch's: an interval in which the thread lost its core
- *    (its wall time, read on the vDSO clock beside, exceeds its CPU time
- *    by OMS_CPU_OFF_NS) also holds the kernel's switching out and back in,
- *    about 6 us here, counted as the thread's CPU time.  Such an interval
- *    is charged at most the 90th percentile of what the thread's intervals
- *    hold beyond the cost: what the thread usually does between calls;
+ *  - nothing for a context switch: an interval in which the thread lost
+ *    its core holds only its own work (measured here: a preempted
+ *    interval of two back-to-back reads holds the same 1.1 us of CPU time
+ *    as one that was not), so it is an interval like the others.  A
+ *    thread's intervals are never charged less than they hold for being
+ *    preempted: a cap on them from what the thread usually did would
+ *    undercharge a thread whose work grew;
  *  - interrupts': the kernel charges the interrupts it handles to the
  *    thread that runs (on these VMs, without IRQ time accounting, a
  *    rescheduling or function-call interrupt is tens of us), and a thread
  *    that is woken often is interrupted often.  So an interval is charged
  *    at most the thread's 99th percentile of what its intervals held
  *    beyond the cost (over the last few thousand): the top one in a
- *    hundred of a thread's intervals is taken for an interrupt.
+ *    hundred of a thread's intervals is taken for an interrupt.  A
+ *    thread whose work between calls grows past that cap is charged the
+ *    cap until the next measurement, at most OMS_CPU_RECAL intervals on.
  * What stays charged beyond the work is the reads' tail, a read now and
  * then taking longer (an interrupt handled on the thread's time), a few
  * tens of ns a call on average here.
@@ -51,17 +54,12 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "util/clock.h"
-
 /* Intervals between two measurements of the cost. */
 #define OMS_CPU_RECAL	1024u
 /* The thread's intervals are kept by length around its first pairs'
  * median: OMS_CPU_BINS bins of OMS_CPU_BIN_NS, half below, half above. */
 #define OMS_CPU_BIN_NS	4u
 #define OMS_CPU_BINS	128u
-/* An interval whose wall time exceeds its CPU time by this much held a
- * context switch. */
-#define OMS_CPU_OFF_NS	1000u
 /* What intervals held beyond the cost, by length: OMS_CPU_LOG_SUB bins
  * per power of two from 16 ns (the 99th percentile's). */
 #define OMS_CPU_LOG_SUB	4u
@@ -73,7 +71,6 @@ struct oms_cpu_thread {
 	int64_t acc;		/* the same, each interval less the cost */
 	uint64_t left_cpu;	/* thread CPU clock when the last counting
 				 * call returned; 0: none to count from */
-	uint64_t left_wall;	/* CLOCK_MONOTONIC just after it */
 	uint64_t cost;		/* an empty interval's (0: not measured) */
 	uint64_t base;		/* the intervals' bins start here */
 	uint32_t since_cost;	/* intervals since it was measured */
@@ -81,8 +78,6 @@ struct oms_cpu_thread {
 	uint32_t counting;	/* the outermost one counts */
 	uint64_t cap;		/* the most an interval is charged (0: no
 				 * cap yet) */
-	uint64_t cap90;		/* the most one that held a context switch
-				 * is (0: none yet) */
 	uint32_t bins[OMS_CPU_BINS];	/* intervals by length (decaying) */
 	uint32_t over[OMS_CPU_LOG_BINS];	/* by what they held beyond
 						 * the cost (decaying) */
@@ -92,11 +87,8 @@ struct oms_cpu_thread {
 extern __thread struct oms_cpu_thread oms_cpu_self
 	__attribute__((visibility("hidden")));
 
-/* Measure @t's cost again; charge an interval that held a context switch
- * (lib/util/cpu_charge.c). */
+/* Measure @t's cost again (lib/util/cpu_charge.c). */
 void oms_cpu_measure_cost(struct oms_cpu_thread *t)
-	__attribute__((visibility("hidden")));
-void oms_cpu_switched(struct oms_cpu_thread *t, uint64_t d)
 	__attribute__((visibility("hidden")));
 
 static inline uint64_t oms_thread_cpu_ns(void)
@@ -139,20 +131,13 @@ static inline void oms_cpu_charge(struct oms_cpu_thread *t, int64_t x)
 		t->charged = (uint64_t)t->acc;
 }
 
-/* One interval of @d ns between two reads (@wall of wall time): charge
- * what is beyond the reads' own cost.  (Measuring the cost here puts its
- * reads inside the call, after the interval's end.) */
-static inline void oms_cpu_interval(struct oms_cpu_thread *t, uint64_t d,
-				    uint64_t wall)
+/* One interval of @d ns between two reads: charge what is beyond the
+ * reads' own cost.  (Measuring the cost here puts its reads inside the
+ * call, after the interval's end.) */
+static inline void oms_cpu_interval(struct oms_cpu_thread *t, uint64_t d)
 {
 	if (!t->cost || ++t->since_cost >= OMS_CPU_RECAL)
 		oms_cpu_measure_cost(t);
-	/* the wall clock is read inside the CPU reads: it spans the work
-	 * alone, the CPU clock the work and one read */
-	if (wall + t->cost > d + OMS_CPU_OFF_NS) {
-		oms_cpu_switched(t, d);
-		return;
-	}
 	if (d >= t->base && d - t->base < OMS_CPU_BINS * OMS_CPU_BIN_NS)
 		t->bins[(d - t->base) / OMS_CPU_BIN_NS]++;
 	oms_cpu_charge(t, (int64_t)d - (int64_t)t->cost);
@@ -161,7 +146,7 @@ static inline void oms_cpu_interval(struct oms_cpu_thread *t, uint64_t d,
 static inline int oms_cpu_enter(int on)
 {
 	struct oms_cpu_thread *t = &oms_cpu_self;
-	uint64_t now, wall;
+	uint64_t now;
 
 	if (t->depth++)
 		return 0;		/* nested: the outer call counts */
@@ -170,10 +155,9 @@ static inline int oms_cpu_enter(int on)
 		t->left_cpu = 0;	/* nothing to count across it */
 		return 0;
 	}
-	wall = oms_now_ns();
 	now = oms_thread_cpu_ns();
 	if (t->left_cpu && now >= t->left_cpu)
-		oms_cpu_interval(t, now - t->left_cpu, wall - t->left_wall);
+		oms_cpu_interval(t, now - t->left_cpu);
 	return 0;
 }
 
@@ -185,7 +169,6 @@ static inline void oms_cpu_leave(int *unused)
 	if (--t->depth || !t->counting)
 		return;
 	t->left_cpu = oms_thread_cpu_ns();
-	t->left_wall = oms_now_ns();
 }
 
 /* The rest of the calling function is one call, counted (when @on) from
