@@ -105,7 +105,12 @@ else
 FUZZ_SECONDS ?= 60
 endif
 
+# liboms.a defines the exported calls only, as liboms.so does (a user's
+# program may have its own vb_post or emu_now); liboms-internal.a keeps
+# every name, for the tests of internals and the benchmarks of the
+# engine and the agent, which call what is not exported.
 STATIC := $(B)/liboms.a
+INTERNAL := $(B)/liboms-internal.a
 SHARED := $(B)/liboms.so.$(VERSION)
 SONAME := liboms.so.$(VERSION_MAJOR)
 
@@ -117,7 +122,7 @@ CHECK_CMDS :=
 	headers-check
 all: lib $(APPS) $(BENCHES) $(EXAMPLES)
 
-lib: $(STATIC) $(SHARED)
+lib: $(STATIC) $(INTERNAL) $(SHARED)
 
 deps:
 	$(Q)sh scripts/deps.sh
@@ -222,9 +227,18 @@ $(B)/asan/%.o: %.c $(LIB_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LIB_CFLAGS) $(LAYER_INC) $(ASAN_FLAGS) -c -o $@ $<
 
-$(STATIC): $(LIB_OBJS)
+$(INTERNAL): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# One relocatable object, its hidden names (everything not OMS_EXPORT)
+# made local: a static link sees the exported calls and nothing else.
+$(STATIC): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ $(B)/liboms-static.o
+	$(Q)$(CC) -nostdlib -r -o $(B)/liboms-static.o $^
+	$(Q)objcopy --localize-hidden $(B)/liboms-static.o
+	$(Q)ar rcs $@ $(B)/liboms-static.o
 
 $(B)/liboms-asan.a: $(LIB_ASAN_OBJS)
 	$(call msg,AR,$@)
@@ -272,21 +286,26 @@ $(PROBE_ASAN): apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
 
 BENCH_COMMON := bench/common/bench_args.c bench/common/zipf.c \
 		bench/common/link_fit.c bench/common/model_window.c
-$(B)/bench/%: bench/%.c $(BENCH_COMMON) \
-		$(STATIC) $(LIB_HDRS) bench/bench_util.h bench/bench_args.h \
-		bench/bench_zipf.h bench/bench_fit.h bench/model_window.h
+BENCH_HDRS := bench/bench_util.h bench/bench_args.h bench/bench_zipf.h \
+		bench/bench_fit.h bench/model_window.h
+# The benchmarks of the engine's and the agent's own loops call them
+# directly, not through the exported calls.
+BENCH_OF_INTERNALS := agent engine
+bench_lib = $(if $(filter $(BENCH_OF_INTERNALS),$(1)),$(INTERNAL),$(STATIC))
+$(B)/bench/%: bench/%.c $(BENCH_COMMON) $(STATIC) $(INTERNAL) $(LIB_HDRS) \
+		$(BENCH_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< \
-		$(BENCH_COMMON) $(STATIC) $(LIB_LDLIBS) -lm
+		$(BENCH_COMMON) $(call bench_lib,$*) $(LIB_LDLIBS) -lm
 
 tests: $(TESTS) $(TESTS_ASAN) $(FUZZERS) $(PROBE_ASAN)
 
-$(B)/tests/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(STATIC) $(CONFIG_H) $(HARNESS)
+$(B)/tests/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(INTERNAL) $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(LIB_CFLAGS) $(call test_inc,$*) $(CFLAGS) $(TEST_CFLAGS) \
-		-o $@ $< $(call test_srcs,$*) $(STATIC) $(LIBS)
+		-o $@ $< $(call test_srcs,$*) $(INTERNAL) $(LIBS)
 
 $(B)/tests-asan/%: tests/%.c $(TEST_SHARED) tests/engine_model.c $(TEST_SHARED_HDRS) $(B)/liboms-asan.a $(CONFIG_H) $(HARNESS)
 	$(call msg,CC,$@ [asan])
@@ -341,8 +360,9 @@ CHECK_CMDS := $(CHECK_CMDS) \
 	$(if $(filter full,$(CHECK_TIER)),"OMS_MIXED_LONG=1 $(B)/tests/engine_explorer_mixed") \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(TESTS) $(TESTS_ASAN) \
-	"sh scripts/check-exports.sh $(SHARED)" "sh scripts/check-install.sh" \
+	"sh scripts/check-exports.sh $(SHARED) $(STATIC)" "sh scripts/check-install.sh" \
 	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh" \
+	"sh tests/run-tests-progress.sh" \
 	"sh tests/examples.sh $(B)" \
 	"sh tests/oms-probe.sh $(B)"
 
@@ -373,13 +393,52 @@ figures: all
 bench-compare: $(BENCHES)
 	$(Q)sh scripts/bench-compare.sh $(if $(REV),$(REV),$(error give REV=<commit>)) $(ROUNDS)
 
-# The benchmarks go in with an oms_ prefix, as perftest's do with ib_.
-install: lib $(APPS) $(BENCHES)
+# Installed programs load liboms.so.$(VERSION_MAJOR) as a user's program
+# does: they are linked again for install (as libtool relinks), against
+# the shared library, with a RUNPATH only where the loader does not look
+# by itself.  The benchmarks go in with an oms_ prefix, as perftest's do
+# with ib_; those of the engine's and the agent's own loops keep what
+# they measure linked in and are named for what they are (oms_*_bench).
+INST := $(B)/inst
+SYSTEM_LIBDIRS := /lib /usr/lib /usr/local/lib /lib64 /usr/lib64 \
+	$(wildcard /lib/*-linux-gnu /usr/lib/*-linux-gnu)
+INST_RPATH = $(if $(filter $(LIBDIR),$(SYSTEM_LIBDIRS)),,-Wl,-rpath,$(LIBDIR))
+INST_APPS := $(APP_SRCS:apps/%.c=$(INST)/apps/%)
+INST_BENCHES := $(patsubst %,$(INST)/bench/oms_%,$(filter-out \
+	$(BENCH_OF_INTERNALS),$(BENCH_SRCS:bench/%.c=%)))
+LDCONFIG ?= ldconfig
+
+$(INST)/apps/%: apps/%.c $(SHARED) $(LIB_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(SHARED) $(INST_RPATH) \
+		$(LIB_LDLIBS)
+
+$(INST)/apps/oms_probe: apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
+		bench/common/bench_args.c bench/bench_args.h $(SHARED) $(LIB_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(LIB_CFLAGS) -Iinclude -Ibench -Iapps $(CFLAGS) -o $@ $< \
+		$(PROBE_SRCS) bench/common/bench_args.c $(SHARED) $(INST_RPATH) \
+		$(LIBS)
+
+$(INST)/bench/oms_%: bench/%.c $(BENCH_COMMON) $(SHARED) $(LIB_HDRS) \
+		$(BENCH_HDRS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Ibench -o $@ $< $(BENCH_COMMON) \
+		$(SHARED) $(INST_RPATH) $(LIB_LDLIBS) -lm
+
+# ldconfig makes the new soname known to the loader; not under DESTDIR,
+# whose packager does it on the target.
+install: lib $(INST_APPS) $(INST_BENCHES) \
+		$(addprefix $(B)/bench/,$(BENCH_OF_INTERNALS))
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(BINDIR)
-	install -m 755 $(APPS) $(DESTDIR)$(BINDIR)/
-	for b in $(notdir $(BENCHES)); do \
-		install -m 755 $(B)/bench/$$b $(DESTDIR)$(BINDIR)/oms_$$b || exit 1; \
+	install -m 755 $(INST_APPS) $(INST_BENCHES) $(DESTDIR)$(BINDIR)/
+	for b in $(BENCH_OF_INTERNALS); do \
+		install -m 755 $(B)/bench/$$b \
+			$(DESTDIR)$(BINDIR)/oms_$${b}_bench || exit 1; \
 	done
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
@@ -389,15 +448,32 @@ install: lib $(APPS) $(BENCHES)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    lib/liboms.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/liboms.pc
+	$(call run_ldconfig)
+
+# As root, without DESTDIR: ldconfig, or what to do about a LIBDIR the
+# loader does not search.
+define run_ldconfig
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo "$(LDCONFIG)"; $(LDCONFIG) || exit 1; \
+	fi
+	@case " $(SYSTEM_LIBDIRS) " in *" $(LIBDIR) "*) ;; *) \
+		echo "liboms: $(LIBDIR) is not where the loader looks: a program" \
+		     "linked with liboms needs LD_LIBRARY_PATH=$(LIBDIR), a RUNPATH" \
+		     "(-Wl,-rpath,$(LIBDIR)) or $(LIBDIR) in /etc/ld.so.conf.d/" ;; \
+	esac
+endef
 
 # What install put there, and nothing else (mk/man.mk adds the man pages).
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(APPS))) \
-		$(addprefix $(DESTDIR)$(BINDIR)/oms_,$(notdir $(BENCHES))) \
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INST_APPS) $(INST_BENCHES))) \
+		$(patsubst %,$(DESTDIR)$(BINDIR)/oms_%_bench,$(BENCH_OF_INTERNALS)) \
 		$(DESTDIR)$(LIBDIR)/liboms.a $(DESTDIR)$(LIBDIR)/liboms.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/liboms.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/liboms.pc \
 		$(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/*.h)))
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo "$(LDCONFIG)"; $(LDCONFIG) || exit 1; \
+	fi
 
 clean:
 	rm -rf $(B)

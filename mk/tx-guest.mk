@@ -21,10 +21,10 @@ TXG_CMD := sh tests/vm/run-tx-tests.sh $(CURDIR)/$(TXG_KMOD) \
 
 .PHONY: tx-guest
 
-$(TXG_GUEST): tests/tx-guest/txg_guest.c $(TXG_HDRS) $(STATIC)
+$(TXG_GUEST): tests/tx-guest/txg_guest.c $(TXG_HDRS) $(INTERNAL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(STATIC) $(LIBS)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(INTERNAL) $(LIBS)
 
 $(TXG_CHECK): tests/tx-guest/txg_check.c $(TXG_HDRS) $(B)/liboms-asan.a
 	$(call msg,CC,$@ [asan])

@@ -30,11 +30,11 @@ VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
-$(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h tests/verbs/rxe_client.h tests/verbs/raw_peer.h tests/harness.h tests/helpers.c tests/helpers.h $(STATIC) $(HARNESS)
+$(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h tests/verbs/rxe_client.h tests/verbs/raw_peer.h tests/harness.h tests/helpers.c tests/helpers.h $(INTERNAL) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/verbs -o $@ $< \
-		tests/helpers.c $(STATIC) $(LIBS)
+		tests/helpers.c $(INTERNAL) $(LIBS)
 
 rxe-check: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)

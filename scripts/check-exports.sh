@@ -1,14 +1,16 @@
 #!/bin/sh
 # The library's exports as TAP: liboms.so exports exactly the symbols
 # lib/liboms.map names, each with its version; every function declared in
-# the public headers (not static inline) is among them.
+# the public headers (not static inline) is among them; liboms.a defines
+# those and no other global name.
 #
-# usage: check-exports.sh LIBOMS_SO
+# usage: check-exports.sh LIBOMS_SO [LIBOMS_A]
 set -u
-so=${1:?usage: $0 LIBOMS_SO}
+so=${1:?usage: $0 LIBOMS_SO [LIBOMS_A]}
+ar=${2:-$(dirname "$so")/liboms.a}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..3"
+echo "1..4"
 
 sed -n 's/^[[:space:]]*\(oms_[a-z0-9_]*\);$/\1/p' lib/liboms.map | sort >"$tmp/map"
 nm -D --defined-only "$so" | awk '$2 == "T" { print $3 }' >"$tmp/dyn"
@@ -45,4 +47,14 @@ if [ -z "$missing" ] && [ -s "$tmp/declared" ]; then
 else
 	echo "$missing" | sed 's/^/# declared, not exported: /'
 	echo "not ok 3 - calls declared in include/ missing from the exports"
+fi
+
+# Defined global names of the archive (functions and data), weak too.
+nm -g --defined-only "$ar" | awk 'NF == 3 { print $3 }' | sort -u >"$tmp/ar"
+if cmp -s "$tmp/map" "$tmp/ar"; then
+	echo "ok 4 - liboms.a defines $(wc -l <"$tmp/ar") global names, exactly those of lib/liboms.map"
+else
+	diff "$tmp/map" "$tmp/ar" | grep '^[<>]' | head -n 20 |
+		sed 's/^/# map vs liboms.a: /'
+	echo "not ok 4 - liboms.a's global names differ from lib/liboms.map"
 fi

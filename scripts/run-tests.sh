@@ -20,8 +20,11 @@
 # a core idle; two at a time fill both cores of the machines it runs on.
 # Each command's output is held until it ends and printed in the order the
 # commands were given, each followed by its wall time, so the log reads the
-# same at any CHECK_JOBS.  Commands must not share files: each names its
-# own (mktemp, per-name logs).  Bash for `wait -n`.
+# same at any CHECK_JOBS.  Progress is not held: when a command ends, a
+# line "# [done/all] ok|FAILED COMMAND (time, counts)" at once; every 10 s,
+# for a command still running whose TAP has grown (a guest's parts), a
+# line with what it has passed so far.  Commands must not share files:
+# each names its own (mktemp, per-name logs).  Bash for `wait -n`.
 set -u
 timeout_s=${TEST_TIMEOUT:-5400}
 # Contexts that set no liveness timeout of their own wait 60 s for a
@@ -42,11 +45,14 @@ trap 'exit 130' INT TERM
 
 cmds=("$@")
 total=${#cmds[@]}
+done_n=0
+declare -a seen_oks started_at
 
 start() {	# start INDEX: run command INDEX in the background
 	local i=$1
 	(
 		t0=$(date +%s)
+		echo "$t0" >"$dir/$i.t0"
 		timeout -k 10 "$timeout_s" sh -c "${cmds[$i]}" >"$dir/$i.out" 2>&1
 		echo "$? $(($(date +%s) - t0))" >"$dir/$i.rc.tmp"
 		mv "$dir/$i.rc.tmp" "$dir/$i.rc"
@@ -106,14 +112,58 @@ failures() {	# failures LOG CMD [WHY]
 		}' "$1"
 }
 
+# counts LOG: "P F S", its passed, failed and skipped TAP lines so far.
+counts() {
+	echo "$(grep -E '^ok [0-9]+' "$1" | grep -vc '# SKIP')" \
+		"$(grep -Ec '^not ok [0-9]+' "$1")" \
+		"$(grep -E '^ok [0-9]+.*# SKIP' "$1" | wc -l)"
+}
+
+announce() {	# announce INDEX: the progress line of a command that ended
+	local i=$1 rc secs p f s verdict=ok
+	read -r rc secs <"$dir/$i.rc"
+	read -r p f s <<<"$(counts "$dir/$i.out")"
+	[ "$rc" -ne 0 ] || [ "$f" -gt 0 ] && verdict=FAILED
+	done_n=$((done_n + 1))
+	echo "# [$done_n/$total] $verdict ${cmds[$i]} ($secs s: $p passed," \
+		"$f failed, $s skipped)"
+	touch "$dir/$i.seen"
+}
+
+progress() {	# progress: what each long command has passed so far
+	local i p f s now
+	now=$(date +%s)
+	for ((i = 0; i < next; i++)); do
+		[ -e "$dir/$i.rc" ] || [ ! -e "$dir/$i.t0" ] && continue
+		read -r p f s <<<"$(counts "$dir/$i.out")"
+		[ "$p $f" = "${seen_oks[$i]:-0 0}" ] && continue
+		seen_oks[$i]="$p $f"
+		echo "# [$done_n/$total] running ${cmds[$i]}" \
+			"($((now - $(cat "$dir/$i.t0"))) s): $p passed, $f failed so far"
+	done
+}
+
+tick() {	# a job that ends in 10 s, so that wait -n wakes for progress
+	sleep 10 &
+	tick_pid=$!
+}
+
 t_start=$(date +%s)
 next=0 printed=0 running=0
+tick
 while [ "$printed" -lt "$total" ]; do
 	while [ "$running" -lt "$jobs" ] && [ "$next" -lt "$total" ]; do
 		start "$next"
 		next=$((next + 1)) running=$((running + 1))
 	done
 	wait -n
+	for ((i = printed; i < next; i++)); do
+		[ -e "$dir/$i.rc" ] && [ ! -e "$dir/$i.seen" ] && announce "$i"
+	done
+	if ! kill -0 "$tick_pid" 2>/dev/null; then
+		progress
+		tick
+	fi
 	# Every finished command frees a slot; print those whose turn it is.
 	running=0
 	for ((i = printed; i < next; i++)); do
@@ -125,6 +175,7 @@ while [ "$printed" -lt "$total" ]; do
 	done
 done
 
+kill "$tick_pid" 2>/dev/null
 echo "# ---- time report (${OMS_CHECK_TIER:-full} tier, $jobs at a time): wall seconds per command, longest first"
 sort -rn "$dir/times" 2>/dev/null | awk '{ printf "#   %6d s  ", $1; $1 = ""; print substr($0, 2) }'
 echo "#   $(($(date +%s) - t_start)) s in all"
