@@ -15,12 +15,10 @@
 # Each gets its own build in build/kmod/<release>/, and its guest boots the
 # release that build records, so module and kernel match by construction.
 
-# The kernel: the running one, as DKMS (scripts/dkms.sh) picks it, when its
-# headers are installed; else the newest with headers (a build host, a
-# container); KVER= or KDIR= override both.
-KVER ?= $(shell r=$$(uname -r); if [ -d /lib/modules/$$r/build ]; then \
-	echo $$r; else for d in /lib/modules/*/build; do [ -d "$$d" ] && \
-	basename "$$(dirname "$$d")"; done 2>/dev/null | sort -V | tail -n 1; fi)
+# The kernel: the running one, as DKMS (scripts/dkms.sh) picks it; KVER=
+# or KDIR= chooses another, and make kmod says so on its own line.
+RUNNING_KVER := $(shell uname -r)
+KVER ?= $(RUNNING_KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 KMOD := kmod/oms.ko
 KMOD_TEST_SRCS := $(sort $(filter-out tests/kmod/check_backing.c \
@@ -38,8 +36,19 @@ KDEBUG_KO := $(B)/kmod/debug/oms.ko
 
 .PHONY: kmod kmod-check kmod-tests kmod-clean kmod-bench dkms-install dkms-remove
 
-# W= on the command line reaches kbuild through MAKEFLAGS.
+# W= on the command line reaches kbuild through MAKEFLAGS.  Without the
+# kernel's build tree: what to install, and the kernels that have one.
 kmod:
+	$(Q)if [ ! -f "$(KDIR)/Makefile" ]; then \
+		echo "make kmod: no build tree for kernel $(KVER) at $(KDIR)" >&2; \
+		echo "  install its headers (apt-get install linux-headers-$(KVER))," \
+		     "or build for a kernel that has them: make kmod KVER=<release>" >&2; \
+		echo "  kernels with headers here:" $$(for d in /lib/modules/*/build; do \
+			[ -f "$$d/Makefile" ] && basename "$$(dirname "$$d")"; \
+			done 2>/dev/null | sort -V) >&2; \
+		exit 1; \
+	fi
+	$(if $(filter $(RUNNING_KVER),$(KVER)),,@echo "make kmod: for kernel $(KVER), not the running $(RUNNING_KVER)")
 	$(call msg,KMOD,$(KMOD) [$(KVER)])
 	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) modules \
 		$(if $(Q),>/dev/null)
@@ -94,8 +103,13 @@ dkms-install:
 dkms-remove:
 	$(Q)sh scripts/dkms.sh remove
 
+# kbuild's own clean where the kernel's tree is; its outputs either way.
 kmod-clean:
-	$(Q)$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) clean
+	$(Q)if [ -f "$(KDIR)/Makefile" ]; then \
+		$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR) clean; \
+	fi
+	$(Q)rm -f kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd \
+		kmod/modules.order Module.symvers modules.order .*.cmd
 
 # make check (CHECK_TIER=quick): the suite on the first kernel of
 # kernels.sh (the machine's default, 6.1 on Debian 12); make check-full:
