@@ -2,8 +2,8 @@
 # make demo: KVS gets (seed 004 Fig 7) on the emulated device with the
 # latency model: Single Read, Validation, FaRM (with the strip) and
 # Pessimistic at 64 B with the paper's 16 client threads (each its own QP:
-# model time does not care that this machine has two cores), the clients'
-# CPU charged, ratios at the end; then the same reads beside a writer,
+# model time does not care that this machine has two cores), ratios at the
+# end; then the same reads beside a writer,
 # ordered and relaxed (the broken baseline), for torn values.
 # The responder NIC serves one request per 29 model ns (1 / 34.76 M/s, the
 # paper's Single Read rate on ConnectX-6 Dx): small gets are bound by the
