@@ -32,7 +32,8 @@ extern "C" {
 #endif
 
 /*
- * Store classes (seed 000 [0057], [0061]; seed 004 MMIO-Release).  The
+ * Store classes (NVIDIA's ordered-store patent application [0057],
+ * [0061]; the ASPLOS '26 paper's MMIO-Release).  The
  * whole contract, with every pair of operations, is docs/ordering.md; in
  * short, for one context in program order:
  *
@@ -54,20 +55,20 @@ extern "C" {
  * - OMS_STORE_RELEASE    performed only after every earlier put, get and
  *                      atomic of the context to the same destination,
  *                      enforced at the destination (no round trip at the
- *                      source).  Narrower than seed 004's MMIO-Release,
+ *                      source).  Narrower than the paper's MMIO-Release,
  *                      which waits for all prior host memory operations:
  *                      not cumulative across destinations (that is
  *                      STRONG).
  */
 #include "oms_order.h"	/* enum oms_store_class, shared with oms.ko */
 
-/* Read ordering (seed 004): flags of oms_get(). */
+/* Read ordering (the ASPLOS '26 paper): flags of oms_get(). */
 enum oms_read_flags {
 	OMS_READ_RELAXED = 0,	/* cache lines read in any order */
 	OMS_READ_ACQUIRE = 1,	/* lines read in address order; no later
 				 * operation of the context, to any
 				 * destination, is performed before it */
-	OMS_READ_RESP_ORDERED = 2, /* class-2 response (seed 002): the owner's
+	OMS_READ_RESP_ORDERED = 2, /* class-2 response (Gen-Z): the owner's
 				 * node holds the response until its own
 				 * earlier posted writes to the reader's node
 				 * are acknowledged */
@@ -82,7 +83,8 @@ enum oms_backend {
 				 * (ConnectX, Soft-RoCE) */
 };
 
-/* Where the destination enforces read ordering (seed 004, Fig 5). */
+/* Where the destination enforces read ordering (the ASPLOS '26 paper,
+ * Fig 5). */
 enum oms_read_order {
 	OMS_ORDER_RC_OPT = 0,	/* root complex, speculative (default) */
 	OMS_ORDER_RC = 1,	/* root complex, blocking */
@@ -110,7 +112,7 @@ enum oms_read_order {
 					   * ignored (everything unordered) */
 /* (1u << 2) was liboms.so.1's NO_HOLD, now OMS_EMU_F_NO_HOLD: refused */
 #define OMS_CTX_F_DEST_SEQ	(1u << 3) /* destination ordering by sequence
-					   * number (seed 004 5.2): ordered
+					   * number (ASPLOS '26, 5.2): ordered
 					   * ops to a destination carry a
 					   * sequence number and its reorder
 					   * buffer applies them in program
@@ -205,7 +207,7 @@ struct oms_rmr {
 #define OMS_CAP_DEST_ORDER_EMULATED	(1u << 1) /* done by the emulation */
 #define OMS_CAP_ACQUIRE_READ		(1u << 2)
 #define OMS_CAP_STRONG_STORE		(1u << 3)
-#define OMS_CAP_RESP_HOLD		(1u << 4) /* seed 002 ordered class
+#define OMS_CAP_RESP_HOLD		(1u << 4) /* Gen-Z ordered class
 						   * (verbs: to connections
 						   * whose listener runs the
 						   * agent) */
@@ -252,7 +254,8 @@ struct oms_stats {
 	uint64_t puts, gets, atomics, fences;
 	uint64_t held;			/* stores held by the orderer */
 	uint64_t completed, failed;
-	uint64_t key_drops;		/* device-wide wrong-key drops (seed 003) */
+	uint64_t key_drops;		/* device-wide wrong-key drops
+					 * (IBM's patent) */
 	uint64_t outstanding;		/* ops not yet complete */
 	uint64_t cancelled;		/* ops not performed because an
 					 * earlier one they follow failed */
@@ -333,7 +336,8 @@ int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats);
 /*
  * Register [@addr, @addr+@len) as a region of this context's node that
  * initiators may access with the rights in @access (OMS_ACCESS_*).  The
- * key is chosen by the library (seed 003: operations must carry it).
+ * key is chosen by the library (as in IBM's patent: operations must
+ * carry it).
  * A range no memory can have is refused on every backend: -EOVERFLOW
  * when @len exceeds PTRDIFF_MAX (SIZE_MAX among them), -EINVAL when
  * @addr+@len wraps past the end of the address space (ending exactly at
@@ -353,8 +357,9 @@ int oms_mr_remote(const struct oms_mr *mr, struct oms_rmr *rmr);
 /*
  * Host (CPU) store into one's own region, coherent with the device: an
  * ordered read of the device that is speculating on these lines is
- * squashed and retried (seed 004, RC-opt).  Plain CPU stores to a region
- * are allowed too but are not snooped.  Errors: -EINVAL, -ERANGE.
+ * squashed and retried (the ASPLOS '26 paper's RC-opt).  Plain CPU
+ * stores to a region are allowed too but are not snooped.  Errors:
+ * -EINVAL, -ERANGE.
  */
 int oms_mr_write(struct oms_mr *mr, uint64_t off, const void *src,
 		 size_t len);
@@ -364,9 +369,10 @@ int oms_mr_write(struct oms_mr *mr, uint64_t off, const void *src,
 int oms_mr_read(struct oms_mr *mr, uint64_t off, void *dst, size_t len);
 
 /*
- * Put @len bytes from @buf to @dst at @off with store class @cls (seed
- * 000, enum oms_store_class).  Non-blocking: @buf must stay unchanged
- * until oms_fence_local() or oms_quiet() returns.  A STRONG store is
+ * Put @len bytes from @buf to @dst at @off with store class @cls
+ * (NVIDIA's ordered-store patent application, enum oms_store_class).
+ * Non-blocking: @buf must stay unchanged until oms_fence_local() or
+ * oms_quiet() returns.  A STRONG store is
  * performed only after every earlier ordered operation of the context to
  * any destination; it never blocks the caller (it is held and released by
  * later calls).  A RELEASE store waits, at its destination, for the
@@ -389,9 +395,9 @@ int oms_put(struct oms_ctx *ctx, const struct oms_rmr *dst, uint64_t off,
  * it is ordered after the operations that precede an oms_fence() of its
  * destination (on a DEST_SEQ destination: after every earlier ordered
  * operation to it), and a later STRONG store waits for it.  @flags:
- * OMS_READ_RELAXED or OMS_READ_ACQUIRE (seed 004: no later operation of
- * the context is performed before it), optionally | OMS_READ_RESP_ORDERED
- * (seed 002).  Errors as oms_put().
+ * OMS_READ_RELAXED or OMS_READ_ACQUIRE (the ASPLOS '26 paper: no later
+ * operation of the context is performed before it), optionally |
+ * OMS_READ_RESP_ORDERED (HPE's Gen-Z patent).  Errors as oms_put().
  */
 int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
 	    uint64_t off, size_t len, unsigned int flags);
@@ -399,10 +405,11 @@ int oms_get(struct oms_ctx *ctx, void *buf, const struct oms_rmr *src,
 /*
  * Atomic fetch-and-add / compare-and-swap of the 64-bit word at @off (8-byte
  * aligned).  Non-blocking: *@old is valid after oms_quiet() (@old may be
- * NULL).  Ordered like a WEAK store (seed 000): a later STRONG store or a
- * fence waits for it; it waits for earlier fences of its destination
- * (seed 001 AMOs); a later acquire get or RELEASE store to its destination
- * is performed after it (a lock taken by CAS guards the reads after it).
+ * NULL).  Ordered like a WEAK store (NVIDIA's patent application): a
+ * later STRONG store or a fence waits for it; it waits for earlier fences
+ * of its destination (as NVSHMEM's AMOs); a later acquire get or RELEASE
+ * store to its destination is performed after it (a lock taken by CAS
+ * guards the reads after it).
  * Errors as oms_put(), and -EINVAL for a misaligned @off.
  */
 int oms_atomic_fadd(struct oms_ctx *ctx, const struct oms_rmr *dst,
@@ -412,15 +419,15 @@ int oms_atomic_cas(struct oms_ctx *ctx, const struct oms_rmr *dst,
 		   uint64_t *old);
 
 /*
- * Fence @dest (seed 001): ordered operations to @dest issued after the
- * fence become visible only after those issued before it.  Other
- * destinations are not ordered (L14).  Non-blocking; free when nothing is
- * outstanding (L18).  Errors: -EINVAL (bad dest), -ENODEV.
+ * Fence @dest (NVSHMEM's fence): ordered operations to @dest issued
+ * after the fence become visible only after those issued before it.
+ * Other destinations are not ordered.  Non-blocking; free when nothing
+ * is outstanding.  Errors: -EINVAL (bad dest), -ENODEV.
  */
 int oms_fence(struct oms_ctx *ctx, uint32_t dest);
 
 /*
- * Fence every destination (seed 001 fence over all PEs; L17): ordered
+ * Fence every destination (NVSHMEM's fence over all PEs): ordered
  * operations issued after it become visible only after every ordered
  * operation issued before it, to any destination.  Non-blocking.
  * Errors: -EINVAL, -ENODEV.
@@ -428,15 +435,15 @@ int oms_fence(struct oms_ctx *ctx, uint32_t dest);
 int oms_fence_global(struct oms_ctx *ctx);
 
 /*
- * Local fence (seed 003): returns when every source buffer handed to
- * earlier puts may be reused (L16).  Blocks.  Returns 0, -EINVAL, or the
+ * Local fence (IBM's patent): returns when every source buffer handed to
+ * earlier puts may be reused.  Blocks.  Returns 0, -EINVAL, or the
  * device's death (-ENODEV/-ETIMEDOUT).
  */
 int oms_fence_local(struct oms_ctx *ctx);
 
 /*
- * Quiet (seed 001/003): returns when every earlier operation of this
- * context is complete and visible (L15); only this context's (L19).
+ * Quiet (NVSHMEM, IBM's patent): returns when every earlier operation of
+ * this context is complete and visible; only this context's.
  * Returns 0, or the first error of an operation completed since the last
  * quiet (-EACCES wrong key, -EKEYREJECTED wrong key past the drop
  * threshold, -EFAULT bad remote address, -EPERM missing access right,

@@ -60,10 +60,10 @@ struct oms_emu;
 #define OMS_EMU_ATTR_ALL	0x1fu
 
 /* struct oms_emu_attr.flags */
-#define OMS_EMU_F_NO_HOLD	(1u << 0) /* baseline: no seed-002 response
+#define OMS_EMU_F_NO_HOLD	(1u << 0) /* baseline: no Gen-Z response
 					   * hold (what the hold prevents
 					   * can then be seen) */
-#define OMS_EMU_F_HOLD_GLOBAL	(1u << 1) /* the seed-002 hold waits for
+#define OMS_EMU_F_HOLD_GLOBAL	(1u << 1) /* the Gen-Z hold waits for
 					   * posted writes to any node, not
 					   * only the reader's */
 #define OMS_EMU_F_CHARGE_CPU	(1u << 2) /* with the latency model: each
@@ -213,7 +213,7 @@ int oms_emu_set_observer(struct oms_emu *emu, oms_emu_observe_fn fn,
  * between two events of the device.  As oms_mr_write(): coherent with the
  * device, so an ordered read that is speculating on those lines (RC-opt)
  * is squashed and retried.  This is how a test puts a host write exactly
- * where it races an ordered read (litmus L31, L35); outside an observer
+ * where it races an ordered read; outside an observer
  * use oms_mr_write().  -EINVAL (NULL, @len 0, no such region), -ERANGE
  * (@off + @len beyond it), -EPERM (not called from the device's observer).
  */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * liboms KVS: an item table in one registered region and the four get
- * protocols of seed 004 section 6.4 (Single Read, Validation, FaRM,
- * Pessimistic) plus a deliberately broken baseline, over the public API of
- * oms.h only, so the same code runs on every backend.  See docs/kvs.md.
+ * protocols of the ASPLOS '26 paper, section 6.4 (Single Read,
+ * Validation, FaRM, Pessimistic) plus a deliberately broken baseline,
+ * over the public API of oms.h only, so the same code runs on every
+ * backend.  See docs/kvs.md.
  *
  * Server side: oms_kvs_server_create() lays out one or more tables (one
  * protocol's item layout, a value size, a number of items) in one region,
@@ -48,7 +49,7 @@
 extern "C" {
 #endif
 
-/* Get protocols (seed 004 6.4); also a table's item layout. */
+/* Get protocols (ASPLOS '26, 6.4); also a table's item layout. */
 enum oms_kvs_proto {
 	OMS_KVS_SINGLE = 0,	/* header and footer version; one acquire
 				 * read; versions equal -> accept */
@@ -68,7 +69,7 @@ enum oms_kvs_proto {
 
 #define OMS_KVS_MAX_TABLES	32
 #define OMS_KVS_MAX_VALUE	65536u	/* bytes; values are multiples of 8 */
-#define OMS_KVS_MAX_BATCH	512u	/* seed 004 Fig 6 goes to 500 */
+#define OMS_KVS_MAX_BATCH	512u	/* the paper's Fig 6 goes to 500 */
 
 /* struct oms_kvs_table_spec.flags */
 #define OMS_KVS_TABLE_REMOTE_WRITE (1u << 0) /* clients may update items
@@ -258,9 +259,9 @@ int oms_kvs_poll(struct oms_kvs_client *c, struct oms_kvs_get **done,
 		 uint32_t max);
 
 /*
- * A remote writer (the RDMA synchronization harness's writers, seed 004
- * section 6.4): write the next version of item @key of @t from this
- * client over the NIC, in @t's protocol's write order:
+ * A remote writer (the RDMA synchronization harness's writers, the
+ * ASPLOS '26 paper, section 6.4): write the next version of item @key of
+ * @t from this client over the NIC, in @t's protocol's write order:
  *
  *   Single Read, Validation, FaRM: compare-and-swap the item's version
  *   word (header, seqlock word, line 0's version) from even v to odd v+1:

@@ -4,12 +4,13 @@
  * (oms.h, oms_put()), its MMIO transmit queues (oms_tx.h, oms_tx_send())
  * and oms.ko (oms_uapi.h, OMS_IOC_ORDERED_STORE).
  *
- * Seed 000's three store classes, seed 004's MMIO-Release, and seed 004's
- * sequenced stores.  What each class orders is in oms.h (for remote
- * memory), oms_tx.h (for messages through a write-combining window) and
- * oms_uapi.h (for the module's window); the whole contract is
- * docs/ordering.md.  Each interface takes the classes that mean something
- * on it and refuses the others with -EINVAL:
+ * The three store classes of NVIDIA's ordered-store patent application,
+ * and the ASPLOS '26 paper's MMIO-Release and sequenced stores.  What
+ * each class orders is in oms.h (for remote memory), oms_tx.h (for
+ * messages through a write-combining window) and oms_uapi.h (for the
+ * module's window); the whole contract is docs/ordering.md.  Each
+ * interface takes the classes that mean something on it and refuses the
+ * others with -EINVAL:
  *
  *	class		oms_put()	oms_tx queue	OMS_IOC_ORDERED_STORE
  *	UNORDERED	yes		-		yes
@@ -34,8 +35,8 @@ enum oms_store_class {
 	OMS_STORE_RELEASE = 3,
 	/*
 	 * carries a sequence number; the destination restores program
-	 * order (seed 004's reorder buffer).  Transmit queues only: a
-	 * context asks for it with OMS_CTX_F_DEST_SEQ.
+	 * order (the ASPLOS '26 paper's reorder buffer).  Transmit queues
+	 * only: a context asks for it with OMS_CTX_F_DEST_SEQ.
 	 */
 	OMS_STORE_SEQUENCED = 4,
 };

@@ -2,9 +2,9 @@
 /*
  * oms_tx - MMIO transmit: packets written inline into a write-combining
  * window, ordered by one of three classes, and a transmit receiver (the
- * NIC's side, in software: oms_tx_nic_*) that receives them (seed 004,
- * section 2.2 and Fig 4; section 5.2 for the sequence numbers and the
- * reorder buffer).
+ * NIC's side, in software: oms_tx_nic_*) that receives them (the
+ * ASPLOS '26 paper, section 2.2 and Fig 4; section 5.2 for the sequence
+ * numbers and the reorder buffer).
  *
  * A window is a region the CPU writes with write-combining (non-temporal)
  * stores: process memory, a shared file (the ivshmem backing file seen from
@@ -16,7 +16,7 @@
  *   OMS_TX_STRONG     plain format; a store fence before every message, so
  *                     each reaches the device after every earlier store of
  *                     the thread, to this queue or another on a mapped
- *                     window (seed 000's strong store; today's correct
+ *                     window (NVIDIA's strong store; today's correct
  *                     way: one fence per message).  Later messages of
  *                     other queues may pass it, as weak stores may pass a
  *                     strong one; oms_tx_flush() pushes the last one out.
@@ -189,7 +189,7 @@ int oms_tx_window_kmod(const char *dev, struct oms_tx_window **out);
 int oms_tx_window_kmod_ioctl(const char *dev, struct oms_tx_window **out);
 
 /*
- * A ConnectX send queue's BlueFlame register (seed 004 Fig 4's target),
+ * A ConnectX send queue's BlueFlame register (the paper's Fig 4 target),
  * through mlx5dv with libibverbs.so.1 and libmlx5.so.1 loaded at run time:
  * opens @dev (NULL: the first device mlx5dv_is_supported() accepts),
  * creates a raw packet QP on @port (1-based), takes sq.buf, dbrec, bf.reg
@@ -361,7 +361,7 @@ size_t oms_tx_wire_bytes(unsigned cls, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* A doorbell: a work request posted the way a NIC driver posts it     */
-/* (seed 000: WO(WQE) SO(dbrec) SO(db))                                */
+/* (NVIDIA's patent application: WO(WQE) SO(dbrec) SO(db))          */
 /* ------------------------------------------------------------------ */
 
 #define OMS_TX_DB_BLUEFLAME	(1u << 0)	/* step 3 copies the WQE to
@@ -407,7 +407,7 @@ int oms_tx_doorbell(struct oms_tx_queue *q, const struct oms_tx_doorbell *d);
 
 /* ------------------------------------------------------------------ */
 /* Device memory through a sequenced queue: stores, loads, acquire     */
-/* (seed 004 section 4.2: MMIO-Store, MMIO-Load, MMIO-Acquire; L40)    */
+/* (ASPLOS '26 section 4.2: MMIO-Store, MMIO-Load, MMIO-Acquire)      */
 /* ------------------------------------------------------------------ */
 
 /*
