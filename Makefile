@@ -291,6 +291,10 @@ BENCH_HDRS := bench/bench_util.h bench/bench_args.h bench/bench_zipf.h \
 # The benchmarks of the engine's and the agent's own loops call them
 # directly, not through the exported calls.
 BENCH_OF_INTERNALS := agent engine
+# The names make install gives the programs in BINDIR (man pages: mk/man.mk).
+INST_PROG_NAMES := $(APP_SRCS:apps/%.c=%) \
+	$(patsubst %,oms_%,$(filter-out $(BENCH_OF_INTERNALS),$(BENCH_SRCS:bench/%.c=%))) \
+	$(patsubst %,oms_%_bench,$(BENCH_OF_INTERNALS))
 bench_lib = $(if $(filter $(BENCH_OF_INTERNALS),$(1)),$(INTERNAL),$(STATIC))
 $(B)/bench/%: bench/%.c $(BENCH_COMMON) $(STATIC) $(INTERNAL) $(LIB_HDRS) \
 		$(BENCH_HDRS)

@@ -66,4 +66,4 @@ install-man: man
 		$(DESTDIR)$(MANDIR)/man3/
 	install -m 644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/
 
-CHECK_CMDS += "sh scripts/check-man.sh $(B)"
+CHECK_CMDS += "sh scripts/check-man.sh $(B) $(INST_PROG_NAMES)"
