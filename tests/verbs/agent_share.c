@@ -269,12 +269,24 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* The attack has done at least what @need counts (NULL: nothing). */
+static int attack_done(const struct attack *need)
+{
+	return !need ||
+	       (counted(&att_stats->waves) >= need->waves &&
+		counted(&att_stats->in_flight) >= need->in_flight &&
+		counted(&att_stats->reconnects) >= need->reconnects);
+}
+
 /*
- * Gets of 64 bytes, each waited for, OPS (OPS_QUICK) of them and on until the attack
- * has made @waves waves (at most MAX_OPS, or 90 s): their p99 in us, or
- * -errno.
+ * Gets of 64 bytes, each waited for, OPS (OPS_QUICK) of them and on until
+ * the attack has done what @need counts (at most MAX_OPS, or 90 s): their
+ * p99 in us, or -errno.  A wave's requesters may all fail to connect, so
+ * a wave alone does not say that requesters were killed with requests in
+ * flight while this measured: it goes on until they were.
  */
-static int64_t p99_us(struct oms_ctx *ctx, struct oms_rmr *r, uint64_t waves)
+static int64_t p99_us(struct oms_ctx *ctx, struct oms_rmr *r,
+		      const struct attack *need)
 {
 	static uint64_t lat[MAX_OPS];
 	uint64_t end = now_us() + 90000000ull;
@@ -291,8 +303,7 @@ static int64_t p99_us(struct oms_ctx *ctx, struct oms_rmr *r, uint64_t waves)
 		if (err)
 			return err;
 		lat[i] = now_us() - t0;
-		if (i + 1 >= ops && (counted(&att_stats->waves) >= waves ||
-				     now_us() > end))
+		if (i + 1 >= ops && (attack_done(need) || now_us() > end))
 			break;
 	}
 	i = i < MAX_OPS ? i + 1 : MAX_OPS;
@@ -305,7 +316,7 @@ TEST_F(share, well_behaved_beside_killed_silent_and_reconnecting)
 	struct oms_ctx *ctx = NULL;
 	struct oms_rmr r;
 	int64_t alone, after, attacked;
-	struct attack before;
+	struct attack before, need = { .waves = 1 };
 	pid_t att;
 	int go[2];
 	char c = 'g';
@@ -335,19 +346,22 @@ TEST_F(share, well_behaved_beside_killed_silent_and_reconnecting)
 	setpgid(att, att);
 	close(go[0]);
 	ASSERT_EQ(0, seq_ctx(&ctx, &r));
-	alone = p99_us(ctx, &r, 0);
+	alone = p99_us(ctx, &r, NULL);
 	ASSERT_LT(0, alone) TH_LOG("alone: %s", strerror((int)-alone));
 	ASSERT_EQ(1, write(go[1], &c, 1));
 	/* a first wave connected, killed, stalled: a run not counted */
-	attacked = p99_us(ctx, &r, 1);
+	attacked = p99_us(ctx, &r, &need);
 	before = *att_stats;
+	need = (struct attack){ .waves = before.waves + 1,
+				.in_flight = before.in_flight + 1,
+				.reconnects = before.reconnects + 1 };
 	if (attacked > 0)
-		attacked = p99_us(ctx, &r, before.waves + 1);
+		attacked = p99_us(ctx, &r, &need);
 	kill(-att, SIGKILL);
 	waitpid(att, NULL, 0);
 	close(go[1]);
 	/* alone again: the guests' own noise on either side (TCG) */
-	after = p99_us(ctx, &r, 0);
+	after = p99_us(ctx, &r, NULL);
 	EXPECT_LT(0, after) TH_LOG("after: %s", strerror((int)-after));
 	if (after > alone)
 		alone = after;
