@@ -96,8 +96,14 @@ struct oms_file {
 
 extern struct oms_device oms;
 
-/* oms_window.c: attach/detach with oms.lock held. */
-int oms_attach_pci(const struct oms_attach *a);
+/* oms_lock.c: a PCI device's lock, then oms.lock */
+int oms_lock(struct pci_dev *pdev, bool wait);
+void oms_unlock(struct pci_dev *pdev);
+int oms_lock_window(struct pci_dev **pdev, bool wait);
+
+/* oms_window.c: attach/detach under oms_lock() */
+struct pci_dev *oms_attach_pci_find(const struct oms_attach *a);
+int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev);
 int oms_attach_emulated(const struct oms_attach *a);
 int oms_detach(void);
 void oms_emu_free(void);

@@ -132,28 +132,41 @@ out_put:
  * Attach or detach.  A PCI BAR also needs CAP_SYS_RAWIO, as the kernel's
  * /proc/bus/pci mmap of a BAR does: the attach hands the BAR to every
  * user of the device file.  The file that attaches is bound to the new
- * window.
+ * window.  A PCI device's lock is taken before oms.lock (oms_lock.c).
  */
 static int oms_call_attach(struct file *filp, unsigned int cmd,
 			   const struct oms_attach *a)
 {
 	struct oms_file *f = filp->private_data;
 	bool emulated = a->flags & OMS_ATTACH_EMULATED;
+	struct pci_dev *pdev = NULL;
 	int ret;
 
-	if (cmd == OMS_IOC_ATTACH && !emulated && !capable(CAP_SYS_RAWIO))
-		return -EPERM;
-	if (mutex_lock_killable(&oms.lock))
-		return -EINTR;
+	if (cmd == OMS_IOC_ATTACH && !emulated) {
+		if (!capable(CAP_SYS_RAWIO))
+			return -EPERM;
+		pdev = oms_attach_pci_find(a);
+		if (IS_ERR(pdev))
+			return PTR_ERR(pdev);
+		ret = oms_lock(pdev, false);
+	} else if (cmd == OMS_IOC_DETACH) {
+		ret = oms_lock_window(&pdev, false);
+	} else {
+		ret = oms_lock(NULL, false);
+	}
+	if (ret)
+		goto out_put;
 	if (cmd == OMS_IOC_DETACH)
 		ret = oms_detach();
 	else if (emulated)
 		ret = oms_attach_emulated(a);
 	else
-		ret = oms_attach_pci(a);
+		ret = oms_attach_pci(a, pdev);
 	if (!ret && cmd == OMS_IOC_ATTACH)
 		WRITE_ONCE(f->generation, oms.win->generation);
-	mutex_unlock(&oms.lock);
+	oms_unlock(pdev);
+out_put:
+	pci_dev_put(pdev);
 	return ret;
 }
 

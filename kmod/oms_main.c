@@ -59,12 +59,17 @@ static int oms_parse_pci(const char *s, struct oms_attach *a)
 static int oms_attach_at_load(void)
 {
 	struct oms_attach a = { .flags = uc ? OMS_ATTACH_UC : 0 };
+	struct pci_dev *pdev;
 	int ret;
 
 	if (!pci) {
 		a.flags |= OMS_ATTACH_EMULATED;
 		a.length = emu_len;
+		oms_lock(NULL, true);
 		ret = oms_attach_emulated(&a);
+		if (ret)
+			oms_emu_free();
+		oms_unlock(NULL);
 		goto out;
 	}
 	if (bar < 0 || bar >= PCI_STD_NUM_BARS) {
@@ -77,11 +82,31 @@ static int oms_attach_at_load(void)
 		return ret;
 	}
 	a.bar = bar;
-	ret = oms_attach_pci(&a);
+	pdev = oms_attach_pci_find(&a);
+	if (IS_ERR(pdev)) {
+		ret = PTR_ERR(pdev);
+		goto out;
+	}
+	oms_lock(pdev, true);
+	ret = oms_attach_pci(&a, pdev);
+	oms_unlock(pdev);
+	pci_dev_put(pdev);
 out:
 	if (ret)
 		pr_err("cannot attach the window at load: %d\n", ret);
 	return ret;
+}
+
+/* Detach at unload (or a failed load), and free the emulated pages. */
+static void oms_detach_at_unload(void)
+{
+	struct pci_dev *pdev;
+
+	oms_lock_window(&pdev, true);
+	oms_detach();
+	oms_emu_free();
+	oms_unlock(pdev);
+	pci_dev_put(pdev);
 }
 
 /*
@@ -141,11 +166,7 @@ static int __init oms_init(void)
 	if (ret)
 		goto err_mapping;
 
-	mutex_lock(&oms.lock);
 	ret = oms_attach_at_load();
-	if (ret)
-		oms_emu_free();
-	mutex_unlock(&oms.lock);
 	if (ret)
 		goto err_notifier;
 
@@ -155,10 +176,7 @@ static int __init oms_init(void)
 	return 0;
 
 err_detach:
-	mutex_lock(&oms.lock);
-	oms_detach();
-	oms_emu_free();
-	mutex_unlock(&oms.lock);
+	oms_detach_at_unload();
 err_notifier:
 	oms_notifier_unregister();
 err_mapping:
@@ -169,10 +187,7 @@ err_mapping:
 static void __exit oms_exit(void)
 {
 	misc_deregister(&oms_misc);
-	mutex_lock(&oms.lock);
-	oms_detach();
-	oms_emu_free();
-	mutex_unlock(&oms.lock);
+	oms_detach_at_unload();
 	oms_notifier_unregister();
 	oms_mapping_exit();
 }

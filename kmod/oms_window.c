@@ -20,7 +20,8 @@
  * write them could make the device DMA anywhere (oms_msix_holes()).  On x86, PAT gives a range one
  * memory type: if another mapping of the BAR holds uncached-minus,
  * ioremap_wc() takes that type silently, so INFO's OMS_INFO_WC says what
- * was asked (docs/kmod.md).  Attach and detach run with oms.lock held.
+ * was asked (docs/kmod.md).  Attach and detach run with oms.lock held,
+ * and for a PCI window first its device's lock (oms_lock.c says why).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -284,63 +285,69 @@ static int oms_msix_holes(struct oms_window *w, struct pci_dev *pdev, int bar,
  * Undo the enable count of attach, unless it is already gone: a write of 0
  * to the device's sysfs "enable" (allowed while no driver is bound, and
  * the module is not the device's driver) takes the count the module held,
- * and disabling again would underflow it.
+ * and disabling again would underflow it.  enable_store() checks and
+ * disables under the device lock: so does this (oms_lock.c).
  */
 static void oms_pci_disable(struct pci_dev *pdev)
 {
+	device_lock_assert(&pdev->dev);
 	if (pci_is_enabled(pdev))
 		pci_disable_device(pdev);
 	else
-		pci_notice(pdev, "was disabled through sysfs under the window: not disabled again\n");
+		pci_notice_ratelimited(pdev, "was disabled through sysfs under the window: not disabled again\n");
 }
 
-int oms_attach_pci(const struct oms_attach *a)
+/*
+ * oms_attach_pci_find() - the device an attach names, with a reference:
+ * ERR_PTR(-EINVAL) for a field out of range, ERR_PTR(-ENODEV) for none.
+ */
+struct pci_dev *oms_attach_pci_find(const struct oms_attach *a)
+{
+	struct pci_dev *pdev;
+
+	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
+	    a->length)
+		return ERR_PTR(-EINVAL);
+	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
+					   PCI_DEVFN(a->slot, a->func));
+	return pdev ? pdev : ERR_PTR(-ENODEV);
+}
+
+/*
+ * oms_attach_pci() - attach BAR a->bar of @pdev (from
+ * oms_attach_pci_find()), with its device lock and oms.lock held.  The
+ * window takes a reference of its own.
+ */
+int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
 	struct oms_window *w;
-	struct pci_dev *pdev;
 	void __iomem *base;
 	unsigned long flags;
 	resource_size_t start, len;
 	int ret;
 
 	lockdep_assert_held(&oms.lock);
+	device_lock_assert(&pdev->dev);
 	if (oms.win)
 		return -EBUSY;
-	if (a->bar >= PCI_STD_NUM_BARS || a->slot > 0x1f || a->func > 7 ||
-	    a->length)
-		return -EINVAL;
 	ret = security_locked_down(LOCKDOWN_PCI_ACCESS);
 	if (ret)
 		return ret;
 
-	/* Returns the device with a reference held (pci_dev_get()). */
-	pdev = pci_get_domain_bus_and_slot(a->domain, a->bus,
-					   PCI_DEVFN(a->slot, a->func));
-	if (!pdev)
-		return -ENODEV;
-
 	flags = pci_resource_flags(pdev, a->bar);
 	start = pci_resource_start(pdev, a->bar);
 	len = pci_resource_len(pdev, a->bar);
-	if (flags & IORESOURCE_IO) {
-		ret = -EOPNOTSUPP;
-		goto err_put;
-	}
-	if (!len || !(flags & IORESOURCE_MEM) || (flags & IORESOURCE_UNSET)) {
-		ret = -ENODATA;
-		goto err_put;
-	}
-	if (wc && !(flags & IORESOURCE_PREFETCH)) {
-		ret = -EINVAL;
-		goto err_put;
-	}
+	if (flags & IORESOURCE_IO)
+		return -EOPNOTSUPP;
+	if (!len || !(flags & IORESOURCE_MEM) || (flags & IORESOURCE_UNSET))
+		return -ENODATA;
+	if (wc && !(flags & IORESOURCE_PREFETCH))
+		return -EINVAL;
 
 	w = oms_window_alloc();
-	if (!w) {
-		ret = -ENOMEM;
-		goto err_put;
-	}
+	if (!w)
+		return -ENOMEM;
 
 	ret = oms_msix_holes(w, pdev, a->bar, len);
 	if (ret)
@@ -366,7 +373,7 @@ int oms_attach_pci(const struct oms_attach *a)
 		goto err_release;
 	}
 
-	w->pdev = pdev;
+	w->pdev = pci_dev_get(pdev);
 	w->bar = a->bar;
 	oms_window_publish(w, base, start, len, wc, OMS_WINDOW_PCI);
 	pci_info_ratelimited(pdev, "attached BAR %d (%pR) %s\n", a->bar,
@@ -383,8 +390,6 @@ err_pm:
 	pm_runtime_put(&pdev->dev);
 err_free:
 	kfree(w);
-err_put:
-	pci_dev_put(pdev);
 	return ret;
 }
 
@@ -538,7 +543,10 @@ static void oms_window_kill(struct oms_window *w)
 	up_write(&w->use);
 }
 
-/* Detach the attached window: -ENODEV if there is none. */
+/*
+ * Detach the attached window: -ENODEV if there is none.  Called under
+ * oms_lock_window() (or the notifier's locks).
+ */
 int oms_detach(void)
 {
 	struct oms_window *w;
@@ -604,11 +612,27 @@ static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 	struct pci_dev *pdev = to_pci_dev(data);
 	bool removal = action == BUS_NOTIFY_DEL_DEVICE ||
 		       action == BUS_NOTIFY_REMOVED_DEVICE;
+	bool ours;
 
 	if (!removal && action != BUS_NOTIFY_UNBIND_DRIVER &&
 	    action != BUS_NOTIFY_UNBOUND_DRIVER)
 		return NOTIFY_DONE;
 
+	/*
+	 * The driver core holds the device lock around a driver's unbind, and
+	 * an attach of this device waits for it; around a removal it does
+	 * not, so the lock is taken here (before oms.lock, as everywhere).
+	 * A window attached after this look is caught by the second event.
+	 */
+	spin_lock(&oms.win_lock);
+	ours = oms.win && oms.win->kind == OMS_WINDOW_PCI &&
+	       oms.win->pdev == pdev;
+	spin_unlock(&oms.win_lock);
+	if (!ours)
+		return NOTIFY_DONE;
+
+	if (removal)
+		device_lock(&pdev->dev);
 	mutex_lock(&oms.lock);
 	if (oms.win && oms.win->kind == OMS_WINDOW_PCI &&
 	    oms.win->pdev == pdev) {
@@ -617,6 +641,8 @@ static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 		oms_detach();
 	}
 	mutex_unlock(&oms.lock);
+	if (removal)
+		device_unlock(&pdev->dev);
 	return NOTIFY_OK;
 }
 

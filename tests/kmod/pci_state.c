@@ -8,8 +8,12 @@
  * count below zero).  Runtime PM: while a window is attached the device
  * stays powered even with power/control = auto; without one it suspends
  * (the control that shows the module's reference is what keeps it up).
+ * DETACH raced against "enable" = 0: the device lock serializes their
+ * checks, so exactly one undoes the window's count.
  * The runner fails a test whose run leaves a WARNING in dmesg.
  */
+#include <pthread.h>
+
 #include "harness.h"
 #include "oms_guest.h"
 
@@ -154,6 +158,99 @@ TEST_F(dev, runtime_pm_held_while_attached)
 
 	ASSERT_EQ(0, dev_write(self->bdf, "power/control", ctl));
 	EXPECT_EQ(0, wait_status(self->bdf, "active", 1000));
+}
+
+#define RACE_ROUNDS	10000
+
+struct race {
+	pthread_barrier_t go, done;
+	int fd;
+	char enable[256];	/* the device's sysfs "enable" */
+	int stop;		/* set before a release: no more rounds */
+	int detach_ret, enable_ret;	/* this round's */
+};
+
+/* One side of each round: DETACH (@detach) or the sysfs write. */
+static void race_side(struct race *r, int detach)
+{
+	for (;;) {
+		pthread_barrier_wait(&r->go);
+		if (r->stop)
+			break;
+		if (detach)
+			r->detach_ret = t_detach(r->fd);
+		else
+			r->enable_ret = t_write_file(r->enable, "0");
+		pthread_barrier_wait(&r->done);
+	}
+}
+
+static void *race_detach(void *arg)
+{
+	race_side(arg, 1);
+	return NULL;
+}
+
+static void *race_enable_0(void *arg)
+{
+	race_side(arg, 0);
+	return NULL;
+}
+
+/*
+ * DETACH and "enable" = 0, released together after each attach, 10,000
+ * rounds: detach answers 0 every time; the sysfs write either disabled
+ * the device (it came first: detach then finds it disabled and leaves it)
+ * or found it disabled (-EIO: detach came first); the count is back to
+ * what it was after every round.  Unserialized, both checks saw the
+ * device enabled within a hundred rounds and both disabled it: the count
+ * read 4294967295 and the kernel warned "disabling already-disabled
+ * device".  Both orders are counted and logged: a run in which one side
+ * always won raced nothing.
+ */
+TEST_F(dev, detach_races_enable_0)
+{
+	struct race r = { .fd = self->fd };
+	int won_sysfs = 0, won_detach = 0, bad_count = 0, i;
+	pthread_t a, b;
+
+	dev_path(r.enable, sizeof(r.enable), self->bdf, "enable");
+	ASSERT_EQ(0, pthread_barrier_init(&r.go, NULL, 3));
+	ASSERT_EQ(0, pthread_barrier_init(&r.done, NULL, 3));
+	ASSERT_EQ(0, pthread_create(&a, NULL, race_detach, &r));
+	ASSERT_EQ(0, pthread_create(&b, NULL, race_enable_0, &r));
+	for (i = 0; i < RACE_ROUNDS && !bad_count; i++) {
+		int ret = t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0);
+
+		pthread_barrier_wait(&r.go);
+		pthread_barrier_wait(&r.done);
+		if (ret || r.detach_ret ||
+		    (r.enable_ret && r.enable_ret != -EIO)) {
+			TH_LOG("round %d: attach %d, detach %d, enable=0 %d",
+			       i, ret, r.detach_ret, r.enable_ret);
+			bad_count++;
+		} else if (r.enable_ret) {
+			won_detach++;
+		} else {
+			won_sysfs++;
+		}
+		if (enabled(self->bdf) != self->enable0) {
+			TH_LOG("round %d: enable reads %d, not %d", i,
+			       enabled(self->bdf), self->enable0);
+			bad_count++;
+		}
+	}
+	r.stop = 1;
+	pthread_barrier_wait(&r.go);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	TH_LOG("%d rounds: sysfs disabled first in %d, detach in %d",
+	       i, won_sysfs, won_detach);
+	EXPECT_EQ(0, bad_count);
+	EXPECT_LT(0, won_sysfs);
+	EXPECT_LT(0, won_detach);
+	pthread_barrier_destroy(&r.go);
+	pthread_barrier_destroy(&r.done);
 }
 
 TEST_HARNESS_MAIN
