@@ -73,7 +73,7 @@ static const struct ba_opt opts[] = {
 };
 
 static struct ba ba = {
-	.prog = "oms_probe", .opts = opts,
+	.name = "oms_probe", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
 	.about = "What does this device order?  Litmus patterns on a live "
 		 "RDMA device, the emulated device and an oms.ko window; "
@@ -84,6 +84,8 @@ static struct ba ba = {
 
 static struct probe_report rep;
 
+const char *probe_prog = "oms_probe";
+
 int main(int argc, char **argv)
 {
 	struct probe_opts *o = &args.p;
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
 
 	if (rc != BA_GO_ON)
 		return rc;
+	probe_prog = ba.prog;
 	if (args.listen) {
 		if (ba_seen(&ba, "targets"))
 			return ba_fail(&ba, "--listen serves verbs only: "
@@ -128,8 +131,7 @@ int main(int argc, char **argv)
 	probe_print(&rep, &ba, ba.json);
 	bad = probe_failures(&rep);
 	if (bad)
-		fprintf(stderr, "oms_probe: %u required order(s) violated\n",
-			bad);
+		ba_err(&ba, "%u required order(s) violated", bad);
 	rc = ba_close(&ba);
 	return bad || fail || rc ? 1 : 0;
 }

@@ -81,7 +81,7 @@ static inline const char *ba_bw_unit(int gbits)
 
 struct ba {
 	/* set by the benchmark */
-	const char *prog;
+	const char *name;	/* its name in the records ("bench") */
 	const char *synopsis;	/* after "usage: prog "; NULL: [options] */
 	const char *about;	/* what it measures, a line or two */
 	const char *epilog;	/* after the options (exit codes), or NULL */
@@ -92,6 +92,9 @@ struct ba {
 				 * (perftest's "ib_write_bw HOST": "client"),
 				 * or NULL: no argument but options */
 	/* set by ba_parse() */
+	const char *prog;	/* the name it was run as (argv[0]'s last
+				 * part: oms_kvs_get installed, kvs_get in
+				 * the tree), for --help and every message */
 	int json;		/* --json */
 	const char *out_json;	/* --out_json FILE */
 	/* private */
@@ -118,6 +121,10 @@ int ba_seen(const struct ba *ba, const char *long_name);
 /* Refuse the command line after ba_parse(): prints "prog: why", removes
  * the --out_json file it opened, returns 2. */
 int ba_fail(const struct ba *ba, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A run that failed (not its command line): "prog: why" on stderr. */
+void ba_err(const struct ba *ba, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* The backend the records name ("emu", "verbs", "mem"...). */

@@ -228,12 +228,12 @@ static const struct ba_opt opts[] = {
 static FILE *hist_file;
 
 static struct ba ba = {
-	.prog = "kvs_get", .opts = opts,
+	.name = "kvs_get", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
 	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
-	.about = "KVS get throughput (seed 004 Fig 7) with liboms's get "
-		 "protocols.",
+	.about = "KVS get throughput (ASPLOS'26 paper, Fig 7) with liboms's "
+		 "get protocols.",
 	.epilog = "Exit status: 0; 1 server unreachable, table missing or "
 		  "server gone; 2 bad flags.",
 	.need_group = 1,
@@ -357,7 +357,7 @@ static void *writer_main(void *arg)
 			sched_yield();
 	}
 	if (err) {
-		fprintf(stderr, "kvs_get: writer: %s\n", strerror(-err));
+		ba_err(&ba, "writer: %s", strerror(-err));
 		__atomic_store_n(&sv->werr, err, __ATOMIC_RELEASE);
 	}
 	if (w)
@@ -389,14 +389,14 @@ static int server_start(struct server *sv, const struct opts *o,
 					 OMS_KVS_TABLE_REMOTE_WRITE : 0 };
 	err = oms_kvs_server_create(ctx, sv->spec, sv->ntables, &sv->s);
 	if (err) {
-		fprintf(stderr, "kvs_get: cannot create the tables: %s\n",
-			strerror(-err));
+		ba_err(&ba, "cannot create the tables: %s",
+		       strerror(-err));
 		return err;
 	}
 	err = oms_kvs_server_listen(sv->s, o->bind, o->port);
 	if (err) {
-		fprintf(stderr, "kvs_get: cannot listen on %s:%s: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
+		ba_err(&ba, "cannot listen on %s:%s: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 		oms_kvs_server_destroy(sv->s);
 		return err;
 	}
@@ -431,7 +431,7 @@ static int run_server(const struct opts *o)
 	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		bu_ctx_failed(ba.prog, err);
 		return 1;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -441,11 +441,11 @@ static int run_server(const struct opts *o)
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
-	printf("kvs_get server: %u tables, %u items each, listening on %s:%s "
+	printf("%s server: %u tables, %u items each, listening on %s:%s "
 	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
-	       sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
+	       ba.prog, sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
 	       bu_backend_of(ctx, &model), o->writers);
-	bu_server_reach("kvs_get", bu_backend_of(ctx, &model));
+	bu_server_reach(ba.prog, bu_backend_of(ctx, &model));
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -455,14 +455,14 @@ static int run_server(const struct opts *o)
 		if (!o->writers || now - t_last < 1000000000ull)
 			continue;
 		live = __atomic_load_n(&sv.live, __ATOMIC_RELAXED);
-		fprintf(stderr, "kvs_get server: writers %.0f updates/s\n",
+		fprintf(stderr, "%s server: writers %.0f updates/s\n", ba.prog,
 			(double)(live - last) * 1e9 / (double)(now - t_last));
 		last = live;
 		t_last = now;
 	}
 	err = server_stop(&sv);
 	oms_ctx_destroy(ctx);
-	printf("kvs_get server: stopped%s; %llu updates, %llu busy\n",
+	printf("%s server: stopped%s; %llu updates, %llu busy\n", ba.prog,
 	       g_signal ? " by a signal" : " (writer failed)",
 	       (unsigned long long)sv.updates, (unsigned long long)sv.busy);
 	return err ? 1 : 0;
@@ -751,8 +751,8 @@ static uint64_t watchdog_ns(const struct opts *o)
 
 static void die_now(const struct cell *c, const char *why)
 {
-	fprintf(stderr, "kvs_get: %s %s:%s: %s\n", why, c->host, c->o->port,
-		c->err ? strerror(-c->err) : "no get completed in the watchdog's time");
+	ba_err(&ba, "%s %s:%s: %s", why, c->host, c->o->port, c->err ?
+	       strerror(-c->err) : "no get completed in the watchdog's time");
 	fflush(stdout);
 	_exit(1);	/* threads may sit in a dead device's wait */
 }
@@ -861,12 +861,12 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		if (now - tick >= 1000000000ull) {
 			uint64_t m = device_clock();
 
-			fprintf(stderr, "kvs_get: %s %u B: %.0f/%.0f s, %.2f M "
-				"gets/s%s\n", oms_kvs_proto_name(proto), size,
-				(double)(now - t0) / 1e9, o->duration,
-				(double)(live - last) * 1e3 /
-				(double)(model ? m - mtick : now - tick),
-				model ? " (model time)" : "");
+			ba_err(&ba, "%s %u B: %.0f/%.0f s, %.2f M "
+			       "gets/s%s", oms_kvs_proto_name(proto), size,
+			       (double)(now - t0) / 1e9, o->duration,
+			       (double)(live - last) * 1e3 /
+			       (double)(model ? m - mtick : now - tick),
+			       model ? " (model time)" : "");
 			last = live;
 			tick = now;
 			mtick = m;
@@ -893,9 +893,9 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 			die_now(&c, "server not answering at");
 	}
 	if (c.err) {
-		fprintf(stderr, "kvs_get: %s %s %u B from %s:%s: %s\n",
-			c.err_what, oms_kvs_proto_name(proto), size, host,
-			o->port, strerror(-c.err));
+		ba_err(&ba, "%s %s %u B from %s:%s: %s",
+		       c.err_what, oms_kvs_proto_name(proto), size, host,
+		       o->port, strerror(-c.err));
 		return c.err;
 	}
 	memset(r, 0, sizeof(*r));
@@ -978,8 +978,8 @@ static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
 		return;
-	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
-	       "%s", backend, ordering_who());
+	printf("KVS gets (ASPLOS'26 paper, Fig 7): backend %s, acquire "
+	       "ordered by %s", backend, ordering_who());
 	if (model)
 		printf(", latency model (%s, %s reads), model time",
 		       o->calibrate ? "fitted to the link" : "Table 2",
@@ -1173,13 +1173,13 @@ static int run_clients(const struct opts *o, const char *host)
 	/* one connection up front: a clear error before any thread runs */
 	err = ctx_make(o, 0, &ctx);
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		bu_ctx_failed(ba.prog, err);
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
 	if (err) {
-		bu_connect_failed("kvs_get", host, o->port, err, backend);
+		bu_connect_failed(ba.prog, host, o->port, err, backend);
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
@@ -1198,11 +1198,11 @@ static int run_clients(const struct opts *o, const char *host)
 			if (!(o->protos & 1u << p) ||
 			    !oms_kvs_table_open(probe, p, o->sizes[i], &t))
 				continue;
-			fprintf(stderr, "kvs_get: the server at %s:%s has no "
-				"%s table of %u B (start it with --proto %s "
-				"--size %u, or --sweep)\n", host, o->port,
-				oms_kvs_proto_name(p), o->sizes[i],
-				oms_kvs_proto_name(p), o->sizes[i]);
+			ba_err(&ba, "the server at %s:%s has no "
+			       "%s table of %u B (start it with --proto %s "
+			       "--size %u, or --sweep)", host, o->port,
+			       oms_kvs_proto_name(p), o->sizes[i],
+			       oms_kvs_proto_name(p), o->sizes[i]);
 			fail = 1;
 		}
 		for (uint32_t ti = 0; ti < o->nthr && !fail; ti++)
@@ -1237,7 +1237,7 @@ static int run_local(const struct opts *o)
 	if (!err)
 		err = ctx_make(o, 1, &ctx);
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		bu_ctx_failed(ba.prog, err);
 		goto out;
 	}
 	if (server_start(&sv, o, ctx)) {
@@ -1279,7 +1279,7 @@ static int fit_link(const struct opts *o, const char *host,
 	int err = ctx_make(o, 0, &ctx);
 
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		bu_ctx_failed(ba.prog, err);
 		return 1;
 	}
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &kc);
@@ -1296,8 +1296,8 @@ static int fit_link(const struct opts *o, const char *host,
 		oms_kvs_client_destroy(kc);
 	oms_ctx_destroy(ctx);
 	if (err)
-		fprintf(stderr, "kvs_get: --calibrate: measuring the link to "
-			"%s:%s: %s\n", host, o->port, strerror(-err));
+		ba_err(&ba, "--calibrate: measuring the link to "
+		       "%s:%s: %s", host, o->port, strerror(-err));
 	return !!err;
 }
 
@@ -1355,8 +1355,8 @@ static void print_sides(const struct opts *o)
 	/* the records compare with the device: name its backend */
 	ba_set_backend(&ba, dev_backend);
 	if (nkept[0] != nkept[1])
-		fprintf(stderr, "kvs_get: --calibrate: %u cells on the device, "
-			"%u on the model\n", nkept[0], nkept[1]);
+		ba_err(&ba, "--calibrate: %u cells on the device, "
+		       "%u on the model", nkept[0], nkept[1]);
 	for (uint32_t i = 0; i < nkept[0] && i < nkept[1]; i++) {
 		const struct kept *d = &kept[0][i], *m = &kept[1][i];
 		double ratio = d->mops > 0 ? m->mops / d->mops : 0;
@@ -1364,8 +1364,8 @@ static void print_sides(const struct opts *o)
 		/* both runs go size, threads, batch, protocol: same order */
 		if (d->proto != m->proto || d->size != m->size ||
 		    d->threads != m->threads || d->batch != m->batch) {
-			fprintf(stderr, "kvs_get: --calibrate: cell %u differs "
-				"between the runs\n", i);
+			ba_err(&ba, "--calibrate: cell %u differs "
+			       "between the runs", i);
 			continue;
 		}
 		ba_json(&ba, "\"calibration\":\"cell\",\"proto\":\"%s\","
@@ -1487,8 +1487,8 @@ int main(int argc, char **argv)
 		hist_file = fopen(args.hist, "w");
 		if (!hist_file) {
 			/* not the command line's fault: a failed run */
-			fprintf(stderr, "kvs_get: --hist %s: %s\n", args.hist,
-				strerror(errno));
+			ba_err(&ba, "--hist %s: %s", args.hist,
+			       strerror(errno));
 			return 1;
 		}
 		fprintf(hist_file, "# proto bytes latency_us gets\n");

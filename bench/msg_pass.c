@@ -166,7 +166,7 @@ static const struct ba_opt opts[] = {
 };
 
 static struct ba ba = {
-	.prog = "msg_pass", .opts = opts,
+	.name = "msg_pass", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
 	.synopsis = "--local | --server | --client HOST | HOST [options]",
 	.positional = "client",
@@ -706,13 +706,13 @@ static int run_server(const struct opts *o)
 	setenv("OMS_AGENT", "1", 0);
 	err = rig_open(&r, o);
 	if (err) {
-		fprintf(stderr, "msg_pass: cannot serve on %s:%u: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
+		ba_err(&ba, "cannot serve on %s:%u: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 		rig_close(&r);
 		return 1;
 	}
-	printf("msg_pass server: D1 (data) on %s:%s, D2 (flag) on %s:%s; "
-	       "SIGINT or SIGTERM stops it\n", o->bind ? o->bind : "*",
+	printf("%s server: D1 (data) on %s:%s, D2 (flag) on %s:%s; "
+	       "SIGINT or SIGTERM stops it\n", ba.prog, o->bind ? o->bind : "*",
 	       r.port1, o->bind ? o->bind : "*", r.port2);
 	fflush(stdout);
 	fw = r.flag_mem;
@@ -752,8 +752,8 @@ static int run_server(const struct opts *o)
 		if (!seen)
 			sched_yield();
 	}
-	printf("msg_pass server: stopped by a signal: %llu checks, %llu "
-	       "late\n", (unsigned long long)checks,
+	printf("%s server: stopped by a signal: %llu checks, %llu "
+	       "late\n", ba.prog, (unsigned long long)checks,
 	       (unsigned long long)late);
 	rig_close(&r);
 	return 0;
@@ -842,10 +842,10 @@ int main(int argc, char **argv)
 	err = rig_open(&r, o);
 	if (err) {
 		if (o->local)
-			fprintf(stderr, "msg_pass: cannot set up the emulated "
-				"nodes: %s\n", strerror(-err));
+			ba_err(&ba, "cannot set up the emulated "
+			       "nodes: %s", strerror(-err));
 		else
-			bu_connect_failed("msg_pass", o->host, r.port1, err,
+			bu_connect_failed(ba.prog, o->host, r.port1, err,
 					  r.nprod && r.prod[0].ctx ?
 					  bu_backend_of(r.prod[0].ctx,
 							&(int){ 0 }) : "?");
@@ -861,8 +861,8 @@ int main(int argc, char **argv)
 				       "numbers: the server's listeners run "
 				       "no agent (OMS_AGENT=0?)");
 		}
-		fprintf(stderr, "msg_pass: strong-seq left out: the server's "
-			"listeners run no agent\n");
+		ba_err(&ba, "strong-seq left out: the server's "
+		       "listeners run no agent");
 		args.modes &= ~(1u << MD_STRONG_SEQ);
 	}
 	ba_set_backend(&ba, bu_backend_of(r.prod[0].ctx, &model));
@@ -882,12 +882,12 @@ int main(int argc, char **argv)
 			err = run_cell(&r, o, o->sizes[s], o->threads[h],
 				       model, best[s][h], &bad);
 	if (err)
-		fprintf(stderr, "msg_pass: %s\n", strerror(-err));
+		ba_err(&ba, "%s", strerror(-err));
 	else if (!ba.json)
 		bu_rule();
 	if (bad)
-		fprintf(stderr, "msg_pass: an ordered mode delivered a flag "
-			"before its data\n");
+		ba_err(&ba, "an ordered mode delivered a flag "
+		       "before its data");
 	rig_close(&r);
 	rc = err || bad ? 1 : 0;
 	return ba_close(&ba) && !rc ? 1 : rc;

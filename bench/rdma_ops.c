@@ -180,12 +180,13 @@ static const struct ba_opt opts[] = {
 };
 
 static struct ba ba = {
-	.prog = "rdma_ops", .opts = opts,
+	.name = "rdma_ops", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
 	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
-	.about = "Remote WRITE and READ throughput through liboms (seed 004 "
-		 "Fig 3): weak puts and relaxed gets by threads x QPs.",
+	.about = "Remote WRITE and READ throughput through liboms "
+		 "(ASPLOS'26 paper,\nFig 3): weak puts and relaxed gets by "
+		 "threads x QPs.",
 	.epilog = "Exit status: 0; 1 server unreachable or gone; 2 bad "
 		  "flags.",
 	.need_group = 1,
@@ -219,7 +220,7 @@ static int ctx_make(const struct opts *o, uint32_t node,
 	err = oms_ctx_create(&a, ctx);
 	/* said once, not by every worker */
 	if (err && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		bu_ctx_failed("rdma_ops", err);
+		bu_ctx_failed(ba.prog, err);
 	return err;
 }
 
@@ -251,8 +252,8 @@ static int server_open(struct server *sv, const struct opts *o)
 	if (!err)
 		err = oms_listen(sv->ctx, o->bind, o->port, sv->mr, &sv->l);
 	if (err)
-		fprintf(stderr, "rdma_ops: cannot serve on %s:%s: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
+		ba_err(&ba, "cannot serve on %s:%s: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 	return err;
 }
 
@@ -286,14 +287,15 @@ static int run_server(const struct opts *o)
 		server_close(&sv);
 		return 1;
 	}
-	printf("rdma_ops server: %u KiB region on %s:%s; SIGINT or SIGTERM "
-	       "stops it\n", REGION / 1024, o->bind ? o->bind : "*", o->port);
+	printf("%s server: %u KiB region on %s:%s; SIGINT or SIGTERM "
+	       "stops it\n", ba.prog, REGION / 1024, o->bind ? o->bind : "*",
+	       o->port);
 	fflush(stdout);
-	bu_server_reach("rdma_ops", bu_backend_of(sv.ctx, &(int){ 0 }));
+	bu_server_reach(ba.prog, bu_backend_of(sv.ctx, &(int){ 0 }));
 	while (!g_signal)
 		usleep(100000);
 	server_close(&sv);
-	printf("rdma_ops server: stopped by a signal\n");
+	printf("%s server: stopped by a signal\n", ba.prog);
 	return 0;
 }
 
@@ -682,7 +684,7 @@ static int run_clients(const struct opts *o, const char *host)
 		return 1;
 	err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
 	if (err) {
-		bu_connect_failed("rdma_ops", host, o->port, err,
+		bu_connect_failed(ba.prog, host, o->port, err,
 				  bu_backend_of(ctx, &(int){ 0 }));
 		oms_ctx_destroy(ctx);
 		return 1;
@@ -692,10 +694,10 @@ static int run_clients(const struct opts *o, const char *host)
 	model = model && local_emu;
 	ba_set_backend(&ba, backend);
 	if (!ba.json) {
-		printf("Remote operations through liboms (seed 004 Fig 3): "
-		       "backend %s, %s; %u QPs per thread, %s %u, %.1f s "
-		       "per cell\n", backend, model ? "model time (CPU and "
-		       "--breakdown: wall time)" : "wall time", o->qps,
+		printf("Remote operations through liboms (ASPLOS'26 paper, "
+		       "Fig 3): backend %s, %s;\n%u QPs per thread, %s %u, "
+		       "%.1f s per cell\n", backend, model ? "model time "
+		       "(CPU and --breakdown: wall time)" : "wall time", o->qps,
 		       o->stream ? "in flight" : "batch", o->batch,
 		       o->duration);
 		bu_rule();
@@ -720,10 +722,10 @@ static int run_clients(const struct opts *o, const char *host)
 
 				err = run_cell(&c, &r);
 				if (err) {
-					fprintf(stderr, "rdma_ops: %s %u B "
-						"from %s:%s: %s\n",
-						op_names[op], c.size, host,
-						o->port, strerror(-err));
+					ba_err(&ba, "%s %u B "
+					       "from %s:%s: %s",
+					       op_names[op], c.size, host,
+					       o->port, strerror(-err));
 					break;
 				}
 				if (o->breakdown)
@@ -796,8 +798,8 @@ static int run_local(const struct opts *o)
 	if (bu_backend_is_emu(o->backend)) {
 		err = bu_emu_table2(o->scale, OMS_ORDER_RC_OPT, 0, &local_emu);
 		if (err) {
-			fprintf(stderr, "rdma_ops: no emulated device: %s\n",
-				strerror(-err));
+			ba_err(&ba, "no emulated device: %s",
+			       strerror(-err));
 			return 1;
 		}
 	}

@@ -42,6 +42,9 @@ struct probe_result {
 	int measured;		/* 0: not applicable here (note says why) */
 };
 
+/* The name oms_probe was run as, for its messages (main() sets it). */
+extern const char *probe_prog;
+
 /* What the command line asked for, as the targets need it. */
 struct probe_opts {
 	uint32_t rounds;	/* patterns per ordering probe */

@@ -124,7 +124,7 @@ static int cq_wait(struct ibv_cq *cq, unsigned n, uint32_t tmo_ms, int yield)
 			continue;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "oms_probe: completion: %s\n",
+			fprintf(stderr, "%s: completion: %s\n", probe_prog,
 				ibv_wc_status_str(wc.status));
 			return -EIO;
 		}
@@ -187,8 +187,8 @@ static int ctl_recv(struct vrig *g, struct conn *c, uint32_t type,
 	if (err)
 		return err;
 	if (m->magic != PB_MAGIC || (type && m->type != type)) {
-		fprintf(stderr, "oms_probe: bad control message (type %u)\n",
-			m->type);
+		fprintf(stderr, "%s: bad control message (type %u)\n",
+			probe_prog, m->type);
 		return -EPROTO;
 	}
 	return 0;
@@ -247,8 +247,8 @@ static int accept_one(struct vrig *g, struct rdma_cm_id *lid, struct conn *c,
 			err = rdma_accept(c->id, &cp) ? -errno : 0;
 		if (!err)
 			return 0;
-		fprintf(stderr, "oms_probe: a connection not accepted (%s): "
-			"waiting for another\n", strerror(-err));
+		fprintf(stderr, "%s: a connection not accepted (%s): "
+			"waiting for another\n", probe_prog, strerror(-err));
 		conn_close(c);
 		c->rx = rx;
 	} while (now_ns() < end);
@@ -285,7 +285,7 @@ int probe_verbs_server(const struct probe_opts *o)
 	if (!err)
 		err = rdma_listen(lid, 4) ? -errno : 0;
 	if (err) {
-		fprintf(stderr, "oms_probe: listen on %s:%s: %s\n",
+		fprintf(stderr, "%s: listen on %s:%s: %s\n", probe_prog,
 			o->bind ? o->bind : "*", port, strerror(-err));
 		goto out;
 	}
@@ -330,8 +330,8 @@ int probe_verbs_server(const struct probe_opts *o)
 			m.checks = ob.checks;
 			m.violations = ob.violations;
 		} else {
-			fprintf(stderr, "oms_probe: unexpected control %u\n",
-				m.type);
+			fprintf(stderr, "%s: unexpected control %u\n",
+				probe_prog, m.type);
 			err = -EPROTO;
 			break;
 		}
@@ -342,7 +342,7 @@ int probe_verbs_server(const struct probe_opts *o)
 		pthread_join(th, NULL);
 	}
 	if (err)
-		fprintf(stderr, "oms_probe: server: %s\n", strerror(-err));
+		fprintf(stderr, "%s: server: %s\n", probe_prog, strerror(-err));
 out:
 	conn_close(&g.c[1]);
 	conn_close(&g.c[0]);
@@ -792,7 +792,7 @@ int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
 		g.c[k].rkey = m.rkey;
 	}
 	if (err) {
-		fprintf(stderr, "oms_probe: connect to %s:%u: %s\n",
+		fprintf(stderr, "%s: connect to %s:%u: %s\n", probe_prog,
 			o->server, o->port, strerror(-err));
 		goto out;
 	}

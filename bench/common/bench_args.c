@@ -477,6 +477,17 @@ int ba_fail(const struct ba *ba, const char *fmt, ...)
 	return r;
 }
 
+void ba_err(const struct ba *ba, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ba->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 static int bad_value(const struct ba *ba, const struct ba_opt *o,
 		     const char *val)
 {
@@ -622,6 +633,12 @@ int ba_parse(struct ba *ba, int argc, char **argv)
 	struct ba_list l;
 	int c, li, r;
 
+	ba->prog = ba->name;
+	if (argc > 0 && argv[0] && argv[0][0]) {
+		const char *slash = strrchr(argv[0], '/');
+
+		ba->prog = slash && slash[1] ? slash + 1 : argv[0];
+	}
 	list_make(ba, &l);
 	getopt_tables(&l, &g);
 	ba->seen = 0;
@@ -722,7 +739,7 @@ void ba_json(struct ba *ba, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	ba_json_string(prog, sizeof(prog), ba->prog);
+	ba_json_string(prog, sizeof(prog), ba->name);
 	ba_json_string(be, sizeof(be), ba->backend ? ba->backend : "none");
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
