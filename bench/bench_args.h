@@ -13,6 +13,12 @@
  * a figure needs to be compared later (liboms version, host, kernel,
  * backend, UTC time).
  *
+ * A program with a peer has perftest's roles: given a HOST it is a client
+ * of the server there; given none, the server (--server says it too);
+ * --local runs both sides in this process.  Each option names the roles
+ * that take it, and ba_parse() refuses it in any other, naming them: no
+ * flag is taken and then ignored.
+ *
  * The implementation is bench/common/bench_args.c: each .c file in bench/ is a
  * program of its own.
  */
@@ -35,6 +41,12 @@ enum ba_type {
 	BA_CHOICE,	/* one of names[]: uint32_t dst = its index */
 	BA_SET,		/* comma set of names[] or "all": bit i each */
 };
+
+/* The roles (ba_opt.roles, struct ba's role). */
+#define BA_SERVER	1u	/* no HOST: serve */
+#define BA_CLIENT	2u	/* a HOST: measure against its server */
+#define BA_LOCAL	4u	/* --local: both sides in this process */
+#define BA_NROLES	3
 
 /* ba_opt.flags */
 #define BA_U64		1u	/* BA_UINT, BA_SIZE: a uint64_t dst */
@@ -59,12 +71,15 @@ struct ba_opt {
 	uint32_t max_items;	/* BA_SIZES, BA_UINTS: room in dst */
 	int group;		/* > 0: at most one option of a group */
 	const char *dflt;	/* default as --help says it; NULL: dst's */
+	unsigned roles;		/* BA_SERVER...: the roles that take it;
+				 * 0: every one */
 };
 
 /* perftest's --report_gbits: the table's bandwidth in Gb/s, not MB/s
- * (2^20 bytes, as perftest's); --json records always carry Gb/s. */
-#define BA_OPT_REPORT_GBITS(p) { .long_name = "report_gbits", \
-	.type = BA_FLAG, .dst = (p), \
+ * (2^20 bytes, as perftest's), in the roles @r that print one; --json
+ * records always carry Gb/s (so --json refuses it). */
+#define BA_OPT_REPORT_GBITS(p, r) { .long_name = "report_gbits", \
+	.type = BA_FLAG, .dst = (p), .roles = (r), \
 	.help = "bandwidth in the table in Gb/s (default MB/s)" }
 
 /* A bandwidth in Gb/s as the table shows it, and the column's unit. */
@@ -87,14 +102,22 @@ struct ba {
 	const char *epilog;	/* after the options (exit codes), or NULL */
 	const struct ba_opt *opts;
 	unsigned nopts;
-	int need_group;		/* > 0: an option of this group needed */
 	const char *positional;	/* a lone argument is this option's value
 				 * (perftest's "ib_write_bw HOST": "client"),
 				 * or NULL: no argument but options */
+	/* A program with a peer: what it does in each role, for --help, by
+	 * the role's bit (BA_SERVER first); NULL: no such role.  The
+	 * positional option given makes the client, an option named
+	 * "local" the local run, neither the server. */
+	const char *role_help[BA_NROLES];
+	unsigned record_roles;	/* the roles that write records (--json,
+				 * --out_json); 0: every one */
 	/* set by ba_parse() */
 	const char *prog;	/* the name it was run as (argv[0]'s last
 				 * part: oms_kvs_get installed, kvs_get in
 				 * the tree), for --help and every message */
+	unsigned role;		/* BA_SERVER, BA_CLIENT or BA_LOCAL; 0: a
+				 * program without roles */
 	int json;		/* --json */
 	const char *out_json;	/* --out_json FILE */
 	/* private */
@@ -110,13 +133,20 @@ struct ba {
 /*
  * Parse @argv by @ba's table.  --help prints the usage on stdout and
  * returns 0; a bad value, an unknown flag, a missing value, a stray
- * argument or two options of one group print why on stderr and return 2.
- * Otherwise opens --out_json and returns BA_GO_ON.
+ * argument, two options of one group, an option its role does not take
+ * or --report_gbits with --json print why on stderr and return 2.
+ * Otherwise sets the role, opens --out_json and returns BA_GO_ON.
  */
 int ba_parse(struct ba *ba, int argc, char **argv);
 
 /* True if the option named @long_name was on the command line. */
 int ba_seen(const struct ba *ba, const char *long_name);
+
+/* After ba_parse(): BA_GO_ON, or when @ok is false and one of @names
+ * (long names, NULL-ended) was given, refuse it with @why ("--scale
+ * @why") and return 2. */
+int ba_only_if(const struct ba *ba, const char *const *names, int ok,
+	       const char *why);
 
 /* Refuse the command line after ba_parse(): prints "prog: why", removes
  * the --out_json file it opened, returns 2. */

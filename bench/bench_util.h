@@ -135,6 +135,11 @@ static inline void bu_server_reach(const char *prog, const char *backend)
 			"--server, or use --local\n", prog);
 }
 
+/* Why an option of the emulated device is refused on --local over verbs
+ * (ba_only_if()). */
+#define BU_EMU_ONLY	"is the emulated device's, and this --local run is " \
+			"on verbs (--backend verbs or OMS_BACKEND=verbs)"
+
 /* Whether contexts asking for @backend run on the emulated device: named,
  * or AUTO with OMS_BACKEND=emu (AUTO otherwise may find an RDMA device). */
 static inline int bu_backend_is_emu(uint32_t backend)

@@ -132,21 +132,23 @@ static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
-	  "serve the tables until SIGINT or SIGTERM", &args.server,
-	  .group = 1 },
+	  "be the server (as with no HOST)", &args.server, .group = 1,
+	  .roles = BA_SERVER },
 	{ 0, "client", NULL, BA_STRING, "HOST",
-	  "get from the server at HOST", &args.host, .group = 1 },
+	  "be a client of the server at HOST (as HOST alone)", &args.host,
+	  .group = 1, .roles = BA_CLIENT },
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "server and clients in this process, on the emulated device",
-	  &args.local, .group = 1 },
+	  &args.local, .group = 1, .roles = BA_LOCAL },
 	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
-	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
+	  "the address to listen on (--local: the clients connect to it)",
+	  &args.bind, .dflt = "any; --local: 127.0.0.1",
+	  .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "items", NULL, BA_UINT, "N",
-	  "server: items per table; client: use keys < N", &args.items,
-	  .min = 1, .max = 1u << 24 },
+	  "the server's items per table; a client's keys are < N",
+	  &args.items, .min = 1, .max = 1u << 24 },
 	{ 's', "size", NULL, BA_SIZES, "SIZES",
 	  "value bytes; a list sweeps (64,256,1024)", args.sizes,
 	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8,
@@ -154,74 +156,80 @@ static const struct ba_opt opts[] = {
 	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 8 KiB",
 	  &args.sweep, .group = 2 },
 	{ 0, "proto", NULL, BA_SET, "SET", "get protocols", &args.protos,
-	  .names = proto_names, .dflt = "all for --server, else single" },
+	  .names = proto_names, .dflt = "all for the server, else single" },
 	{ 0, "writers", NULL, BA_UINT, "N",
-	  "server, local: threads updating random items", &args.writers,
-	  .min = 0, .max = MAX_WRITERS },
+	  "threads updating random items", &args.writers,
+	  .min = 0, .max = MAX_WRITERS, .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "remote-write", NULL, BA_FLAG, NULL,
-	  "server: tables admit clients' updates (--read-pct); --local: "
-	  "set by --read-pct below 100", &args.remote_write, .group = 0 },
+	  "tables admit clients' updates (--read-pct; --local: set by "
+	  "--read-pct below 100)", &args.remote_write, .group = 0,
+	  .roles = BA_SERVER },
 	{ 0, "read-pct", NULL, BA_UINT, "P",
-	  "client, local: gets in 100 operations; the others are remote "
-	  "updates (CAS lock, WRITE, unlock)", &args.read_pct, .min = 0,
-	  .max = 100 },
+	  "gets in 100 operations; the others are remote updates (CAS lock, "
+	  "WRITE, unlock)", &args.read_pct, .min = 0, .max = 100,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST",
 	  "client threads, each its own context; a list sweeps (1,2,4,8,16)",
 	  args.thr_list, .min = 1, .max = MAX_THREADS, .step = 1,
-	  .count = &args.nthr, .max_items = MAX_LIST },
+	  .count = &args.nthr, .max_items = MAX_LIST,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
-	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "batch", NULL, BA_UINTS, "LIST",
 	  "gets outstanding per thread; a list sweeps (Fig 6: 1,...,512)",
 	  args.batch_list, .min = 1, .max = OMS_KVS_MAX_BATCH, .step = 1,
-	  .count = &args.nbatch, .max_items = MAX_LIST },
+	  .count = &args.nbatch, .max_items = MAX_LIST,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "zipf", NULL, BA_DOUBLE, "THETA",
-	  "client: key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
-	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX },
+	  "key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
+	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "hist", NULL, BA_STRING, "FILE",
-	  "client: each cell's latency histogram into FILE (proto, bytes, "
-	  "us, gets)", .dst = &args.hist },
+	  "each cell's latency histogram into FILE (proto, bytes, us, gets)",
+	  .dst = &args.hist, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
 	  "seconds per (protocol, size) cell", &args.duration, .dmin = 0.05,
-	  .dmax = 3600 },
+	  .dmax = 3600, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "runs", NULL, BA_UINT, "N",
 	  "best of N runs per cell, protocols interleaved (torn: all N)",
-	  &args.runs,
-	  .min = 1, .max = 100 },
+	  &args.runs, .min = 1, .max = 100, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: 0: no latency model, wall time; else the model on its "
-	  "own clock, held to at least N wall ns per model ns (the figures "
-	  "do not depend on N)", &args.scale, .min = 0, .max = 100000 },
+	  "emu: 0: no latency model, wall time; else the model on its own "
+	  "clock, held to at least N wall ns per model ns (the figures do "
+	  "not depend on N)", &args.scale, .min = 0, .max = 100000,
+	  .roles = BA_LOCAL },
 	{ 0, "hosts", NULL, BA_UINT, "N",
-	  "local, emu: the client threads spread over N emulated client "
-	  "hosts (nodes), the server on a node of its own", &args.hosts,
-	  .min = 1, .max = OMS_MAX_NODES - 1 },
+	  "emu: the client threads spread over N emulated client hosts "
+	  "(nodes), the server on a node of its own", &args.hosts,
+	  .min = 1, .max = OMS_MAX_NODES - 1, .roles = BA_LOCAL },
 	{ 0, "order", NULL, BA_CHOICE, "O",
-	  "local, emu: where reads are ordered", &args.order,
-	  .names = order_names },
+	  "emu: where reads are ordered", &args.order,
+	  .names = order_names, .roles = BA_LOCAL },
 	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
-	  "local, emu: responder NIC model ns per request (0: bytes only)",
-	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	  "emu, a latency model: responder NIC model ns per request (0: "
+	  "bytes only)", &args.nic_req_ns, .min = 0, .max = 1000000,
+	  .roles = BA_LOCAL },
 	{ 0, "cpu-charge", NULL, BA_FLAG, NULL,
-	  "local, emu: the clients' CPU time outside liboms costs model time "
-	  "(OMS_EMU_F_CHARGE_CPU; it holds the interrupts the kernel handles "
-	  "on their time too: such figures move with the machine)",
-	  &args.force_cpu_charge, .group = 3 },
+	  "emu, a latency model: the clients' CPU time outside liboms costs "
+	  "model time (OMS_EMU_F_CHARGE_CPU; it holds the interrupts the "
+	  "kernel handles on their time too: such figures move with the "
+	  "machine)", &args.force_cpu_charge, .group = 3, .roles = BA_LOCAL },
 	{ 0, "no-cpu-charge", NULL, BA_FLAG, NULL,
-	  "local, emu: the clients' CPU time costs no model time (the "
-	  "default)", &args.no_cpu_charge, .group = 3 },
+	  "emu, a latency model: the clients' CPU time costs no model time "
+	  "(the default)", &args.no_cpu_charge, .group = 3, .roles = BA_LOCAL },
 	{ 0, "calibrate", NULL, BA_FLAG, NULL,
-	  "client: fit the emulated device's model to this link, run the "
-	  "cells on both, print them side by side", &args.calibrate,
-	  .group = 0 },
+	  "fit the emulated device's model to this link, run the cells on "
+	  "both, print them side by side", &args.calibrate, .group = 0,
+	  .roles = BA_CLIENT },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
-	  "declare a silent server dead after this long (oms_ctx_attr "
+	  "declare a silent peer dead after this long (oms_ctx_attr "
 	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
 	BA_OPTS_RDMA(&rdma),
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, BA_CLIENT | BA_LOCAL),
 };
 
 /* --hist: every cell's histogram, appended as the cells end */
@@ -230,20 +238,25 @@ static FILE *hist_file;
 static struct ba ba = {
 	.name = "kvs_get", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
+	.role_help = {
+		"the server: serve the tables until SIGINT or SIGTERM",
+		"a client: get from the server at HOST",
+		"server and clients in this process, on the emulated device",
+	},
+	.record_roles = BA_CLIENT | BA_LOCAL,
 	.about = "KVS get throughput (ASPLOS'26 paper, Fig 7) with liboms's "
 		 "get protocols.",
 	.epilog = "Exit status: 0; 1 server unreachable, table missing or "
 		  "server gone; 2 bad flags.",
-	.need_group = 1,
 };
 
 /* What the table filled, in the form the rest uses. */
 static void settle(struct opts *o)
 {
 	o->json = ba.json;
-	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	o->mode = ba.role == BA_CLIENT ? M_CLIENT :
+		  ba.role == BA_LOCAL ? M_LOCAL : M_SERVER;
 	snprintf(o->port_s, sizeof(o->port_s), "%u", o->port_n);
 	o->port = o->port_s;
 	o->items_set = ba_seen(&ba, "items");
@@ -1450,6 +1463,25 @@ static int run(const struct opts *o)
 	}
 }
 
+/* --local's options of the emulated device and its latency model: taken
+ * only where they apply. */
+static int local_model_flags(void)
+{
+	static const char *const emu_only[] = {
+		"scale", "hosts", "order", "nic-req-ns", "cpu-charge",
+		"no-cpu-charge", NULL,
+	};
+	static const char *const model_only[] = {
+		"nic-req-ns", "cpu-charge", "no-cpu-charge", NULL,
+	};
+	int r = ba_only_if(&ba, emu_only, bu_backend_is_emu(args.backend),
+			   BU_EMU_ONLY);
+
+	return r != BA_GO_ON ? r : ba_only_if(&ba, model_only, args.scale != 0,
+					      "is the latency model's, and "
+					      "--scale 0 turns the model off");
+}
+
 int main(int argc, char **argv)
 {
 	int r;
@@ -1460,16 +1492,12 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	settle(&args);
-	r = ba_rdma_apply(&ba, &rdma, args.backend == OMS_BACKEND_EMU ||
-			  (!args.backend && ba_env_is("OMS_BACKEND", "emu")));
+	r = ba_rdma_apply(&ba, &rdma, bu_backend_is_emu(args.backend));
 	if (r != BA_GO_ON)
 		return r;
-	if (ba_seen(&ba, "hosts") && args.mode != M_LOCAL)
-		return ba_fail(&ba, "--hosts places --local's clients on "
-			       "emulated hosts: it needs --local");
-	if (args.calibrate && args.mode != M_CLIENT)
-		return ba_fail(&ba, "--calibrate measures a link: it needs "
-			       "--client HOST");
+	r = local_model_flags();
+	if (r != BA_GO_ON)
+		return r;
 	if (args.calibrate && args.read_pct < 100)
 		return ba_fail(&ba, "--calibrate compares gets: --read-pct "
 			       "must stay 100");

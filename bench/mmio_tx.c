@@ -523,7 +523,7 @@ static const struct ba_opt opts[] = {
 	  .dflt = "/dev/oms" },
 	{ 0, "dat", NULL, BA_STRING, "FILE", "gnuplot columns into FILE",
 	  .dst = &args.dat },
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, 0),
 };
 
 static struct ba ba = {

@@ -223,7 +223,7 @@ static const struct ba_opt opts[] = {
 	{ 0, "runs", NULL, BA_UINT, "N", "runs per cell: the figure is their "
 	  "mean, and runs that disagree are reported", &o.runs,
 	  .min = 1, .max = 100 },
-	BA_OPT_REPORT_GBITS(&o.gbits),
+	BA_OPT_REPORT_GBITS(&o.gbits, 0),
 };
 
 static struct ba ba = {

@@ -117,79 +117,89 @@ static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
-	  "serve a 1 MiB region until SIGINT or SIGTERM", &args.server,
-	  .group = 1 },
-	{ 0, "client", NULL, BA_STRING, "HOST", "measure against HOST",
-	  &args.host, .group = 1 },
+	  "be the server (as with no HOST)", &args.server, .group = 1,
+	  .roles = BA_SERVER },
+	{ 0, "client", NULL, BA_STRING, "HOST",
+	  "be a client of the server at HOST (as HOST alone)", &args.host,
+	  .group = 1, .roles = BA_CLIENT },
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "server and clients in this process, on the emulated device",
-	  &args.local, .group = 1 },
+	  &args.local, .group = 1, .roles = BA_LOCAL },
 	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
-	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
+	  "the address to listen on (--local: the clients connect to it)",
+	  &args.bind, .dflt = "any; --local: 127.0.0.1",
+	  .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "op", NULL, BA_SET, "SET", "operations: write (weak puts), "
 	  "read (relaxed gets), acquire (acquire gets: ordered by the "
 	  "server's agent, or at the source)", &args.ops, .names = op_names,
-	  .dflt = "write,read" },
+	  .dflt = "write,read", .roles = BA_CLIENT | BA_LOCAL },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes per operation",
 	  args.sizes, .min = 8, .max = 65536, .flags = BA_POW2,
-	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2 },
+	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'a', "all", NULL, BA_FLAG, NULL, "every size, 64 B - 4 KiB",
-	  &args.sweep, .group = 2 },
+	  &args.sweep, .group = 2, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST",
 	  "client threads, each its own context; a list sweeps", args.thr,
 	  .min = 1, .max = MAX_THREADS, .step = 1, .count = &args.nthr,
-	  .max_items = MAX_LIST },
+	  .max_items = MAX_LIST, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
-	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "batch", NULL, BA_UINT, "N",
 	  "operations outstanding per thread (one quiet per batch)",
-	  &args.batch, .min = 1, .max = 4096 },
+	  &args.batch, .min = 1, .max = 4096, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "stream", NULL, BA_FLAG, NULL,
 	  "keep --batch operations in flight all the time (perftest's "
 	  "full send queue) instead of a quiet per batch", &args.stream,
-	  .group = 0 },
+	  .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "breakdown", NULL, BA_FLAG, NULL,
 	  "time issuing, progress, yields and the rest, per operation, in "
 	  "wall time (a clock read per part: it costs a little)",
-	  &args.breakdown, .group = 0 },
+	  &args.breakdown, .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "doorbell-batch", NULL, BA_FLAG, NULL,
 	  "ring the doorbell once for many operations "
 	  "(OMS_CTX_F_DOORBELL_BATCH: perftest's --post_list)",
-	  &args.bell_batch, .group = 0 },
+	  &args.bell_batch, .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell "
 	  "(--scale: its window of model time opens after a fifth of them, "
-	  "at most 0.2 s)", &args.duration, .dmin = 0.05, .dmax = 3600 },
+	  "at most 0.2 s)", &args.duration, .dmin = 0.05, .dmax = 3600,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: 0: no latency model (wall time); else the model, on "
+	  "emu: 0: no latency model (wall time); else the model, on "
 	  "the device's own clock, with a floor of N wall ns per model ns "
 	  "that does not change the figures: M ops/s, bandwidth and "
 	  "us/round in model time (a put costs its bus crossings only, so "
 	  "writes are bounded by nothing else), the CPU and --breakdown "
-	  "still in wall time", &args.scale, .min = 0, .max = 100000 },
+	  "still in wall time", &args.scale, .min = 0, .max = 100000,
+	  .roles = BA_LOCAL },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
-	  "declare a silent server dead after this long", &args.timeout_ms,
+	  "declare a silent peer dead after this long", &args.timeout_ms,
 	  .min = 1, .max = 600000 },
 	BA_OPTS_RDMA(&rdma),
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, BA_CLIENT | BA_LOCAL),
 };
 
 static struct ba ba = {
 	.name = "rdma_ops", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
+	.role_help = {
+		"the server: serve a 1 MiB region until SIGINT or SIGTERM",
+		"a client: measure against the server at HOST",
+		"server and clients in this process, on the emulated device",
+	},
+	.record_roles = BA_CLIENT | BA_LOCAL,
 	.about = "Remote WRITE and READ throughput through liboms "
 		 "(ASPLOS'26 paper,\nFig 3): weak puts and relaxed gets by "
 		 "threads x QPs.",
 	.epilog = "Exit status: 0; 1 server unreachable or gone; 2 bad "
 		  "flags.",
-	.need_group = 1,
 };
 
 /* --local on emu: the run's device, with the latency model if asked */
@@ -853,13 +863,17 @@ int main(int argc, char **argv)
 		return r;
 	if (!o->ops)
 		return ba_fail(&ba, "--op: an empty set measures nothing");
-	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	o->mode = ba.role == BA_CLIENT ? M_CLIENT :
+		  ba.role == BA_LOCAL ? M_LOCAL : M_SERVER;
 	snprintf(o->port, sizeof(o->port), "%u", o->port_n);
 	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
 	    !getenv("OMS_BACKEND"))
 		o->backend = OMS_BACKEND_EMU;
-	r = ba_rdma_apply(&ba, &rdma, o->backend == OMS_BACKEND_EMU ||
-			  (!o->backend && ba_env_is("OMS_BACKEND", "emu")));
+	r = ba_rdma_apply(&ba, &rdma, bu_backend_is_emu(o->backend));
+	if (r != BA_GO_ON)
+		return r;
+	r = ba_only_if(&ba, (const char *const[]){ "scale", NULL },
+		       bu_backend_is_emu(o->backend), BU_EMU_ONLY);
 	if (r != BA_GO_ON)
 		return r;
 	if (o->sweep) {

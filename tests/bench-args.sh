@@ -6,7 +6,11 @@
 #               empty set, a missing value, an unknown flag, a stray
 #               argument: exit 2, stderr names the flag, nothing run;
 #   one tiny real run each with --json and --out_json: every record, on
-#               stdout and in the file, carries the metadata.
+#               stdout and in the file, carries the metadata;
+#   roles       the tools with a peer (perftest's: no HOST the server, a
+#               HOST a client, --local both) refuse, before anything runs,
+#               every option --help says another role takes: exit 2, and
+#               stderr names the option and the run's role.
 # TAP, the plan last.
 #
 # usage: sh tests/bench-args.sh BUILD_DIR
@@ -33,6 +37,90 @@ run() {
 	rm -f "$tmp/out" "$tmp/err" "$tmp/j.json"
 	timeout 60 "$bdir/$b" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
+}
+
+# A valid value of option --$1, for the role checks: the option must be
+# refused for its role, not for its value.
+value_of() {
+	case $1 in
+	zipf) echo 0.5 ;;
+	threads|qps|runs|hosts|writers) echo 2 ;;
+	duration) echo 1 ;;
+	hist|out_json) echo "$tmp/j.json" ;;
+	batch|window) echo 8 ;;
+	read-pct) echo 50 ;;
+	scale|chaos) echo 3 ;;
+	order) echo nic ;;
+	nic-req-ns) echo 5 ;;
+	bind) echo 127.0.0.1 ;;
+	op) echo write ;;
+	size) echo 64 ;;
+	modes) echo quiet ;;
+	timeout-ms) echo 1000 ;;
+	port) echo 7000 ;;
+	*) return 1 ;;
+	esac
+}
+
+# The options --help tags with the roles that take them ("[client,
+# local] ..."), a line each: NAME METAVAR-or-- ROLES (comma list).
+tagged_opts() {
+	awk '/^  (-[A-Za-z0-9], |    )--[a-z]/ {
+		line = $0
+		sub(/^ +(-[A-Za-z0-9], )?/, "", line)
+		match(line, /^--[a-z_-]+( [A-Z]+)? */)
+		opt = substr(line, 1, RLENGTH)
+		rest = substr(line, RLENGTH + 1)
+		if (rest == "" && (getline nxt) > 0) {
+			rest = nxt
+			sub(/^ +/, "", rest)
+		}
+		n = split(opt, w, " ")
+		if (!match(rest, /^\[[a-z, ]+\]/))
+			next
+		tag = substr(rest, 2, RLENGTH - 2)
+		gsub(/ /, "", tag)
+		print substr(w[1], 3), (n > 1 ? w[2] : "-"), tag
+	}' "$1"
+}
+
+# roles_refused TOOL ROLE: every option --help tags without ROLE, given to
+# TOOL in ROLE, is refused before anything runs: exit 2, nothing on
+# stdout, no --out_json file, and the first line of stderr names the
+# option, that it is another role's and the run's role.
+roles_refused() {
+	rb=$1
+	role=$2
+	case $role in
+	server) rargs="" want="the server" ;;
+	client) rargs=nosuchhost.invalid want="a client" ;;
+	local) rargs=--local want="--local" ;;
+	esac
+	run "$rb" --help
+	tagged_opts "$tmp/out" >"$tmp/tagged"
+	cases=0
+	bad=0
+	while read -r name meta tags; do
+		case ",$tags," in *",$role,"*) continue ;; esac
+		val=""
+		if [ "$meta" != - ] && ! val=$(value_of "$name"); then
+			echo "# no value known for --$name: add it to value_of"
+			bad=$((bad + 1))
+			continue
+		fi
+		# shellcheck disable=SC2086
+		run "$rb" $rargs "--$name" ${val:+"$val"}
+		cases=$((cases + 1))
+		if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || [ -e "$tmp/j.json" ] ||
+			! head -n 1 "$tmp/err" | grep -q -e \
+			"^$rb: [^ ]*--$name[^ ]* is a [^;]*option[^;]*; this run is $want"; then
+			echo "# $rb ${rargs:-(no HOST)} --$name $val: exit $rc: $(head -n 1 "$tmp/err")"
+			bad=$((bad + 1))
+		fi
+	done <"$tmp/tagged"
+	# the tags were found (a --help that lost them would check nothing)
+	[ $bad -eq 0 ] && [ -s "$tmp/tagged" ]
+	tap $? "$rb as $want: refuses the $cases options only other roles take, naming each and the role"
 }
 
 # --help: 0, a usage on stdout that names @flags, no run, no file
@@ -188,7 +276,16 @@ check_help kvs_get --server --client --local --port --size --proto --threads \
 	--qps --batch --duration --backend --order --zipf --hist --calibrate \
 	--no-cpu-charge \
 	--ib-dev --ib-port --gid-index --report_gbits
-check_bad kvs_get --server
+for role in server client local; do
+	roles_refused kvs_get $role
+done
+# as the user who found them met them: a server given client options
+run kvs_get --zipf 0.99
+[ $rc -eq 2 ] && grep -q "^kvs_get: --zipf is a client option (give a HOST, or --local); this run is the server" "$tmp/err"
+tap $? "kvs_get --zipf with no HOST: refused, a client option, this run the server"
+run kvs_get --server --threads 4 -D 1 --batch 8
+[ $rc -eq 2 ] && grep -q "^kvs_get: --threads is a client option" "$tmp/err"
+tap $? "kvs_get --server --threads: refused, a client option"
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
 check_bad kvs_get --size --local -s 1X
@@ -291,7 +388,9 @@ tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
 check_help rdma_ops --server --client --local --port --op --size --threads \
 	--qps --batch --stream --breakdown --duration --backend --scale --timeout-ms \
 	--ib-dev --ib-port --gid-index --report_gbits
-check_bad rdma_ops --server
+for role in server client local; do
+	roles_refused rdma_ops $role
+done
 check_bad rdma_ops --op --local --op ,
 check_bad rdma_ops --op --local --op send
 check_bad rdma_ops --size --local -s 100
@@ -343,7 +442,9 @@ tap $ok "rdma_ops without --breakdown: CPU per operation, no timed parts"
 
 check_help msg_pass --local --server --client --size --modes --duration \
 	--window --scale --chaos --runs --port --ib-dev --ib-port --gid-index
-check_bad msg_pass --local
+for role in server client local; do
+	roles_refused msg_pass $role
+done
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3
 check_bad msg_pass --bind --local --bind 127.0.0.1
