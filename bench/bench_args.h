@@ -183,6 +183,43 @@ static inline int ba_json_on(const struct ba *ba)
 int ba_close(struct ba *ba);
 
 /*
+ * Why a run with a peer cannot go on, named as the user meets it: a HOST
+ * that does not resolve, no RDMA device (and what to install or load), no
+ * server listening at HOST:PORT, the emulated device that nothing outside
+ * this process reaches.  Each says it on stderr as "prog: ...".
+ */
+
+/* True when /sys/class/infiniband lists an RDMA device. */
+int ba_rdma_present(void);
+
+/* What to do without an RDMA device: a clause, no final stop. */
+extern const char ba_rdma_hint[];
+
+/* A client's @host: 0 when it resolves; else 1, having said "cannot
+ * resolve HOST" and why. */
+int ba_resolve(const struct ba *ba, const char *host);
+
+/*
+ * Before the server or a client starts (after ba_parse(); nothing to do
+ * for --local), on @backend (enum oms_backend as asked; AUTO: liboms's
+ * choice): 0 to go on; 1, having said why, when a client's @host does not
+ * resolve, or when the run would land on the emulated device unasked (no
+ * RDMA device here, or rdma-core not loadable), which nothing outside
+ * this process reaches.  Asked for (--backend emu, OMS_BACKEND=emu): a
+ * warning, and 0.
+ */
+int ba_peer_ready(const struct ba *ba, const char *host, uint32_t backend);
+
+/* After a failed oms_ctx_create() asking for @backend: the error, why,
+ * and without an RDMA device what to do. */
+void ba_ctx_failed(const struct ba *ba, int err, uint32_t backend);
+
+/* After a failed connect to @host:@port from a context on @backend
+ * ("emu", "verbs"): the error and its cause. */
+void ba_connect_failed(const struct ba *ba, const char *host,
+		       const char *port, int err, const char *backend);
+
+/*
  * perftest's -d, -i and -x, for the programs that run over verbs: the RDMA
  * device, its port and the GID index (whose address, on RoCE, the program
  * connects from and listens on).  ba_rdma_apply() hands them to liboms as

@@ -444,7 +444,7 @@ static int run_server(const struct opts *o)
 	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
-		bu_ctx_failed(ba.prog, err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -458,7 +458,6 @@ static int run_server(const struct opts *o)
 	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
 	       ba.prog, sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
 	       bu_backend_of(ctx, &model), o->writers);
-	bu_server_reach(ba.prog, bu_backend_of(ctx, &model));
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -1186,13 +1185,13 @@ static int run_clients(const struct opts *o, const char *host)
 	/* one connection up front: a clear error before any thread runs */
 	err = ctx_make(o, 0, &ctx);
 	if (err) {
-		bu_ctx_failed(ba.prog, err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
 	if (err) {
-		bu_connect_failed(ba.prog, host, o->port, err, backend);
+		ba_connect_failed(&ba, host, o->port, err, backend);
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
@@ -1250,7 +1249,7 @@ static int run_local(const struct opts *o)
 	if (!err)
 		err = ctx_make(o, 1, &ctx);
 	if (err) {
-		bu_ctx_failed(ba.prog, err);
+		ba_ctx_failed(&ba, err, o->backend);
 		goto out;
 	}
 	if (server_start(&sv, o, ctx)) {
@@ -1292,7 +1291,7 @@ static int fit_link(const struct opts *o, const char *host,
 	int err = ctx_make(o, 0, &ctx);
 
 	if (err) {
-		bu_ctx_failed(ba.prog, err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &kc);
@@ -1510,6 +1509,8 @@ int main(int argc, char **argv)
 		return ba_fail(&ba, "--calibrate compares at most %u cells "
 			       "(sizes x --threads x --batch x --proto)",
 			       MAX_KEPT);
+	if (ba_peer_ready(&ba, args.host, args.backend))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	if (args.hist && args.mode != M_SERVER) {
 		hist_file = fopen(args.hist, "w");

@@ -717,9 +717,12 @@ static int run_server(const struct opts *o)
 	/* the destination agents: strong-seq's reorder buffers */
 	setenv("OMS_AGENT", "1", 0);
 	err = rig_open(&r, o);
-	if (err) {
+	if (err && (!r.d1 || !r.d2))
+		ba_ctx_failed(&ba, err, OMS_BACKEND_AUTO);
+	else if (err)
 		ba_err(&ba, "cannot serve on %s:%u: %s",
 		       o->bind ? o->bind : "*", o->port, strerror(-err));
+	if (err) {
 		rig_close(&r);
 		return 1;
 	}
@@ -843,6 +846,8 @@ int main(int argc, char **argv)
 			   ba_env_is("OMS_BACKEND", "emu"));
 	if (rc != BA_GO_ON)
 		return rc;
+	if (ba_peer_ready(&ba, o->host, OMS_BACKEND_AUTO))
+		return 1;
 	if (o->server) {
 		ba_close(&ba);
 		return run_server(o);
@@ -852,11 +857,12 @@ int main(int argc, char **argv)
 		if (o->local)
 			ba_err(&ba, "cannot set up the emulated "
 			       "nodes: %s", strerror(-err));
+		else if (!r.prod[r.nprod - 1].ctx)
+			ba_ctx_failed(&ba, err, OMS_BACKEND_AUTO);
 		else
-			bu_connect_failed(ba.prog, o->host, r.port1, err,
-					  r.nprod && r.prod[0].ctx ?
+			ba_connect_failed(&ba, o->host, r.port1, err,
 					  bu_backend_of(r.prod[0].ctx,
-							&(int){ 0 }) : "?");
+							&(int){ 0 }));
 		rig_close(&r);
 		return 1;
 	}

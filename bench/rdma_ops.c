@@ -230,7 +230,7 @@ static int ctx_make(const struct opts *o, uint32_t node,
 	err = oms_ctx_create(&a, ctx);
 	/* said once, not by every worker */
 	if (err && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		bu_ctx_failed(ba.prog, err);
+		ba_ctx_failed(&ba, err, o->backend);
 	return err;
 }
 
@@ -301,7 +301,6 @@ static int run_server(const struct opts *o)
 	       "stops it\n", ba.prog, REGION / 1024, o->bind ? o->bind : "*",
 	       o->port);
 	fflush(stdout);
-	bu_server_reach(ba.prog, bu_backend_of(sv.ctx, &(int){ 0 }));
 	while (!g_signal)
 		usleep(100000);
 	server_close(&sv);
@@ -694,7 +693,7 @@ static int run_clients(const struct opts *o, const char *host)
 		return 1;
 	err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
 	if (err) {
-		bu_connect_failed(ba.prog, host, o->port, err,
+		ba_connect_failed(&ba, host, o->port, err,
 				  bu_backend_of(ctx, &(int){ 0 }));
 		oms_ctx_destroy(ctx);
 		return 1;
@@ -882,6 +881,8 @@ int main(int argc, char **argv)
 	}
 	if (o->mode != M_SERVER && buffers_too_big(&ba, o))
 		return 2;
+	if (ba_peer_ready(&ba, o->host, o->backend))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	timer_calibrate();
 	switch (o->mode) {

@@ -506,14 +506,16 @@ says() {	# says WHAT_IT_MUST_SAY DESCRIPTION
 		tap 1 "$2"
 	fi
 }
+says_rc() {	# says_rc EXIT WHAT_IT_MUST_SAY DESCRIPTION: $rc is EXIT too
+	[ "$rc" -eq "$1" ] && grep -q -- "$2" "$tmp/err"
+	tap $? "$3"
+}
 run kvs_get --client nosuchhost.invalid -D 0.1 --timeout-ms 2000
-[ $rc -eq 1 ]
-says "nosuchhost.invalid does not resolve" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
+says_rc 1 "^kvs_get: cannot resolve nosuchhost.invalid" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
 # perftest's positional server host means --client HOST
 for b in kvs_get rdma_ops msg_pass; do
 	run $b nosuchhost.invalid -D 0.1 --timeout-ms 2000
-	[ $rc -eq 1 ]
-	says "nosuchhost.invalid does not resolve" "$b HOST (positional, as perftest): taken as --client HOST (exit $rc)"
+	says_rc 1 "^$b: cannot resolve nosuchhost.invalid" "$b HOST (positional, as perftest): taken as --client HOST (exit $rc)"
 done
 check_bad kvs_get "one host only" --client a b
 check_bad rdma_ops "unexpected argument" a b
@@ -521,10 +523,28 @@ check_bad msg_pass "exclude each other" a --server
 rm -f "$tmp/err"
 timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >/dev/null 2>"$tmp/err"
 says "no other host" "kvs_get --server on the emulated device: warns that no other host can reach it"
+rm -f "$tmp/err"
+OMS_BACKEND=emu timeout -s TERM 3 "$bdir/msg_pass" -p 7994 >/dev/null 2>"$tmp/err"
+says "no other host" "msg_pass (no HOST: the server) with OMS_BACKEND=emu: warns that no other host can reach it"
+run kvs_get --backend emu 127.0.0.1 -D 0.1
+says_rc 1 "emulated device reaches servers in this process only: use --local" "kvs_get --backend emu HOST: refused, and says the emulated device reaches this process only (exit $rc)"
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-	OMS_BACKEND=verbs timeout 60 "$bdir/kvs_get" --client localhost -D 0.1 \
+	# no RDMA device: a server or a client the emulated device would hold
+	# apart from every other process is refused, with what to do
+	for b in kvs_get rdma_ops msg_pass; do
+		run $b
+		[ -s "$tmp/out" ] && rc=0	# the server started
+		says_rc 1 "^$b: no RDMA device in /sys/class/infiniband: a server .*nothing outside this process.*Soft-RoCE.*--local" \
+			"$b with no HOST (the server) and no RDMA device: refused, says why and what to do (exit $rc)"
+		run $b 127.0.0.1 -D 0.1
+		says_rc 1 "^$b: no RDMA device in /sys/class/infiniband: a client .*only servers in this process.*Soft-RoCE.*--local" \
+			"$b HOST with no RDMA device: refused, says why and what to do (exit $rc)"
+	done
+	OMS_BACKEND=verbs timeout 60 "$bdir/kvs_get" --client 127.0.0.1 -D 0.1 \
 		>/dev/null 2>"$tmp/err"
 	says "no RDMA device.*Soft-RoCE" "kvs_get with OMS_BACKEND=verbs and no RDMA device: says how to get one"
+	run rdma_ops --backend verbs 127.0.0.1 -D 0.1
+	says_rc 1 "^rdma_ops: no context: .*no RDMA device.*Soft-RoCE" "rdma_ops --backend verbs HOST with no RDMA device: says how to get one (exit $rc)"
 	OMS_BACKEND=foo timeout 60 "$bdir/rdma_ops" --local -D 0.05 \
 		>/dev/null 2>"$tmp/err"
 	says "OMS_BACKEND=foo: expected emu or verbs" "rdma_ops with OMS_BACKEND=foo: names the variable and its values"
@@ -540,8 +560,7 @@ check_bad rdma_ops "-x/--gid-index: '65536' refused" -x 65536 somehost
 OMS_BACKEND=emu timeout 60 "$bdir/rdma_ops" -d rxe0 somehost >/dev/null 2>"$tmp/err"
 says "names an RDMA device, but the run is on the emulated device" "rdma_ops -d under OMS_BACKEND=emu: refused, not ignored"
 run kvs_get -d nosuchdev0 127.0.0.1 -D 0.1 --timeout-ms 2000
-[ $rc -eq 1 ]
-says "OMS_DEVICE=nosuchdev0: no such RDMA device (present: " "kvs_get -d with a device that is not there: names it and the devices present (exit $rc)"
+says_rc 1 "OMS_DEVICE=nosuchdev0: no such RDMA device (present: " "kvs_get -d with a device that is not there: names it and the devices present (exit $rc)"
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	# OMS_DEVICE picks verbs: no silent fall back to the emulated device
 	OMS_DEVICE=rxe0 timeout 60 "$bdir/../apps/oms_info" >/dev/null 2>"$tmp/err"

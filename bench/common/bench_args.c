@@ -5,9 +5,11 @@
  * type and range, one usage text made from the same table, and the JSON
  * records with their metadata.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -985,4 +987,120 @@ int ba_rdma_apply(struct ba *ba, const struct ba_rdma *r, int emulated)
 		setenv("OMS_GID_INDEX", num, 1);
 	}
 	return BA_GO_ON;
+}
+
+/* ---- why a run with a peer cannot go on --------------------------------- */
+
+const char ba_rdma_hint[] =
+	"load the NIC's driver and install rdma-core and ibverbs-providers, "
+	"or make one with Soft-RoCE (sudo modprobe rdma_rxe; sudo rdma link "
+	"add rxe0 type rxe netdev IFACE)";
+
+int ba_rdma_present(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d)))
+		found = e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int ba_resolve(const struct ba *ba, const char *host)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int gai = getaddrinfo(host, NULL, &hints, &res);
+
+	if (!gai) {
+		freeaddrinfo(res);
+		return 0;
+	}
+	ba_err(ba, "cannot resolve %s (%s): check the name, or give an "
+	       "address", host, gai_strerror(gai));
+	return 1;
+}
+
+/* What to do about @why (oms_caps.backend_why) of an emulated device
+ * chosen for want of a usable RDMA device. */
+static const char *emu_why_hint(const char *why)
+{
+	return strstr(why, "rdma-core") ? "install rdma-core and "
+	       "ibverbs-providers" : ba_rdma_hint;
+}
+
+int ba_peer_ready(const struct ba *ba, const char *host, uint32_t backend)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	int server = ba->role == BA_SERVER;
+
+	if (ba->role == BA_CLIENT && ba_resolve(ba, host))
+		return 1;
+	if (!server && ba->role != BA_CLIENT)
+		return 0;
+	if (backend == OMS_BACKEND_VERBS)
+		return 0;
+	/* asked for: a client's connect says the rest */
+	if (backend == OMS_BACKEND_EMU || ba_env_is("OMS_BACKEND", "emu")) {
+		if (server)
+			ba_err(ba, "warning: the server runs on the emulated "
+			       "device, which no other host (nor process) can "
+			       "reach: clients elsewhere need an RDMA device "
+			       "here; both sides in one process, --local");
+		return 0;
+	}
+	/* a choice that fails is oms_ctx_create()'s to report */
+	if (oms_query_caps(NULL, &caps) || caps.backend != OMS_BACKEND_EMU)
+		return 0;
+	ba_err(ba, "%s: %s on liboms's emulated device would %s; %s; or run "
+	       "both sides in this process with --local", caps.backend_why,
+	       server ? "a server" : "a client", server ? "be reached by "
+	       "nothing outside this process" : "reach only servers in this "
+	       "process", emu_why_hint(caps.backend_why));
+	return 1;
+}
+
+void ba_ctx_failed(const struct ba *ba, int err, uint32_t backend)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	int hint = err == -ENODEV && !ba_rdma_present();
+
+	/* why, without a context: what the default would choose */
+	oms_query_caps(NULL, &caps);
+	if (backend == OMS_BACKEND_VERBS && caps.backend != OMS_BACKEND_VERBS)
+		snprintf(caps.backend_why, sizeof(caps.backend_why), "%s",
+			 "--backend verbs, but there is no RDMA device in "
+			 "/sys/class/infiniband");
+	ba_err(ba, "no context: %s%s%s%s%s", strerror(-err),
+	       caps.backend_why[0] ? ": " : "", caps.backend_why,
+	       hint && !strstr(caps.backend_why, "Soft-RoCE") ? "; " : "",
+	       hint && !strstr(caps.backend_why, "Soft-RoCE") ?
+	       ba_rdma_hint : "");
+}
+
+void ba_connect_failed(const struct ba *ba, const char *host,
+		       const char *port, int err, const char *backend)
+{
+	ba_err(ba, "cannot connect to %s:%s: %s", host, port, strerror(-err));
+	if (err == -ENODEV && !ba_rdma_present())
+		ba_err(ba, "no RDMA device in /sys/class/infiniband: %s",
+		       ba_rdma_hint);
+	else if ((err == -EHOSTUNREACH || err == -ENOENT) &&
+		 !ba_resolve(ba, host))
+		ba_err(ba, "no route from this host's RDMA device to %s: "
+		       "check the link and the address it has", host);
+	else if (err == -ECONNREFUSED && !strcmp(backend, "emu"))
+		ba_err(ba, "the emulated device reaches servers in this "
+		       "process only: use --local, or an RDMA device: %s",
+		       ba_rdma_hint);
+	else if (err == -ECONNREFUSED)
+		ba_err(ba, "no server listening at %s:%s (connection "
+		       "refused): start '%s' (no HOST: the server) there, on "
+		       "port %s", host, port, ba->prog, port);
+	else if (err == -ETIMEDOUT)
+		ba_err(ba, "%s:%s did not answer in time: is '%s' (no HOST: "
+		       "the server) running there, on port %s, and the link "
+		       "up?", host, port, ba->prog, port);
 }
