@@ -139,6 +139,9 @@ struct ba {
  */
 int ba_parse(struct ba *ba, int argc, char **argv);
 
+/* ba->prog from @argv0 (ba_parse() does it), for a refusal before it. */
+void ba_set_prog(struct ba *ba, const char *argv0);
+
 /* True if the option named @long_name was on the command line. */
 int ba_seen(const struct ba *ba, const char *long_name);
 

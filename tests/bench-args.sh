@@ -16,6 +16,7 @@
 # usage: sh tests/bench-args.sh BUILD_DIR
 set -u
 bdir=${1:-build}/bench
+top=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -30,12 +31,21 @@ tap() {
 	fi
 }
 
+# The built program NAME: the apps (oms_*) in apps/, the benchmarks in
+# bench/.
+bin() {
+	case $1 in
+	oms_*) echo "$top/apps/$1" ;;
+	*) echo "$bdir/$1" ;;
+	esac
+}
+
 # run BENCH ARGS...: exit status in $rc, output in $tmp/out and $tmp/err
 run() {
 	b=$1
 	shift
 	rm -f "$tmp/out" "$tmp/err" "$tmp/j.json"
-	timeout 60 "$bdir/$b" "$@" >"$tmp/out" 2>"$tmp/err"
+	timeout 60 "$(bin "$b")" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
 
@@ -58,6 +68,10 @@ value_of() {
 	modes) echo quiet ;;
 	timeout-ms) echo 1000 ;;
 	port) echo 7000 ;;
+	targets) echo emu ;;
+	rounds) echo 64 ;;
+	cost-rounds) echo 5 ;;
+	dev) echo /dev/null ;;
 	*) return 1 ;;
 	esac
 }
@@ -444,6 +458,9 @@ check_help msg_pass --local --server --client --size --modes --duration \
 	--window --scale --chaos --runs --port --ib-dev --ib-port --gid-index
 for role in server client local; do
 	roles_refused msg_pass $role
+done
+for role in server client local; do
+	roles_refused oms_probe $role
 done
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3

@@ -285,8 +285,11 @@ int probe_verbs_server(const struct probe_opts *o)
 	if (!err)
 		err = rdma_listen(lid, 4) ? -errno : 0;
 	if (err) {
-		fprintf(stderr, "%s: listen on %s:%s: %s\n", probe_prog,
-			o->bind ? o->bind : "*", port, strerror(-err));
+		fprintf(stderr, "%s: listen on %s:%s: %s%s\n", probe_prog,
+			o->bind ? o->bind : "*", port, strerror(-err),
+			err == -ENODEV || err == -EADDRNOTAVAIL ? " (no RDMA "
+			"device has that address: --bind one of an RDMA "
+			"device's)" : "");
 		goto out;
 	}
 	printf("# oms_probe server on %s:%s\n", o->bind ? o->bind : "*",
@@ -369,7 +372,7 @@ static int connect_one(struct vrig *g, const struct probe_opts *o,
 	snprintf(port, sizeof(port), "%u", o->port);
 	qp_attr(&qa);
 	for (;;) {
-		err = rdma_getaddrinfo(o->server, port, &hints, &res) ?
+		err = rdma_getaddrinfo(o->host, port, &hints, &res) ?
 		      -errno : 0;
 		if (err)
 			return err;
@@ -771,12 +774,14 @@ static const struct probe_ops ops = { .run = {
 	[PK_WAR] = war_probe, [PK_COST] = cost_probe,
 } };
 
-int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
+int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep,
+		       int *connected)
 {
 	struct vrig g = { .tmo_ms = o->timeout_ms, .mem_len = LOC_LEN };
 	struct pb_ctl m;
 	int err, k;
 
+	*connected = 0;
 	g.mem = aligned_alloc(4096, LOC_LEN);
 	if (!g.mem)
 		return -ENOMEM;
@@ -791,11 +796,9 @@ int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
 		g.c[k].raddr = m.addr;
 		g.c[k].rkey = m.rkey;
 	}
-	if (err) {
-		fprintf(stderr, "%s: connect to %s:%u: %s\n", probe_prog,
-			o->server, o->port, strerror(-err));
+	*connected = !err;
+	if (err)
 		goto out;
-	}
 	caps_rows(&g, rep);
 	err = probe_run_all(rep, "verbs", verbs_probes,
 			    sizeof(verbs_probes) / sizeof(verbs_probes[0]),

@@ -792,18 +792,21 @@ static int open_out_json(struct ba *ba)
 	return BA_GO_ON;
 }
 
+void ba_set_prog(struct ba *ba, const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	ba->prog = slash && slash[1] ? slash + 1 :
+		   argv0 && argv0[0] ? argv0 : ba->name;
+}
+
 int ba_parse(struct ba *ba, int argc, char **argv)
 {
 	static struct ba_getopt g;
 	struct ba_list l;
 	int c, li, r;
 
-	ba->prog = ba->name;
-	if (argc > 0 && argv[0] && argv[0][0]) {
-		const char *slash = strrchr(argv[0], '/');
-
-		ba->prog = slash && slash[1] ? slash + 1 : argv[0];
-	}
+	ba_set_prog(ba, argc > 0 ? argv[0] : NULL);
 	list_make(ba, &l);
 	getopt_tables(&l, &g);
 	ba->seen = 0;
