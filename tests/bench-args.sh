@@ -462,6 +462,32 @@ done
 for role in server client local; do
 	roles_refused oms_probe $role
 done
+
+# oms_info: --help and --json, nothing else
+run oms_info --help
+[ $rc -eq 0 ] && grep -q "^usage: oms_info \[--json\]" "$tmp/out" &&
+	grep -q -- "--json" "$tmp/out" && [ ! -s "$tmp/err" ] &&
+	! grep -q "^backend:" "$tmp/out"
+tap $? "oms_info --help: exit 0, the usage on stdout, nothing run"
+run oms_info --json
+ok=0
+[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] || ok=1
+if command -v python3 >/dev/null; then
+	python3 -c 'import json, sys
+o = json.load(sys.stdin)
+assert o["round_trip"] == "ok" and o["read_back"] == "hello, ordered world"
+assert o["backend"] in ("emu", "verbs") and o["chosen_because"]
+assert isinstance(o["acquire_reads"], bool) and o["nodes"] > 0' \
+		<"$tmp/out" || ok=1
+else
+	grep -q '^{"liboms":"[^"]*","backend":".*"round_trip":"ok"' "$tmp/out" || ok=1
+fi
+tap $ok "oms_info --json: exit 0, one JSON object that parses, with the backend, why and the round trip"
+for a in --bogus -j extra; do
+	run oms_info $a
+	[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "^oms_info: .*'$a'" "$tmp/err"
+	tap $? "oms_info $a: exit 2, named on stderr, nothing run"
+done
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3
 check_bad msg_pass --bind --local --bind 127.0.0.1
