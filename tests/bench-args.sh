@@ -10,7 +10,10 @@
 #   roles       the tools with a peer (perftest's: no HOST the server, a
 #               HOST a client, --local both) refuse, before anything runs,
 #               every option --help says another role takes: exit 2, and
-#               stderr names the option and the run's role.
+#               stderr names the option and the run's role;
+#   oms_info    --help, --json (a JSON object), nothing else;
+#   installed   each benchmark under its installed name (oms_kvs_get):
+#               --help's usage and the refusals say that name.
 # TAP, the plan last.
 #
 # usage: sh tests/bench-args.sh BUILD_DIR
@@ -19,17 +22,8 @@ bdir=${1:-build}/bench
 top=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-
-tap() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		sed 's/^/#   stderr: /' "$tmp/err" 2>/dev/null | head -n 5
-	fi
-}
+# tap, run
+. tests/tap-lib.sh
 
 # The built program NAME: the apps (oms_*) in apps/, the benchmarks in
 # bench/.
@@ -38,15 +32,6 @@ bin() {
 	oms_*) echo "$top/apps/$1" ;;
 	*) echo "$bdir/$1" ;;
 	esac
-}
-
-# run BENCH ARGS...: exit status in $rc, output in $tmp/out and $tmp/err
-run() {
-	b=$1
-	shift
-	rm -f "$tmp/out" "$tmp/err" "$tmp/j.json"
-	timeout 60 "$(bin "$b")" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
 }
 
 # A valid value of option --$1, for the role checks: the option must be
@@ -462,6 +447,26 @@ done
 for role in server client local; do
 	roles_refused oms_probe $role
 done
+
+# Under the names make install gives them (oms_ before each benchmark,
+# as perftest's ib_): --help's usage and the messages say that name, the
+# one the user typed
+mkdir "$tmp/bin"
+for p in "$bdir"/*; do
+	[ -x "$p" ] && [ -f "$p" ] || continue
+	ib=oms_$(basename "$p")
+	ln -s "$(cd "$(dirname "$p")" && pwd)/$(basename "$p")" "$tmp/bin/$ib"
+	rm -f "$tmp/out" "$tmp/err"
+	"$tmp/bin/$ib" --help >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "^usage: $ib " "$tmp/out" && [ ! -s "$tmp/err" ]
+	tap $? "$ib (installed) --help: exit 0, its usage under that name"
+	"$tmp/bin/$ib" --bogus >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "^$ib: .*--bogus" "$tmp/err"
+	tap $? "$ib (installed) --bogus: exit 2, refused under that name"
+done
+rm -rf "$tmp/bin"
 
 # oms_info: --help and --json, nothing else
 run oms_info --help
