@@ -151,6 +151,7 @@ static const struct ba_opt opts[] = {
 	  &args.items, .min = 1, .max = 1u << 24 },
 	{ 's', "size", NULL, BA_SIZES, "SIZES",
 	  "value bytes; a list sweeps (64,256,1024)", args.sizes,
+	  .dflt = "64; the server: every size of --all",
 	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8,
 	  .count = &args.nsizes, .max_items = NSWEEP, .group = 2 },
 	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 8 KiB",
@@ -271,7 +272,11 @@ static void settle(struct opts *o)
 	if (!ba_seen(&ba, "proto"))
 		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
 			    1u << OMS_KVS_SINGLE;
-	if (o->sweep) {
+	/* As perftest's server, ours takes its size from the clients: with
+	 * no -s it serves every size of --all, which holds a client's
+	 * default and each size of its -a (a client naming another size is
+	 * told to start the server with it). */
+	if (o->sweep || (o->mode == M_SERVER && !ba_seen(&ba, "size"))) {
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = NSWEEP;
 	}
@@ -404,6 +409,13 @@ static int server_start(struct server *sv, const struct opts *o,
 	if (err) {
 		ba_err(&ba, "cannot create the tables: %s",
 		       strerror(-err));
+		/* registering pins them: the default (every size of --all)
+		 * is tens of MB, over many a locked-memory limit */
+		if (err == -ENOMEM || err == -E2BIG || err == -EPERM)
+			ba_err(&ba, "%u tables of %u items: serve fewer sizes "
+			       "(-s), protocols (--proto) or items (--items), "
+			       "or raise the locked-memory limit (ulimit -l)",
+			       sv->ntables, o->items);
 		return err;
 	}
 	err = oms_kvs_server_listen(sv->s, o->bind, o->port);
@@ -441,6 +453,7 @@ static int run_server(const struct opts *o)
 	struct oms_ctx *ctx;
 	struct server sv;
 	uint64_t last = 0, t_last = bu_now_ns();
+	char sizes[NSWEEP * 6 + 1];
 	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
@@ -454,10 +467,15 @@ static int run_server(const struct opts *o)
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
-	printf("%s server: %u tables, %u items each, listening on %s:%s "
-	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
-	       ba.prog, sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
-	       bu_backend_of(ctx, &model), o->writers);
+	/* the sizes, which a client's -s must be among */
+	for (uint32_t i = 0, at = 0; i < o->nsizes && at < sizeof(sizes); i++)
+		at += snprintf(sizes + at, sizeof(sizes) - at, "%s%u",
+			       i ? "," : "", o->sizes[i]);
+	printf("%s server: %u tables (value sizes %s B), %u items each, "
+	       "listening on %s:%s (backend %s), %u writers; SIGINT or "
+	       "SIGTERM stops it\n", ba.prog, sv.ntables, sizes, o->items,
+	       o->bind ? o->bind : "*", o->port, bu_backend_of(ctx, &model),
+	       o->writers);
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -1211,10 +1229,12 @@ static int run_clients(const struct opts *o, const char *host)
 			    !oms_kvs_table_open(probe, p, o->sizes[i], &t))
 				continue;
 			ba_err(&ba, "the server at %s:%s has no "
-			       "%s table of %u B (start it with --proto %s "
-			       "--size %u, or --sweep)", host, o->port,
-			       oms_kvs_proto_name(p), o->sizes[i],
-			       oms_kvs_proto_name(p), o->sizes[i]);
+			       "%s table of %u B: with no -s it serves every "
+			       "size of --all (64 B - 8 KiB) and every "
+			       "protocol; start it with no -s, or with --size "
+			       "%u (and --proto %s) among its own", host,
+			       o->port, oms_kvs_proto_name(p), o->sizes[i],
+			       o->sizes[i], oms_kvs_proto_name(p));
 			fail = 1;
 		}
 		for (uint32_t ti = 0; ti < o->nthr && !fail; ti++)

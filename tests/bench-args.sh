@@ -569,8 +569,15 @@ check_bad kvs_get "one host only" --client a b
 check_bad rdma_ops "unexpected argument" a b
 check_bad msg_pass "exclude each other" a --server
 rm -f "$tmp/err"
-timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >/dev/null 2>"$tmp/err"
+timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >"$tmp/out" 2>"$tmp/err"
 says "no other host" "kvs_get --server on the emulated device: warns that no other host can reach it"
+# the server serves what clients ask for, with no -s of its own: every
+# size of --all (README's client asks for 64,1024)
+grep -q "^kvs_get server: 32 tables (value sizes 64,128,256,512,1024,2048,4096,8192 B)" "$tmp/out"
+tap $? "kvs_get --server with no -s: every protocol's table in every size of --all, said at the start"
+timeout -s TERM 3 "$bdir/kvs_get" --backend emu --port 7993 -s 1024 --proto farm >"$tmp/out" 2>"$tmp/err"
+grep -q "^kvs_get server: 1 tables (value sizes 1024 B)" "$tmp/out"
+tap $? "kvs_get (no HOST) -s 1024 --proto farm: the server's tables are those it was given"
 rm -f "$tmp/err"
 OMS_BACKEND=emu timeout -s TERM 3 "$bdir/msg_pass" -p 7994 >/dev/null 2>"$tmp/err"
 says "no other host" "msg_pass (no HOST: the server) with OMS_BACKEND=emu: warns that no other host can reach it"
