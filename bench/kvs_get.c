@@ -228,7 +228,8 @@ static const struct ba_opt opts[] = {
 	  .roles = BA_CLIENT },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
 	  "declare a silent peer dead after this long (oms_ctx_attr "
-	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
+	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000,
+	  .dflt = "OMS_TIMEOUT_MS, else 2000" },
 	BA_OPTS_RDMA(&rdma),
 	BA_OPT_REPORT_GBITS(&args.gbits, BA_CLIENT | BA_LOCAL),
 };
@@ -289,6 +290,30 @@ static void settle(struct opts *o)
 	 * the machine (docs/emu-device.md, "The client's CPU"), so it is on
 	 * only when asked for. */
 	o->cpu_charge = o->force_cpu_charge;
+}
+
+/*
+ * liboms's OMS_TIMEOUT_MS, for machines where 2 s of silence is not a dead
+ * peer (emulated guests), is the timeout of contexts that set none; ours
+ * set --timeout-ms's, so without the flag the variable stands in for it,
+ * and a command line need not change to run there.  A bad value is
+ * refused, as liboms refuses it.
+ */
+static int timeout_from_env(struct opts *o)
+{
+	const char *env = getenv("OMS_TIMEOUT_MS");
+	unsigned long v;
+	char *end;
+
+	if (ba_seen(&ba, "timeout-ms") || !env || !*env)
+		return BA_GO_ON;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || env[0] == '-' || v == 0 || v > 600000)
+		return ba_fail(&ba, "OMS_TIMEOUT_MS=%s: expected a whole "
+			       "number of ms in 1..600000", env);
+	o->timeout_ms = (uint32_t)v;
+	return BA_GO_ON;
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -1511,6 +1536,9 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	settle(&args);
+	r = timeout_from_env(&args);
+	if (r != BA_GO_ON)
+		return r;
 	r = ba_rdma_apply(&ba, &rdma, bu_backend_is_emu(args.backend));
 	if (r != BA_GO_ON)
 		return r;

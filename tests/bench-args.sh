@@ -578,6 +578,11 @@ tap $? "kvs_get --server with no -s: every protocol's table in every size of --a
 timeout -s TERM 3 "$bdir/kvs_get" --backend emu --port 7993 -s 1024 --proto farm >"$tmp/out" 2>"$tmp/err"
 grep -q "^kvs_get server: 1 tables (value sizes 1024 B)" "$tmp/out"
 tap $? "kvs_get (no HOST) -s 1024 --proto farm: the server's tables are those it was given"
+# liboms's OMS_TIMEOUT_MS stands in for --timeout-ms; a bad one refused
+OMS_TIMEOUT_MS=2s timeout 60 "$bdir/kvs_get" --local -D 0.05 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^kvs_get: OMS_TIMEOUT_MS=2s: expected a whole number" "$tmp/err"
+tap $? "kvs_get with OMS_TIMEOUT_MS=2s: refused (exit $rc), as liboms refuses it"
 rm -f "$tmp/err"
 OMS_BACKEND=emu timeout -s TERM 3 "$bdir/msg_pass" -p 7994 >/dev/null 2>"$tmp/err"
 says "no other host" "msg_pass (no HOST: the server) with OMS_BACKEND=emu: warns that no other host can reach it"
