@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 		  "numbers (the control)", .dst = &no_order },
 	};
 	struct ba ba = {
-		.prog = "agent", .opts = opts,
+		.name = "agent", .opts = opts,
 		.nopts = sizeof(opts) / sizeof(opts[0]),
 		.about = "The destination agent's core on this CPU, through an "
 			 "in-memory ring: requests per second and ns per "
@@ -239,9 +239,9 @@ int main(int argc, char **argv)
 				if (!r)
 					r = run_agent(&c, iters, &p);
 				if (r) {
-					fprintf(stderr, "agent: %s %u B %s: %s\n",
-						op_names[op], c.size, num,
-						strerror(-r));
+					ba_err(&ba, "%s %u B %s: %s",
+					       op_names[op], c.size, num,
+					       strerror(-r));
 					return 1;
 				}
 				run_parts(&c, iters, &p);

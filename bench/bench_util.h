@@ -10,7 +10,6 @@
 #define OMS_BENCH_UTIL_H
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,66 +73,10 @@ static inline const char *bu_backend_of(struct oms_ctx *ctx, int *model)
 	return caps.backend_name;
 }
 
-/*
- * After a failed oms_ctx_create(): the error and why, with what to do
- * (oms_query_caps(NULL) knows it without a context).
- */
-static inline void bu_ctx_failed(const char *prog, int err)
-{
-	struct oms_caps caps = { .size = sizeof(caps) };
-
-	oms_query_caps(NULL, &caps);
-	fprintf(stderr, "%s: no context: %s%s%s\n", prog, strerror(-err),
-		caps.backend_why[0] ? ": " : "", caps.backend_why);
-}
-
-/*
- * After a failed connect to @host:@port: the error, and what to do about
- * it.  A name that does not resolve is said so (the library reports an
- * unreachable host for it, as librdmacm does).
- */
-static inline void bu_connect_failed(const char *prog, const char *host,
-				     const char *port, int err,
-				     const char *backend)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	int gai;
-
-	fprintf(stderr, "%s: cannot connect to %s:%s: %s\n", prog, host, port,
-		strerror(-err));
-	if (err == -EHOSTUNREACH || err == -ENOENT) {
-		gai = getaddrinfo(host, NULL, &hints, &res);
-		if (gai) {
-			fprintf(stderr, "%s: the name %s does not resolve (%s): "
-				"check it, or give an address\n", prog, host,
-				gai_strerror(gai));
-			return;
-		}
-		freeaddrinfo(res);
-		fprintf(stderr, "%s: no route from this host's RDMA device to "
-			"%s: check the link and the address it has\n", prog,
-			host);
-	} else if (err == -ECONNREFUSED && !strcmp(backend, "emu")) {
-		fprintf(stderr, "%s: the emu backend reaches servers in this "
-			"process only: use --local, or --backend verbs\n", prog);
-	} else if (err == -ECONNREFUSED || err == -ETIMEDOUT) {
-		fprintf(stderr, "%s: is '%s --server' running on %s, on port "
-			"%s?\n", prog, prog, host, port);
-	}
-}
-
-/*
- * A server on the emulated device is reached only from its own process:
- * say so, rather than let a user wait for a client on another host.
- */
-static inline void bu_server_reach(const char *prog, const char *backend)
-{
-	if (!strcmp(backend, "emu"))
-		fprintf(stderr, "%s: warning: the server runs on the emulated "
-			"device, which no other host (nor process) can reach: "
-			"set up an RDMA device (Soft-RoCE: rdma link add) for "
-			"--server, or use --local\n", prog);
-}
+/* Why an option of the emulated device is refused on --local over verbs
+ * (ba_only_if()). */
+#define BU_EMU_ONLY	"is the emulated device's, and this --local run is " \
+			"on verbs (--backend verbs or OMS_BACKEND=verbs)"
 
 /* Whether contexts asking for @backend run on the emulated device: named,
  * or AUTO with OMS_BACKEND=emu (AUTO otherwise may find an RDMA device). */

@@ -83,10 +83,11 @@ static const struct ba_opt opts[] = {
 };
 
 static struct ba ba = {
-	.prog = "dma_pattern", .opts = opts,
+	.name = "dma_pattern", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.about = "Fig 2: doorbell to the NIC holding request and data, by DMA "
-		 "pattern, on the emulated device's latency model.",
+	.about = "ASPLOS'26 paper, Fig 2: doorbell to the NIC holding request "
+		 "and data, by DMA\npattern, on the emulated device's latency "
+		 "model.",
 	.epilog = "Exit status: 0; 1 a run failed; 2 bad flags.",
 };
 
@@ -317,8 +318,8 @@ int main(int argc, char **argv)
 	if (args.cdf) {
 		cdf = fopen(args.cdf, "w");
 		if (!cdf) {
-			fprintf(stderr, "dma_pattern: --cdf %s: %s\n", args.cdf,
-				strerror(errno));
+			ba_err(&ba, "--cdf %s: %s", args.cdf,
+			       strerror(errno));
 			free(ns);
 			return ba_fail(&ba, "--cdf: cannot write the file");
 		}
@@ -326,8 +327,9 @@ int main(int argc, char **argv)
 	}
 	ba_set_backend(&ba, "emu");
 	if (!ba.json) {
-		printf("Fig 2: doorbell to the NIC holding request (64 B) and "
-		       "data, model ns (Table 2 latencies), %u samples\n",
+		printf("ASPLOS'26 paper, Fig 2: doorbell to the NIC holding "
+		       "request (64 B) and data,\nmodel ns (Table 2 "
+		       "latencies), %u samples\n",
 		       args.samples);
 		bu_rule();
 		printf(" %-7s %-14s %9s %9s %9s %9s\n", "#bytes", "pattern",
@@ -367,12 +369,12 @@ int main(int argc, char **argv)
 				       pct(ns, args.samples, 0.99), mean);
 		}
 	if (err)
-		fprintf(stderr, "dma_pattern: %s\n", strerror(-err));
+		ba_err(&ba, "%s", strerror(-err));
 	else if (!ba.json)
 		bu_rule();
 	if (cdf && fclose(cdf)) {
-		fprintf(stderr, "dma_pattern: --cdf %s: write failed\n",
-			args.cdf);
+		ba_err(&ba, "--cdf %s: write failed",
+		       args.cdf);
 		err = err ? err : -EIO;
 	}
 	free(ns);

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		  &iters, .min = 2, .max = 1ull << 40, .flags = BA_U64 },
 	};
 	struct ba ba = {
-		.prog = "engine", .opts = opts,
+		.name = "engine", .opts = opts,
 		.nopts = sizeof(opts) / sizeof(opts[0]),
 		.about = "ns per operation of the pure ordering engine's fast "
 			 "paths (one thread, no I/O).",
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 		double nsop;
 
 		if (fns[i](iters, &res)) {
-			fprintf(stderr, "engine: benchmark %zu failed\n", i);
+			ba_err(&ba, "benchmark %zu failed", i);
 			return 1;
 		}
 		nsop = (double)res.ns / (double)res.ops;

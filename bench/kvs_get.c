@@ -132,118 +132,133 @@ static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
-	  "serve the tables until SIGINT or SIGTERM", &args.server,
-	  .group = 1 },
+	  "be the server (as with no HOST)", &args.server, .group = 1,
+	  .roles = BA_SERVER },
 	{ 0, "client", NULL, BA_STRING, "HOST",
-	  "get from the server at HOST", &args.host, .group = 1 },
+	  "be a client of the server at HOST (as HOST alone)", &args.host,
+	  .group = 1, .roles = BA_CLIENT },
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "server and clients in this process, on the emulated device",
-	  &args.local, .group = 1 },
+	  &args.local, .group = 1, .roles = BA_LOCAL },
 	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
-	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
+	  "the address to listen on (--local: the clients connect to it)",
+	  &args.bind, .dflt = "any; --local: 127.0.0.1",
+	  .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "items", NULL, BA_UINT, "N",
-	  "server: items per table; client: use keys < N", &args.items,
-	  .min = 1, .max = 1u << 24 },
+	  "the server's items per table; a client's keys are < N",
+	  &args.items, .min = 1, .max = 1u << 24 },
 	{ 's', "size", NULL, BA_SIZES, "SIZES",
 	  "value bytes; a list sweeps (64,256,1024)", args.sizes,
+	  .dflt = "64; the server: every size of --all",
 	  .min = 8, .max = OMS_KVS_MAX_VALUE, .step = 8,
 	  .count = &args.nsizes, .max_items = NSWEEP, .group = 2 },
 	{ 'a', "all", "sweep", BA_FLAG, NULL, "every size, 64 B - 8 KiB",
 	  &args.sweep, .group = 2 },
 	{ 0, "proto", NULL, BA_SET, "SET", "get protocols", &args.protos,
-	  .names = proto_names, .dflt = "all for --server, else single" },
+	  .names = proto_names, .dflt = "all for the server, else single" },
 	{ 0, "writers", NULL, BA_UINT, "N",
-	  "server, local: threads updating random items", &args.writers,
-	  .min = 0, .max = MAX_WRITERS },
+	  "threads updating random items", &args.writers,
+	  .min = 0, .max = MAX_WRITERS, .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "remote-write", NULL, BA_FLAG, NULL,
-	  "server: tables admit clients' updates (--read-pct); --local: "
-	  "set by --read-pct below 100", &args.remote_write, .group = 0 },
+	  "tables admit clients' updates (--read-pct; --local: set by "
+	  "--read-pct below 100)", &args.remote_write, .group = 0,
+	  .roles = BA_SERVER },
 	{ 0, "read-pct", NULL, BA_UINT, "P",
-	  "client, local: gets in 100 operations; the others are remote "
-	  "updates (CAS lock, WRITE, unlock)", &args.read_pct, .min = 0,
-	  .max = 100 },
+	  "gets in 100 operations; the others are remote updates (CAS lock, "
+	  "WRITE, unlock)", &args.read_pct, .min = 0, .max = 100,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST",
 	  "client threads, each its own context; a list sweeps (1,2,4,8,16)",
 	  args.thr_list, .min = 1, .max = MAX_THREADS, .step = 1,
-	  .count = &args.nthr, .max_items = MAX_LIST },
+	  .count = &args.nthr, .max_items = MAX_LIST,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
-	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "batch", NULL, BA_UINTS, "LIST",
 	  "gets outstanding per thread; a list sweeps (Fig 6: 1,...,512)",
 	  args.batch_list, .min = 1, .max = OMS_KVS_MAX_BATCH, .step = 1,
-	  .count = &args.nbatch, .max_items = MAX_LIST },
+	  .count = &args.nbatch, .max_items = MAX_LIST,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "zipf", NULL, BA_DOUBLE, "THETA",
-	  "client: key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
-	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX },
+	  "key skew, Zipf theta (0: uniform; YCSB uses 0.99)",
+	  &args.zipf, .dmin = 0, .dmax = BU_ZIPF_THETA_MAX,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "hist", NULL, BA_STRING, "FILE",
-	  "client: each cell's latency histogram into FILE (proto, bytes, "
-	  "us, gets)", .dst = &args.hist },
+	  "each cell's latency histogram into FILE (proto, bytes, us, gets)",
+	  .dst = &args.hist, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC",
 	  "seconds per (protocol, size) cell", &args.duration, .dmin = 0.05,
-	  .dmax = 3600 },
+	  .dmax = 3600, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "runs", NULL, BA_UINT, "N",
 	  "best of N runs per cell, protocols interleaved (torn: all N)",
-	  &args.runs,
-	  .min = 1, .max = 100 },
+	  &args.runs, .min = 1, .max = 100, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: 0: no latency model, wall time; else the model on its "
-	  "own clock, held to at least N wall ns per model ns (the figures "
-	  "do not depend on N)", &args.scale, .min = 0, .max = 100000 },
+	  "emu: 0: no latency model, wall time; else the model on its own "
+	  "clock, held to at least N wall ns per model ns (the figures do "
+	  "not depend on N)", &args.scale, .min = 0, .max = 100000,
+	  .roles = BA_LOCAL },
 	{ 0, "hosts", NULL, BA_UINT, "N",
-	  "local, emu: the client threads spread over N emulated client "
-	  "hosts (nodes), the server on a node of its own", &args.hosts,
-	  .min = 1, .max = OMS_MAX_NODES - 1 },
+	  "emu: the client threads spread over N emulated client hosts "
+	  "(nodes), the server on a node of its own", &args.hosts,
+	  .min = 1, .max = OMS_MAX_NODES - 1, .roles = BA_LOCAL },
 	{ 0, "order", NULL, BA_CHOICE, "O",
-	  "local, emu: where reads are ordered", &args.order,
-	  .names = order_names },
+	  "emu: where reads are ordered", &args.order,
+	  .names = order_names, .roles = BA_LOCAL },
 	{ 0, "nic-req-ns", NULL, BA_UINT, "N",
-	  "local, emu: responder NIC model ns per request (0: bytes only)",
-	  &args.nic_req_ns, .min = 0, .max = 1000000 },
+	  "emu, a latency model: responder NIC model ns per request (0: "
+	  "bytes only)", &args.nic_req_ns, .min = 0, .max = 1000000,
+	  .roles = BA_LOCAL },
 	{ 0, "cpu-charge", NULL, BA_FLAG, NULL,
-	  "local, emu: the clients' CPU time outside liboms costs model time "
-	  "(OMS_EMU_F_CHARGE_CPU; it holds the interrupts the kernel handles "
-	  "on their time too: such figures move with the machine)",
-	  &args.force_cpu_charge, .group = 3 },
+	  "emu, a latency model: the clients' CPU time outside liboms costs "
+	  "model time (OMS_EMU_F_CHARGE_CPU; it holds the interrupts the "
+	  "kernel handles on their time too: such figures move with the "
+	  "machine)", &args.force_cpu_charge, .group = 3, .roles = BA_LOCAL },
 	{ 0, "no-cpu-charge", NULL, BA_FLAG, NULL,
-	  "local, emu: the clients' CPU time costs no model time (the "
-	  "default)", &args.no_cpu_charge, .group = 3 },
+	  "emu, a latency model: the clients' CPU time costs no model time "
+	  "(the default)", &args.no_cpu_charge, .group = 3, .roles = BA_LOCAL },
 	{ 0, "calibrate", NULL, BA_FLAG, NULL,
-	  "client: fit the emulated device's model to this link, run the "
-	  "cells on both, print them side by side", &args.calibrate,
-	  .group = 0 },
+	  "fit the emulated device's model to this link, run the cells on "
+	  "both, print them side by side", &args.calibrate, .group = 0,
+	  .roles = BA_CLIENT },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
-	  "declare a silent server dead after this long (oms_ctx_attr "
-	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000 },
+	  "declare a silent peer dead after this long (oms_ctx_attr "
+	  "timeout_ms)", &args.timeout_ms, .min = 1, .max = 600000,
+	  .dflt = "OMS_TIMEOUT_MS, else 2000" },
 	BA_OPTS_RDMA(&rdma),
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, BA_CLIENT | BA_LOCAL),
 };
 
 /* --hist: every cell's histogram, appended as the cells end */
 static FILE *hist_file;
 
 static struct ba ba = {
-	.prog = "kvs_get", .opts = opts,
+	.name = "kvs_get", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
-	.about = "KVS get throughput (seed 004 Fig 7) with liboms's get "
-		 "protocols.",
+	.role_help = {
+		"the server: serve the tables until SIGINT or SIGTERM",
+		"a client: get from the server at HOST",
+		"server and clients in this process, on the emulated device",
+	},
+	.record_roles = BA_CLIENT | BA_LOCAL,
+	.about = "KVS get throughput (ASPLOS'26 paper, Fig 7) with liboms's "
+		 "get protocols.",
 	.epilog = "Exit status: 0; 1 server unreachable, table missing or "
 		  "server gone; 2 bad flags.",
-	.need_group = 1,
 };
 
 /* What the table filled, in the form the rest uses. */
 static void settle(struct opts *o)
 {
 	o->json = ba.json;
-	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	o->mode = ba.role == BA_CLIENT ? M_CLIENT :
+		  ba.role == BA_LOCAL ? M_LOCAL : M_SERVER;
 	snprintf(o->port_s, sizeof(o->port_s), "%u", o->port_n);
 	o->port = o->port_s;
 	o->items_set = ba_seen(&ba, "items");
@@ -258,7 +273,11 @@ static void settle(struct opts *o)
 	if (!ba_seen(&ba, "proto"))
 		o->protos = o->mode == M_SERVER ? (1u << OMS_KVS_NPROTO) - 1 :
 			    1u << OMS_KVS_SINGLE;
-	if (o->sweep) {
+	/* As perftest's server, ours takes its size from the clients: with
+	 * no -s it serves every size of --all, which holds a client's
+	 * default and each size of its -a (a client naming another size is
+	 * told to start the server with it). */
+	if (o->sweep || (o->mode == M_SERVER && !ba_seen(&ba, "size"))) {
 		memcpy(o->sizes, sweep_sizes, sizeof(sweep_sizes));
 		o->nsizes = NSWEEP;
 	}
@@ -271,6 +290,30 @@ static void settle(struct opts *o)
 	 * the machine (docs/emu-device.md, "The client's CPU"), so it is on
 	 * only when asked for. */
 	o->cpu_charge = o->force_cpu_charge;
+}
+
+/*
+ * liboms's OMS_TIMEOUT_MS, for machines where 2 s of silence is not a dead
+ * peer (emulated guests), is the timeout of contexts that set none; ours
+ * set --timeout-ms's, so without the flag the variable stands in for it,
+ * and a command line need not change to run there.  A bad value is
+ * refused, as liboms refuses it.
+ */
+static int timeout_from_env(struct opts *o)
+{
+	const char *env = getenv("OMS_TIMEOUT_MS");
+	unsigned long v;
+	char *end;
+
+	if (ba_seen(&ba, "timeout-ms") || !env || !*env)
+		return BA_GO_ON;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || env[0] == '-' || v == 0 || v > 600000)
+		return ba_fail(&ba, "OMS_TIMEOUT_MS=%s: expected a whole "
+			       "number of ms in 1..600000", env);
+	o->timeout_ms = (uint32_t)v;
+	return BA_GO_ON;
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -357,7 +400,7 @@ static void *writer_main(void *arg)
 			sched_yield();
 	}
 	if (err) {
-		fprintf(stderr, "kvs_get: writer: %s\n", strerror(-err));
+		ba_err(&ba, "writer: %s", strerror(-err));
 		__atomic_store_n(&sv->werr, err, __ATOMIC_RELEASE);
 	}
 	if (w)
@@ -389,14 +432,21 @@ static int server_start(struct server *sv, const struct opts *o,
 					 OMS_KVS_TABLE_REMOTE_WRITE : 0 };
 	err = oms_kvs_server_create(ctx, sv->spec, sv->ntables, &sv->s);
 	if (err) {
-		fprintf(stderr, "kvs_get: cannot create the tables: %s\n",
-			strerror(-err));
+		ba_err(&ba, "cannot create the tables: %s",
+		       strerror(-err));
+		/* registering pins them: the default (every size of --all)
+		 * is tens of MB, over many a locked-memory limit */
+		if (err == -ENOMEM || err == -E2BIG || err == -EPERM)
+			ba_err(&ba, "%u tables of %u items: serve fewer sizes "
+			       "(-s), protocols (--proto) or items (--items), "
+			       "or raise the locked-memory limit (ulimit -l)",
+			       sv->ntables, o->items);
 		return err;
 	}
 	err = oms_kvs_server_listen(sv->s, o->bind, o->port);
 	if (err) {
-		fprintf(stderr, "kvs_get: cannot listen on %s:%s: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
+		ba_err(&ba, "cannot listen on %s:%s: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 		oms_kvs_server_destroy(sv->s);
 		return err;
 	}
@@ -428,10 +478,11 @@ static int run_server(const struct opts *o)
 	struct oms_ctx *ctx;
 	struct server sv;
 	uint64_t last = 0, t_last = bu_now_ns();
+	char sizes[NSWEEP * 6 + 1];
 	int model, err = ctx_make(o, 1, &ctx);
 
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	sigemptyset(&sa.sa_mask);
@@ -441,11 +492,15 @@ static int run_server(const struct opts *o)
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
-	printf("kvs_get server: %u tables, %u items each, listening on %s:%s "
-	       "(backend %s), %u writers; SIGINT or SIGTERM stops it\n",
-	       sv.ntables, o->items, o->bind ? o->bind : "*", o->port,
-	       bu_backend_of(ctx, &model), o->writers);
-	bu_server_reach("kvs_get", bu_backend_of(ctx, &model));
+	/* the sizes, which a client's -s must be among */
+	for (uint32_t i = 0, at = 0; i < o->nsizes && at < sizeof(sizes); i++)
+		at += snprintf(sizes + at, sizeof(sizes) - at, "%s%u",
+			       i ? "," : "", o->sizes[i]);
+	printf("%s server: %u tables (value sizes %s B), %u items each, "
+	       "listening on %s:%s (backend %s), %u writers; SIGINT or "
+	       "SIGTERM stops it\n", ba.prog, sv.ntables, sizes, o->items,
+	       o->bind ? o->bind : "*", o->port, bu_backend_of(ctx, &model),
+	       o->writers);
 	fflush(stdout);
 	while (!g_signal && !__atomic_load_n(&sv.werr, __ATOMIC_ACQUIRE)) {
 		uint64_t now, live;
@@ -455,14 +510,14 @@ static int run_server(const struct opts *o)
 		if (!o->writers || now - t_last < 1000000000ull)
 			continue;
 		live = __atomic_load_n(&sv.live, __ATOMIC_RELAXED);
-		fprintf(stderr, "kvs_get server: writers %.0f updates/s\n",
+		fprintf(stderr, "%s server: writers %.0f updates/s\n", ba.prog,
 			(double)(live - last) * 1e9 / (double)(now - t_last));
 		last = live;
 		t_last = now;
 	}
 	err = server_stop(&sv);
 	oms_ctx_destroy(ctx);
-	printf("kvs_get server: stopped%s; %llu updates, %llu busy\n",
+	printf("%s server: stopped%s; %llu updates, %llu busy\n", ba.prog,
 	       g_signal ? " by a signal" : " (writer failed)",
 	       (unsigned long long)sv.updates, (unsigned long long)sv.busy);
 	return err ? 1 : 0;
@@ -751,8 +806,8 @@ static uint64_t watchdog_ns(const struct opts *o)
 
 static void die_now(const struct cell *c, const char *why)
 {
-	fprintf(stderr, "kvs_get: %s %s:%s: %s\n", why, c->host, c->o->port,
-		c->err ? strerror(-c->err) : "no get completed in the watchdog's time");
+	ba_err(&ba, "%s %s:%s: %s", why, c->host, c->o->port, c->err ?
+	       strerror(-c->err) : "no get completed in the watchdog's time");
 	fflush(stdout);
 	_exit(1);	/* threads may sit in a dead device's wait */
 }
@@ -861,12 +916,12 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 		if (now - tick >= 1000000000ull) {
 			uint64_t m = device_clock();
 
-			fprintf(stderr, "kvs_get: %s %u B: %.0f/%.0f s, %.2f M "
-				"gets/s%s\n", oms_kvs_proto_name(proto), size,
-				(double)(now - t0) / 1e9, o->duration,
-				(double)(live - last) * 1e3 /
-				(double)(model ? m - mtick : now - tick),
-				model ? " (model time)" : "");
+			ba_err(&ba, "%s %u B: %.0f/%.0f s, %.2f M "
+			       "gets/s%s", oms_kvs_proto_name(proto), size,
+			       (double)(now - t0) / 1e9, o->duration,
+			       (double)(live - last) * 1e3 /
+			       (double)(model ? m - mtick : now - tick),
+			       model ? " (model time)" : "");
 			last = live;
 			tick = now;
 			mtick = m;
@@ -893,9 +948,9 @@ static int run_cell(const struct opts *o, const char *host, uint32_t proto,
 			die_now(&c, "server not answering at");
 	}
 	if (c.err) {
-		fprintf(stderr, "kvs_get: %s %s %u B from %s:%s: %s\n",
-			c.err_what, oms_kvs_proto_name(proto), size, host,
-			o->port, strerror(-c.err));
+		ba_err(&ba, "%s %s %u B from %s:%s: %s",
+		       c.err_what, oms_kvs_proto_name(proto), size, host,
+		       o->port, strerror(-c.err));
 		return c.err;
 	}
 	memset(r, 0, sizeof(*r));
@@ -978,8 +1033,8 @@ static void print_head(const struct opts *o, const char *backend, int model)
 {
 	if (o->json)
 		return;
-	printf("KVS gets (seed 004 Fig 7): backend %s, acquire ordered by "
-	       "%s", backend, ordering_who());
+	printf("KVS gets (ASPLOS'26 paper, Fig 7): backend %s, acquire "
+	       "ordered by %s", backend, ordering_who());
 	if (model)
 		printf(", latency model (%s, %s reads), model time",
 		       o->calibrate ? "fitted to the link" : "Table 2",
@@ -1173,13 +1228,13 @@ static int run_clients(const struct opts *o, const char *host)
 	/* one connection up front: a clear error before any thread runs */
 	err = ctx_make(o, 0, &ctx);
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	backend = bu_backend_of(ctx, &model);
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &probe);
 	if (err) {
-		bu_connect_failed("kvs_get", host, o->port, err, backend);
+		ba_connect_failed(&ba, host, o->port, err, backend);
 		oms_ctx_destroy(ctx);
 		return 1;
 	}
@@ -1198,11 +1253,13 @@ static int run_clients(const struct opts *o, const char *host)
 			if (!(o->protos & 1u << p) ||
 			    !oms_kvs_table_open(probe, p, o->sizes[i], &t))
 				continue;
-			fprintf(stderr, "kvs_get: the server at %s:%s has no "
-				"%s table of %u B (start it with --proto %s "
-				"--size %u, or --sweep)\n", host, o->port,
-				oms_kvs_proto_name(p), o->sizes[i],
-				oms_kvs_proto_name(p), o->sizes[i]);
+			ba_err(&ba, "the server at %s:%s has no "
+			       "%s table of %u B: with no -s it serves every "
+			       "size of --all (64 B - 8 KiB) and every "
+			       "protocol; start it with no -s, or with --size "
+			       "%u (and --proto %s) among its own", host,
+			       o->port, oms_kvs_proto_name(p), o->sizes[i],
+			       o->sizes[i], oms_kvs_proto_name(p));
 			fail = 1;
 		}
 		for (uint32_t ti = 0; ti < o->nthr && !fail; ti++)
@@ -1237,7 +1294,7 @@ static int run_local(const struct opts *o)
 	if (!err)
 		err = ctx_make(o, 1, &ctx);
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		ba_ctx_failed(&ba, err, o->backend);
 		goto out;
 	}
 	if (server_start(&sv, o, ctx)) {
@@ -1279,7 +1336,7 @@ static int fit_link(const struct opts *o, const char *host,
 	int err = ctx_make(o, 0, &ctx);
 
 	if (err) {
-		bu_ctx_failed("kvs_get", err);
+		ba_ctx_failed(&ba, err, o->backend);
 		return 1;
 	}
 	err = oms_kvs_client_create(ctx, host, o->port, NULL, &kc);
@@ -1296,8 +1353,8 @@ static int fit_link(const struct opts *o, const char *host,
 		oms_kvs_client_destroy(kc);
 	oms_ctx_destroy(ctx);
 	if (err)
-		fprintf(stderr, "kvs_get: --calibrate: measuring the link to "
-			"%s:%s: %s\n", host, o->port, strerror(-err));
+		ba_err(&ba, "--calibrate: measuring the link to "
+		       "%s:%s: %s", host, o->port, strerror(-err));
 	return !!err;
 }
 
@@ -1355,8 +1412,8 @@ static void print_sides(const struct opts *o)
 	/* the records compare with the device: name its backend */
 	ba_set_backend(&ba, dev_backend);
 	if (nkept[0] != nkept[1])
-		fprintf(stderr, "kvs_get: --calibrate: %u cells on the device, "
-			"%u on the model\n", nkept[0], nkept[1]);
+		ba_err(&ba, "--calibrate: %u cells on the device, "
+		       "%u on the model", nkept[0], nkept[1]);
 	for (uint32_t i = 0; i < nkept[0] && i < nkept[1]; i++) {
 		const struct kept *d = &kept[0][i], *m = &kept[1][i];
 		double ratio = d->mops > 0 ? m->mops / d->mops : 0;
@@ -1364,8 +1421,8 @@ static void print_sides(const struct opts *o)
 		/* both runs go size, threads, batch, protocol: same order */
 		if (d->proto != m->proto || d->size != m->size ||
 		    d->threads != m->threads || d->batch != m->batch) {
-			fprintf(stderr, "kvs_get: --calibrate: cell %u differs "
-				"between the runs\n", i);
+			ba_err(&ba, "--calibrate: cell %u differs "
+			       "between the runs", i);
 			continue;
 		}
 		ba_json(&ba, "\"calibration\":\"cell\",\"proto\":\"%s\","
@@ -1450,6 +1507,25 @@ static int run(const struct opts *o)
 	}
 }
 
+/* --local's options of the emulated device and its latency model: taken
+ * only where they apply. */
+static int local_model_flags(void)
+{
+	static const char *const emu_only[] = {
+		"scale", "hosts", "order", "nic-req-ns", "cpu-charge",
+		"no-cpu-charge", NULL,
+	};
+	static const char *const model_only[] = {
+		"nic-req-ns", "cpu-charge", "no-cpu-charge", NULL,
+	};
+	int r = ba_only_if(&ba, emu_only, bu_backend_is_emu(args.backend),
+			   BU_EMU_ONLY);
+
+	return r != BA_GO_ON ? r : ba_only_if(&ba, model_only, args.scale != 0,
+					      "is the latency model's, and "
+					      "--scale 0 turns the model off");
+}
+
 int main(int argc, char **argv)
 {
 	int r;
@@ -1460,16 +1536,15 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	settle(&args);
-	r = ba_rdma_apply(&ba, &rdma, args.backend == OMS_BACKEND_EMU ||
-			  (!args.backend && ba_env_is("OMS_BACKEND", "emu")));
+	r = timeout_from_env(&args);
 	if (r != BA_GO_ON)
 		return r;
-	if (ba_seen(&ba, "hosts") && args.mode != M_LOCAL)
-		return ba_fail(&ba, "--hosts places --local's clients on "
-			       "emulated hosts: it needs --local");
-	if (args.calibrate && args.mode != M_CLIENT)
-		return ba_fail(&ba, "--calibrate measures a link: it needs "
-			       "--client HOST");
+	r = ba_rdma_apply(&ba, &rdma, bu_backend_is_emu(args.backend));
+	if (r != BA_GO_ON)
+		return r;
+	r = local_model_flags();
+	if (r != BA_GO_ON)
+		return r;
 	if (args.calibrate && args.read_pct < 100)
 		return ba_fail(&ba, "--calibrate compares gets: --read-pct "
 			       "must stay 100");
@@ -1482,13 +1557,15 @@ int main(int argc, char **argv)
 		return ba_fail(&ba, "--calibrate compares at most %u cells "
 			       "(sizes x --threads x --batch x --proto)",
 			       MAX_KEPT);
+	if (ba_peer_ready(&ba, args.host, args.backend))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	if (args.hist && args.mode != M_SERVER) {
 		hist_file = fopen(args.hist, "w");
 		if (!hist_file) {
 			/* not the command line's fault: a failed run */
-			fprintf(stderr, "kvs_get: --hist %s: %s\n", args.hist,
-				strerror(errno));
+			ba_err(&ba, "--hist %s: %s", args.hist,
+			       strerror(errno));
 			return 1;
 		}
 		fprintf(hist_file, "# proto bytes latency_us gets\n");

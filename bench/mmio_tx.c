@@ -523,7 +523,15 @@ static const struct ba_opt opts[] = {
 	  .dflt = "/dev/oms" },
 	{ 0, "dat", NULL, BA_STRING, "FILE", "gnuplot columns into FILE",
 	  .dst = &args.dat },
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, 0),
+};
+
+static struct ba ba = {
+	.name = "mmio_tx", .opts = opts,
+	.nopts = sizeof(opts) / sizeof(opts[0]),
+	.about = "MMIO transmit into a write-combining window "
+		 "(ASPLOS'26 paper, Fig 4):\nunfenced, fence per message and "
+		 "sequenced, with the transmit receiver verifying order.",
 };
 
 /* What the table filled, in the form the passes use. */
@@ -566,16 +574,16 @@ static const char *path_label(const struct opts *o, int pa)
 	return o->window == W_MEM ? "mem" : path_name[pa];
 }
 
-static int open_windows(struct ba *ba, const struct opts *o)
+static int open_windows(const struct opts *o)
 {
 	int err;
 
 	if (o->window == W_MEM) {
 		if (oms_tx_window_mem(WINDOW, &win[P_MAPPED])) {
-			fprintf(stderr, "mmio_tx: cannot map the window\n");
+			ba_err(&ba, "cannot map the window");
 			return 1;
 		}
-		ba_set_backend(ba, "mem");	/* the window is process memory */
+		ba_set_backend(&ba, "mem");	/* a window in process memory */
 		memset(oms_tx_window_base(win[P_MAPPED]), 0, WINDOW);
 		return 0;
 	}
@@ -586,12 +594,12 @@ static int open_windows(struct ba *ba, const struct opts *o)
 		err = oms_tx_window_kmod_ioctl(o->oms_dev, &win[P_IOCTL]);
 	if (err) {
 		/* not the command line's fault: exit 1, as a failed run */
-		fprintf(stderr, "mmio_tx: --window kmod: %s: %s: %s\n",
-			o->oms_dev ? o->oms_dev : "/dev/oms", strerror(-err),
-			kmod_hint(err));
+		ba_err(&ba, "--window kmod: %s: %s: %s",
+		       o->oms_dev ? o->oms_dev : "/dev/oms", strerror(-err),
+		       kmod_hint(err));
 		return 1;
 	}
-	ba_set_backend(ba, "kmod");
+	ba_set_backend(&ba, "kmod");
 	return 0;
 }
 
@@ -610,9 +618,9 @@ static int measure_size(unsigned si, const struct opts *o,
 					continue;
 				if (producer_pass(pa, m, size, o, 0, &wr[pa][m][r],
 						  &pay[pa][m][r], &pts[pa][m])) {
-					fprintf(stderr, "mmio_tx: %s %s %u failed\n",
-						path_label(o, pa), mode_name[m],
-						size);
+					ba_err(&ba, "%s %s %u failed",
+					       path_label(o, pa), mode_name[m],
+					       size);
 					return -1;
 				}
 			}
@@ -631,8 +639,8 @@ static int measure_size(unsigned si, const struct opts *o,
 				     oms_tx_payload_max(mode_cls[m], size);
 			if (m != M_RAW && o->verify_bytes &&
 			    verified_pass(pa, m, size, o, p)) {
-				fprintf(stderr, "mmio_tx: verified %s %s %u failed\n",
-					path_label(o, pa), mode_name[m], size);
+				ba_err(&ba, "verified %s %s %u failed",
+				       path_label(o, pa), mode_name[m], size);
 				return -1;
 			}
 		}
@@ -649,7 +657,7 @@ static double ratio(double a, double b)
  * each N of --fence-every, beside the same run's unfenced and fenced
  * points (fenced is N = 1 with the fence inside the class).
  */
-static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
+static int measure_every(unsigned size, const struct opts *o,
 			 const struct point pts[P_COUNT][M_COUNT])
 {
 	double unf = o->modes[M_UNFENCED] ? pts[P_MAPPED][M_UNFENCED].gbps : 0;
@@ -662,8 +670,8 @@ static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
 		for (unsigned r = 0; r < o->reps; r++)
 			if (producer_pass(P_MAPPED, M_UNFENCED, size, o,
 					  o->every[k], &wr[r], &pay[r], &p)) {
-				fprintf(stderr, "mmio_tx: fence every %u, %u B "
-					"failed\n", o->every[k], size);
+				ba_err(&ba, "fence every %u, %u B "
+				       "failed", o->every[k], size);
 				return -1;
 			}
 		qsort(wr, o->reps, sizeof(double), cmp_double);
@@ -671,7 +679,7 @@ static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
 		p.gbps = wr[o->reps / 2];
 		p.payload_gbps = pay[o->reps / 2];
 		fpm = p.msgs ? (double)p.fences / (double)p.msgs : 0;
-		ba_json(ba, "\"mode\":\"fence_every\",\"fence_every\":%u,"
+		ba_json(&ba, "\"mode\":\"fence_every\",\"fence_every\":%u,"
 			"\"window\":\"%s\",\"path\":\"%s\",\"size\":%u,"
 			"\"msgs\":%llu,\"gbps\":%.6g,\"payload_gbps\":%.6g,"
 			"\"ratio_vs_unfenced\":%.3f,\"fences_per_msg\":%.4f,"
@@ -693,7 +701,7 @@ static int measure_every(struct ba *ba, unsigned size, const struct opts *o,
 	return 0;
 }
 
-static void report_size(struct ba *ba, unsigned size, const struct opts *o,
+static void report_size(unsigned size, const struct opts *o,
 			struct point pts[P_COUNT][M_COUNT])
 {
 	const struct point *raw = &pts[P_MAPPED][M_RAW];
@@ -721,7 +729,7 @@ static void report_size(struct ba *ba, unsigned size, const struct opts *o,
 					 p->ooo || p->lost || p->corrupted ?
 					 "NO" : "yes");
 			}
-			ba_json(ba, "\"mode\":\"%s\",\"window\":\"%s\",\"path\":\"%s\","
+			ba_json(&ba, "\"mode\":\"%s\",\"window\":\"%s\",\"path\":\"%s\","
 				"\"size\":%u,\"payload\":%zu,\"meta_bytes\":%zu,"
 				"\"msgs\":%llu,"
 				"\"gbps\":%.6g,\"payload_gbps\":%.6g,"
@@ -824,13 +832,6 @@ static int write_dat(FILE *dat, const struct opts *o,
 int main(int argc, char **argv)
 {
 	static struct point pts[MAX_SIZES][P_COUNT][M_COUNT];
-	struct ba ba = {
-		.prog = "mmio_tx", .opts = opts,
-		.nopts = sizeof(opts) / sizeof(opts[0]),
-		.about = "MMIO transmit into a write-combining window "
-			 "(seed 004 Fig 4): unfenced, fence per\nmessage and "
-			 "sequenced, with the transmit receiver verifying order.",
-	};
 	struct opts o;
 	FILE *dat = NULL;
 	int rc = ba_parse(&ba, argc, argv);
@@ -850,7 +851,7 @@ int main(int argc, char **argv)
 	args.json = ba.json;
 	settle();
 	o = args;
-	rc = open_windows(&ba, &o);
+	rc = open_windows(&o);
 	if (rc)
 		return rc;
 	for (int i = 0; i < NSRC; i++) {
@@ -878,8 +879,8 @@ int main(int argc, char **argv)
 	for (unsigned si = 0; si < o.nsizes; si++) {
 		if (measure_size(si, &o, pts[si]))
 			return 1;
-		report_size(&ba, o.sizes[si], &o, pts[si]);
-		if (o.nevery && measure_every(&ba, o.sizes[si], &o, pts[si]))
+		report_size(o.sizes[si], &o, pts[si]);
+		if (o.nevery && measure_every(o.sizes[si], &o, pts[si]))
 			return 1;
 	}
 	bu_printf(!o.json, "%s\n", BU_RULE);

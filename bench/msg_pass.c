@@ -123,42 +123,48 @@ static struct ba_rdma rdma;
 static const struct ba_opt opts[] = {
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "producer, destinations and consumer in this process, on the "
-	  "emulated device", &args.local, .group = 1 },
-	{ 0, "server", NULL, BA_FLAG, NULL, "be both destinations and the "
-	  "consumer for a --client, until SIGINT or SIGTERM", &args.server,
-	  .group = 1 },
-	{ 0, "client", NULL, BA_STRING, "HOST", "produce into the --server "
-	  "at HOST", &args.host, .group = 1 },
-	{ 0, "bind", NULL, BA_STRING, "ADDR", "--server: the local address "
-	  "(default: every one)", &args.bind, .group = 0 },
-	{ 0, "timeout-ms", NULL, BA_UINT, "MS", "--server/--client: the "
-	  "contexts' liveness timeout", &args.timeout_ms, .min = 100,
-	  .max = 600000 },
+	  "emulated device", &args.local, .group = 1, .roles = BA_LOCAL },
+	{ 0, "server", NULL, BA_FLAG, NULL, "be the server (as with no HOST)",
+	  &args.server, .group = 1, .roles = BA_SERVER },
+	{ 0, "client", NULL, BA_STRING, "HOST", "be a client of the server "
+	  "at HOST (as HOST alone)", &args.host, .group = 1,
+	  .roles = BA_CLIENT },
+	{ 0, "bind", NULL, BA_STRING, "ADDR", "the local address to listen "
+	  "on", &args.bind, .group = 0, .dflt = "every one",
+	  .roles = BA_SERVER },
+	{ 0, "timeout-ms", NULL, BA_UINT, "MS", "the contexts' liveness "
+	  "timeout", &args.timeout_ms, .min = 100, .max = 600000,
+	  .roles = BA_SERVER | BA_CLIENT },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes of data per message",
 	  args.sizes, .min = 16, .max = DATA_MAX, .step = 8,
-	  .count = &args.nsizes, .max_items = MAX_SIZES },
+	  .count = &args.nsizes, .max_items = MAX_SIZES,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST", "producer threads (each with "
 	  "its contexts, data and flag word) per cell", args.threads,
 	  .min = 1, .max = MAX_THREADS, .count = &args.nthreads,
-	  .max_items = MAX_SIZES },
+	  .max_items = MAX_SIZES, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "modes", NULL, BA_SET, "SET", "how the flag is ordered after "
-	  "the data", &args.modes, .names = mode_names },
+	  "the data", &args.modes, .names = mode_names,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell "
 	  "(under the model, its window of model time opens after a fifth "
 	  "of them, at most 0.2 s)", &args.duration, .dmin = 0.01,
-	  .dmax = 600 },
+	  .dmax = 600, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "window", NULL, BA_UINT, "N",
 	  "messages outstanding at most (a quiet every N)", &args.window,
-	  .min = 1, .max = MAX_WINDOW },
+	  .min = 1, .max = MAX_WINDOW, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "scale", NULL, BA_UINT, "N",
 	  "0: no latency model (wall time); else the model, on the device's "
 	  "own clock, with a floor of N wall ns per model ns that does not "
-	  "change the figures", &args.scale, .min = 0, .max = 100000 },
+	  "change the figures", &args.scale, .min = 0, .max = 100000,
+	  .roles = BA_LOCAL },
 	{ 0, "chaos", NULL, BA_UINT, "SEED",
 	  "the emulated device reorders with this seed (0: in order)",
-	  &args.chaos, .flags = BA_U64, .min = 0, .max = UINT64_MAX },
+	  &args.chaos, .flags = BA_U64, .min = 0, .max = UINT64_MAX,
+	  .roles = BA_LOCAL },
 	{ 0, "runs", NULL, BA_UINT, "N", "best of N runs per cell, modes "
-	  "interleaved", &args.runs, .min = 1, .max = 100 },
+	  "interleaved", &args.runs, .min = 1, .max = 100,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'p', "port", NULL, BA_UINT, "PORT",
 	  "the destinations listen on PORT and PORT+1",
 	  &args.port, .min = 1, .max = 65534 },
@@ -166,15 +172,21 @@ static const struct ba_opt opts[] = {
 };
 
 static struct ba ba = {
-	.prog = "msg_pass", .opts = opts,
+	.name = "msg_pass", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--local | --server | --client HOST | HOST [options]",
 	.positional = "client",
+	.role_help = {
+		"the server: both destinations and the consumer, until SIGINT "
+		"or SIGTERM",
+		"a client: produce into the server at HOST",
+		"producer, destinations and consumer in this process, on the "
+		"emulated device",
+	},
+	.record_roles = BA_CLIENT | BA_LOCAL,
 	.about = "Message passing: data to one destination, a flag to "
-		 "another; waiting for completion vs liboms's ordered stores.",
+		 "another; waiting for\ncompletion vs liboms's ordered stores.",
 	.epilog = "Exit status: 0; 1 an ordered mode delivered a flag before "
 		  "its data, or a run failed; 2 bad flags.",
-	.need_group = 1,
 };
 
 /* A producer thread's contexts and connections. */
@@ -705,14 +717,17 @@ static int run_server(const struct opts *o)
 	/* the destination agents: strong-seq's reorder buffers */
 	setenv("OMS_AGENT", "1", 0);
 	err = rig_open(&r, o);
+	if (err && (!r.d1 || !r.d2))
+		ba_ctx_failed(&ba, err, OMS_BACKEND_AUTO);
+	else if (err)
+		ba_err(&ba, "cannot serve on %s:%u: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 	if (err) {
-		fprintf(stderr, "msg_pass: cannot serve on %s:%u: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
 		rig_close(&r);
 		return 1;
 	}
-	printf("msg_pass server: D1 (data) on %s:%s, D2 (flag) on %s:%s; "
-	       "SIGINT or SIGTERM stops it\n", o->bind ? o->bind : "*",
+	printf("%s server: D1 (data) on %s:%s, D2 (flag) on %s:%s; "
+	       "SIGINT or SIGTERM stops it\n", ba.prog, o->bind ? o->bind : "*",
 	       r.port1, o->bind ? o->bind : "*", r.port2);
 	fflush(stdout);
 	fw = r.flag_mem;
@@ -752,8 +767,8 @@ static int run_server(const struct opts *o)
 		if (!seen)
 			sched_yield();
 	}
-	printf("msg_pass server: stopped by a signal: %llu checks, %llu "
-	       "late\n", (unsigned long long)checks,
+	printf("%s server: stopped by a signal: %llu checks, %llu "
+	       "late\n", ba.prog, (unsigned long long)checks,
 	       (unsigned long long)late);
 	rig_close(&r);
 	return 0;
@@ -826,15 +841,13 @@ int main(int argc, char **argv)
 
 	if (rc != BA_GO_ON)
 		return rc;
+	args.server = ba.role == BA_SERVER;	/* --server, or no HOST */
 	rc = ba_rdma_apply(&ba, &rdma, o->local ||
 			   ba_env_is("OMS_BACKEND", "emu"));
 	if (rc != BA_GO_ON)
 		return rc;
-	if (!o->local && (ba_seen(&ba, "scale") || ba_seen(&ba, "chaos")))
-		return ba_fail(&ba, "--scale and --chaos are the emulated "
-			       "device's: --local only");
-	if (o->bind && !o->server)
-		return ba_fail(&ba, "--bind applies to --server only");
+	if (ba_peer_ready(&ba, o->host, OMS_BACKEND_AUTO))
+		return 1;
 	if (o->server) {
 		ba_close(&ba);
 		return run_server(o);
@@ -842,13 +855,14 @@ int main(int argc, char **argv)
 	err = rig_open(&r, o);
 	if (err) {
 		if (o->local)
-			fprintf(stderr, "msg_pass: cannot set up the emulated "
-				"nodes: %s\n", strerror(-err));
+			ba_err(&ba, "cannot set up the emulated "
+			       "nodes: %s", strerror(-err));
+		else if (!r.prod[r.nprod - 1].ctx)
+			ba_ctx_failed(&ba, err, OMS_BACKEND_AUTO);
 		else
-			bu_connect_failed("msg_pass", o->host, r.port1, err,
-					  r.nprod && r.prod[0].ctx ?
+			ba_connect_failed(&ba, o->host, r.port1, err,
 					  bu_backend_of(r.prod[0].ctx,
-							&(int){ 0 }) : "?");
+							&(int){ 0 }));
 		rig_close(&r);
 		return 1;
 	}
@@ -861,8 +875,8 @@ int main(int argc, char **argv)
 				       "numbers: the server's listeners run "
 				       "no agent (OMS_AGENT=0?)");
 		}
-		fprintf(stderr, "msg_pass: strong-seq left out: the server's "
-			"listeners run no agent\n");
+		ba_err(&ba, "strong-seq left out: the server's "
+		       "listeners run no agent");
 		args.modes &= ~(1u << MD_STRONG_SEQ);
 	}
 	ba_set_backend(&ba, bu_backend_of(r.prod[0].ctx, &model));
@@ -882,12 +896,12 @@ int main(int argc, char **argv)
 			err = run_cell(&r, o, o->sizes[s], o->threads[h],
 				       model, best[s][h], &bad);
 	if (err)
-		fprintf(stderr, "msg_pass: %s\n", strerror(-err));
+		ba_err(&ba, "%s", strerror(-err));
 	else if (!ba.json)
 		bu_rule();
 	if (bad)
-		fprintf(stderr, "msg_pass: an ordered mode delivered a flag "
-			"before its data\n");
+		ba_err(&ba, "an ordered mode delivered a flag "
+		       "before its data");
 	rig_close(&r);
 	rc = err || bad ? 1 : 0;
 	return ba_close(&ba) && !rc ? 1 : rc;

@@ -223,7 +223,16 @@ static const struct ba_opt opts[] = {
 	{ 0, "runs", NULL, BA_UINT, "N", "runs per cell: the figure is their "
 	  "mean, and runs that disagree are reported", &o.runs,
 	  .min = 1, .max = 100 },
-	BA_OPT_REPORT_GBITS(&o.gbits),
+	BA_OPT_REPORT_GBITS(&o.gbits, 0),
+};
+
+static struct ba ba = {
+	.name = "ordered_read", .opts = opts,
+	.nopts = sizeof(opts) / sizeof(opts[0]),
+	.about = "Read throughput by ordering mode (unordered, nic, "
+		 "rc, rc-opt) on the emulated\ndevice with the "
+		 "Table 2 latencies of the ASPLOS'26 paper (Fig 5), in "
+		 "model time.",
 };
 
 /*
@@ -248,21 +257,13 @@ static int cell(const struct mode *m, uint32_t size, uint32_t scale,
 	}
 	*mops = err ? 0 : sum / runs;
 	if (!err && hi - lo > RUNS_AGREE * *mops)
-		fprintf(stderr, "ordered_read: %s %u B: runs disagree, %.4f .. "
-			"%.4f Mop/s\n", m->name, size, lo, hi);
+		ba_err(&ba, "%s %u B: runs disagree, %.4f .. "
+		       "%.4f Mop/s", m->name, size, lo, hi);
 	return err;
 }
 
 int main(int argc, char **argv)
 {
-	struct ba ba = {
-		.prog = "ordered_read", .opts = opts,
-		.nopts = sizeof(opts) / sizeof(opts[0]),
-		.about = "Read throughput by ordering mode (unordered, nic, "
-			 "rc, rc-opt) on the emulated\ndevice with the "
-			 "paper's Table 2 latencies (seed 004 Fig 5), in model "
-			 "time.",
-	};
 	int r = ba_parse(&ba, argc, argv), json = ba.json, fail = 0;
 	uint32_t scale = o.scale, qd = o.qd, runs = o.runs;
 	uint64_t wall_ms = (uint64_t)llround(o.dur_s * 1000);
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
 	mem = aligned_alloc(64, REGION);
 	dst = aligned_alloc(64, REGION);
 	if (!mem || !dst) {
-		fprintf(stderr, "ordered_read: out of memory\n");
+		ba_err(&ba, "out of memory");
 		return 1;
 	}
 	memset(mem, 1, REGION);
@@ -282,14 +283,14 @@ int main(int argc, char **argv)
 	/* A short first run (discarded): it finds the backend for the
 	 * records, and says early if the device does not work. */
 	if (run(&modes[0], 64, scale, 0, qd, mem, dst, &mops[0][0])) {
-		fprintf(stderr, "ordered_read: the emulated device failed\n");
+		ba_err(&ba, "the emulated device failed");
 		return 1;
 	}
 	ba_set_backend(&ba, g_backend);
-	bu_printf(!json, "Ordered DMA reads on the emulated device (seed 004 "
-		  "Fig 5): one QP, Table 2 latencies,\n"
+	bu_printf(!json, "Ordered DMA reads on the emulated device "
+		  "(ASPLOS'26 paper, Fig 5): one QP,\nTable 2 latencies, "
 		  "model time (the device's clock; wall-clock floor --scale "
-		  "%u), up to %u reads (64 KiB) in flight,\n"
+		  "%u),\nup to %u reads (64 KiB) in flight, "
 		  "%s%u run%s per cell\n", scale, qd,
 		  runs > 1 ? "mean of " : "", runs, runs > 1 ? "s" : "");
 	if (!json)
@@ -311,8 +312,8 @@ int main(int argc, char **argv)
 			double gbps = mops[m][s] * size * 8 / 1000.0;
 
 			if (err) {
-				fprintf(stderr, "%s %u: %s\n", modes[m].name,
-					size, strerror(-err));
+				ba_err(&ba, "%s %u B: %s", modes[m].name, size,
+				       strerror(-err));
 				fail = 1;
 			}
 			ba_json(&ba, "\"mode\":\"%s\",\"size\":%u,"

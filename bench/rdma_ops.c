@@ -117,78 +117,89 @@ static struct ba_rdma rdma;
 
 static const struct ba_opt opts[] = {
 	{ 0, "server", NULL, BA_FLAG, NULL,
-	  "serve a 1 MiB region until SIGINT or SIGTERM", &args.server,
-	  .group = 1 },
-	{ 0, "client", NULL, BA_STRING, "HOST", "measure against HOST",
-	  &args.host, .group = 1 },
+	  "be the server (as with no HOST)", &args.server, .group = 1,
+	  .roles = BA_SERVER },
+	{ 0, "client", NULL, BA_STRING, "HOST",
+	  "be a client of the server at HOST (as HOST alone)", &args.host,
+	  .group = 1, .roles = BA_CLIENT },
 	{ 0, "local", NULL, BA_FLAG, NULL,
 	  "server and clients in this process, on the emulated device",
-	  &args.local, .group = 1 },
+	  &args.local, .group = 1, .roles = BA_LOCAL },
 	{ 'p', "port", NULL, BA_UINT, "PORT", "the server's port",
 	  &args.port_n, .min = 1, .max = 65535 },
 	{ 0, "bind", NULL, BA_STRING, "ADDR",
-	  "server: the address to listen on; --local: clients connect to it",
-	  &args.bind, .dflt = "any; --local: 127.0.0.1" },
+	  "the address to listen on (--local: the clients connect to it)",
+	  &args.bind, .dflt = "any; --local: 127.0.0.1",
+	  .roles = BA_SERVER | BA_LOCAL },
 	{ 0, "op", NULL, BA_SET, "SET", "operations: write (weak puts), "
 	  "read (relaxed gets), acquire (acquire gets: ordered by the "
 	  "server's agent, or at the source)", &args.ops, .names = op_names,
-	  .dflt = "write,read" },
+	  .dflt = "write,read", .roles = BA_CLIENT | BA_LOCAL },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes per operation",
 	  args.sizes, .min = 8, .max = 65536, .flags = BA_POW2,
-	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2 },
+	  .count = &args.nsizes, .max_items = MAX_SIZES, .group = 2,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 'a', "all", NULL, BA_FLAG, NULL, "every size, 64 B - 4 KiB",
-	  &args.sweep, .group = 2 },
+	  &args.sweep, .group = 2, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST",
 	  "client threads, each its own context; a list sweeps", args.thr,
 	  .min = 1, .max = MAX_THREADS, .step = 1, .count = &args.nthr,
-	  .max_items = MAX_LIST },
+	  .max_items = MAX_LIST, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'q', "qps", NULL, BA_UINT, "N", "connections (QPs) per thread",
-	  &args.qps, .min = 1, .max = OMS_MAX_NODES },
+	  &args.qps, .min = 1, .max = OMS_MAX_NODES,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "batch", NULL, BA_UINT, "N",
 	  "operations outstanding per thread (one quiet per batch)",
-	  &args.batch, .min = 1, .max = 4096 },
+	  &args.batch, .min = 1, .max = 4096, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "stream", NULL, BA_FLAG, NULL,
 	  "keep --batch operations in flight all the time (perftest's "
 	  "full send queue) instead of a quiet per batch", &args.stream,
-	  .group = 0 },
+	  .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "breakdown", NULL, BA_FLAG, NULL,
 	  "time issuing, progress, yields and the rest, per operation, in "
 	  "wall time (a clock read per part: it costs a little)",
-	  &args.breakdown, .group = 0 },
+	  &args.breakdown, .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "doorbell-batch", NULL, BA_FLAG, NULL,
 	  "ring the doorbell once for many operations "
 	  "(OMS_CTX_F_DOORBELL_BATCH: perftest's --post_list)",
-	  &args.bell_batch, .group = 0 },
+	  &args.bell_batch, .group = 0, .roles = BA_CLIENT | BA_LOCAL },
 	{ 'D', "duration", NULL, BA_DOUBLE, "SEC", "wall seconds per cell "
 	  "(--scale: its window of model time opens after a fifth of them, "
-	  "at most 0.2 s)", &args.duration, .dmin = 0.05, .dmax = 3600 },
+	  "at most 0.2 s)", &args.duration, .dmin = 0.05, .dmax = 3600,
+	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "backend", NULL, BA_CHOICE, "B",
 	  "auto: OMS_BACKEND, else an RDMA device, else emu", &args.backend,
 	  .names = backend_names, .dflt = "auto; --local: emu" },
 	{ 0, "scale", NULL, BA_UINT, "N",
-	  "local, emu: 0: no latency model (wall time); else the model, on "
+	  "emu: 0: no latency model (wall time); else the model, on "
 	  "the device's own clock, with a floor of N wall ns per model ns "
 	  "that does not change the figures: M ops/s, bandwidth and "
 	  "us/round in model time (a put costs its bus crossings only, so "
 	  "writes are bounded by nothing else), the CPU and --breakdown "
-	  "still in wall time", &args.scale, .min = 0, .max = 100000 },
+	  "still in wall time", &args.scale, .min = 0, .max = 100000,
+	  .roles = BA_LOCAL },
 	{ 0, "timeout-ms", NULL, BA_UINT, "MS",
-	  "declare a silent server dead after this long", &args.timeout_ms,
+	  "declare a silent peer dead after this long", &args.timeout_ms,
 	  .min = 1, .max = 600000 },
 	BA_OPTS_RDMA(&rdma),
-	BA_OPT_REPORT_GBITS(&args.gbits),
+	BA_OPT_REPORT_GBITS(&args.gbits, BA_CLIENT | BA_LOCAL),
 };
 
 static struct ba ba = {
-	.prog = "rdma_ops", .opts = opts,
+	.name = "rdma_ops", .opts = opts,
 	.nopts = sizeof(opts) / sizeof(opts[0]),
-	.synopsis = "--server | --client HOST | HOST | --local [options]",
 	.positional = "client",
-	.about = "Remote WRITE and READ throughput through liboms (seed 004 "
-		 "Fig 3): weak puts and relaxed gets by threads x QPs.",
+	.role_help = {
+		"the server: serve a 1 MiB region until SIGINT or SIGTERM",
+		"a client: measure against the server at HOST",
+		"server and clients in this process, on the emulated device",
+	},
+	.record_roles = BA_CLIENT | BA_LOCAL,
+	.about = "Remote WRITE and READ throughput through liboms "
+		 "(ASPLOS'26 paper,\nFig 3): weak puts and relaxed gets by "
+		 "threads x QPs.",
 	.epilog = "Exit status: 0; 1 server unreachable or gone; 2 bad "
 		  "flags.",
-	.need_group = 1,
 };
 
 /* --local on emu: the run's device, with the latency model if asked */
@@ -219,7 +230,7 @@ static int ctx_make(const struct opts *o, uint32_t node,
 	err = oms_ctx_create(&a, ctx);
 	/* said once, not by every worker */
 	if (err && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		bu_ctx_failed("rdma_ops", err);
+		ba_ctx_failed(&ba, err, o->backend);
 	return err;
 }
 
@@ -251,8 +262,8 @@ static int server_open(struct server *sv, const struct opts *o)
 	if (!err)
 		err = oms_listen(sv->ctx, o->bind, o->port, sv->mr, &sv->l);
 	if (err)
-		fprintf(stderr, "rdma_ops: cannot serve on %s:%s: %s\n",
-			o->bind ? o->bind : "*", o->port, strerror(-err));
+		ba_err(&ba, "cannot serve on %s:%s: %s",
+		       o->bind ? o->bind : "*", o->port, strerror(-err));
 	return err;
 }
 
@@ -286,14 +297,14 @@ static int run_server(const struct opts *o)
 		server_close(&sv);
 		return 1;
 	}
-	printf("rdma_ops server: %u KiB region on %s:%s; SIGINT or SIGTERM "
-	       "stops it\n", REGION / 1024, o->bind ? o->bind : "*", o->port);
+	printf("%s server: %u KiB region on %s:%s; SIGINT or SIGTERM "
+	       "stops it\n", ba.prog, REGION / 1024, o->bind ? o->bind : "*",
+	       o->port);
 	fflush(stdout);
-	bu_server_reach("rdma_ops", bu_backend_of(sv.ctx, &(int){ 0 }));
 	while (!g_signal)
 		usleep(100000);
 	server_close(&sv);
-	printf("rdma_ops server: stopped by a signal\n");
+	printf("%s server: stopped by a signal\n", ba.prog);
 	return 0;
 }
 
@@ -682,7 +693,7 @@ static int run_clients(const struct opts *o, const char *host)
 		return 1;
 	err = oms_connect(ctx, host, o->port, o->timeout_ms, &probe);
 	if (err) {
-		bu_connect_failed("rdma_ops", host, o->port, err,
+		ba_connect_failed(&ba, host, o->port, err,
 				  bu_backend_of(ctx, &(int){ 0 }));
 		oms_ctx_destroy(ctx);
 		return 1;
@@ -692,10 +703,10 @@ static int run_clients(const struct opts *o, const char *host)
 	model = model && local_emu;
 	ba_set_backend(&ba, backend);
 	if (!ba.json) {
-		printf("Remote operations through liboms (seed 004 Fig 3): "
-		       "backend %s, %s; %u QPs per thread, %s %u, %.1f s "
-		       "per cell\n", backend, model ? "model time (CPU and "
-		       "--breakdown: wall time)" : "wall time", o->qps,
+		printf("Remote operations through liboms (ASPLOS'26 paper, "
+		       "Fig 3): backend %s, %s;\n%u QPs per thread, %s %u, "
+		       "%.1f s per cell\n", backend, model ? "model time "
+		       "(CPU and --breakdown: wall time)" : "wall time", o->qps,
 		       o->stream ? "in flight" : "batch", o->batch,
 		       o->duration);
 		bu_rule();
@@ -720,10 +731,10 @@ static int run_clients(const struct opts *o, const char *host)
 
 				err = run_cell(&c, &r);
 				if (err) {
-					fprintf(stderr, "rdma_ops: %s %u B "
-						"from %s:%s: %s\n",
-						op_names[op], c.size, host,
-						o->port, strerror(-err));
+					ba_err(&ba, "%s %u B "
+					       "from %s:%s: %s",
+					       op_names[op], c.size, host,
+					       o->port, strerror(-err));
 					break;
 				}
 				if (o->breakdown)
@@ -796,8 +807,8 @@ static int run_local(const struct opts *o)
 	if (bu_backend_is_emu(o->backend)) {
 		err = bu_emu_table2(o->scale, OMS_ORDER_RC_OPT, 0, &local_emu);
 		if (err) {
-			fprintf(stderr, "rdma_ops: no emulated device: %s\n",
-				strerror(-err));
+			ba_err(&ba, "no emulated device: %s",
+			       strerror(-err));
 			return 1;
 		}
 	}
@@ -851,13 +862,17 @@ int main(int argc, char **argv)
 		return r;
 	if (!o->ops)
 		return ba_fail(&ba, "--op: an empty set measures nothing");
-	o->mode = o->server ? M_SERVER : o->host ? M_CLIENT : M_LOCAL;
+	o->mode = ba.role == BA_CLIENT ? M_CLIENT :
+		  ba.role == BA_LOCAL ? M_LOCAL : M_SERVER;
 	snprintf(o->port, sizeof(o->port), "%u", o->port_n);
 	if (o->mode == M_LOCAL && !ba_seen(&ba, "backend") &&
 	    !getenv("OMS_BACKEND"))
 		o->backend = OMS_BACKEND_EMU;
-	r = ba_rdma_apply(&ba, &rdma, o->backend == OMS_BACKEND_EMU ||
-			  (!o->backend && ba_env_is("OMS_BACKEND", "emu")));
+	r = ba_rdma_apply(&ba, &rdma, bu_backend_is_emu(o->backend));
+	if (r != BA_GO_ON)
+		return r;
+	r = ba_only_if(&ba, (const char *const[]){ "scale", NULL },
+		       bu_backend_is_emu(o->backend), BU_EMU_ONLY);
 	if (r != BA_GO_ON)
 		return r;
 	if (o->sweep) {
@@ -866,6 +881,8 @@ int main(int argc, char **argv)
 	}
 	if (o->mode != M_SERVER && buffers_too_big(&ba, o))
 		return 2;
+	if (ba_peer_ready(&ba, o->host, o->backend))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	timer_calibrate();
 	switch (o->mode) {

@@ -13,7 +13,7 @@
 
 #include <oms.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct oms_ctx_attr attr = {
 		.size = sizeof(attr),
@@ -27,6 +27,20 @@ int main(void)
 	struct oms_mr *mr;
 	struct oms_rmr dst;
 	int err;
+
+	if (argc > 1) {	/* nothing to choose: --help says so */
+		int help = argc == 2 && (!strcmp(argv[1], "--help") ||
+					 !strcmp(argv[1], "-h"));
+
+		if (!help)
+			fprintf(stderr, "hello: no arguments, '%s' given\n",
+				argv[1]);
+		fprintf(help ? stdout : stderr, "usage: hello\nData with a "
+			"weak put, its flag with a strong one, both read back "
+			"with an\nacquire get, in this process on the emulated "
+			"device.\n");
+		return help ? 0 : 2;
+	}
 
 	err = oms_ctx_create(&attr, &ctx);
 	if (err) {

@@ -6,16 +6,21 @@
  * The server's CPU watches the flag and checks that the data it then reads
  * is that message or a later one, never an older one.
  *
- *   server$ ./msg_verbs --server [ADDRESS]     (an RDMA device: verbs)
- *   client$ ./msg_verbs --client SERVER_ADDRESS
+ * Its roles are perftest's: no HOST, the server; a HOST, the client.
+ *
+ *   server$ ./msg_verbs [--bind ADDRESS]     (an RDMA device: verbs)
+ *   client$ ./msg_verbs SERVER_ADDRESS
  *   ./msg_verbs --local     both in one process, on the emulated device
  *
  *   cc msg_verbs.c $(pkg-config --cflags --libs liboms) -o msg_verbs
  */
 #include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -89,6 +94,10 @@ static int send_all(struct oms_ctx *ctx, const char *host)
 	int err;
 
 	err = oms_connect(ctx, host, PORT, 20000, &dst);
+	if (err == -ECONNREFUSED)
+		fprintf(stderr, "msg_verbs: no server listens at %s:%s "
+			"(connection refused): start msg_verbs there, with no "
+			"HOST\n", host, PORT);
 	for (unsigned i = 0; i < NMSG && !err; i++) {
 		for (int k = 0; k < 8; k++)
 			data[i][k] = i + 1;
@@ -126,31 +135,129 @@ static struct oms_ctx *ctx_make(uint32_t node, uint32_t backend)
 	return NULL;
 }
 
+/*
+ * The server or the client, each in a process of its own: on liboms's
+ * emulated device (no RDMA device here) the other could never reach it.
+ * Refused, unless OMS_BACKEND=emu asks for it.
+ */
+static int two_processes_ok(int server)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	const char *env = getenv("OMS_BACKEND");
+
+	/* an RDMA device, or a failure the context will name */
+	if (oms_query_caps(NULL, &caps) || caps.backend != OMS_BACKEND_EMU)
+		return 1;
+	if (env && !strcmp(env, "emu")) {
+		fprintf(stderr, "msg_verbs: warning: on the emulated device "
+			"(OMS_BACKEND=emu) this %s\n", server ? "server is "
+			"reached from no other process" : "client reaches "
+			"servers in this process only");
+		return 1;
+	}
+	fprintf(stderr, "msg_verbs: %s: the emulated device would serve this "
+		"process only; load the NIC's driver and install rdma-core, or "
+		"make an RDMA device with Soft-RoCE (sudo modprobe rdma_rxe; "
+		"sudo rdma link add rxe0 type rxe netdev IFACE); or run both "
+		"sides here with --local\n", caps.backend_why);
+	return 0;
+}
+
 static void *serve_local(void *ctx)
 {
 	return (void *)(intptr_t)serve(ctx, "127.0.0.1");
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: msg_verbs [--server] [--bind ADDR]  the server: "
+		"check one client's flags\n"
+		"       msg_verbs [--client] HOST          a client: send %u "
+		"messages to HOST\n"
+		"       msg_verbs --local                  both sides in this "
+		"process, emulated\n", NMSG);
+}
+
+/* What to be: 's'erver, 'c'lient or 'l'ocal, from @argv; 0 to stop with
+ * *@rc (--help, or a mistake said). */
+static int role_of(int argc, char **argv, const char **host,
+		   const char **bind, int *rc)
+{
+	static const struct option lo[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", required_argument, NULL, 'c' },
+		{ "local", no_argument, NULL, 'l' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, server = 0, local = 0;
+
+	*rc = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			*rc = 0;
+			return 0;
+		}
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "msg_verbs: %s '%s'\n", c == ':' ?
+				"a value missing after" : "unknown option",
+				argv[optind - 1]);
+			usage(stderr);
+			return 0;
+		}
+		server |= c == 's';
+		local |= c == 'l';
+		*host = c == 'c' ? optarg : *host;
+		*bind = c == 'b' ? optarg : *bind;
+	}
+	if (optind < argc && !*host)
+		*host = argv[optind++];
+	if (optind < argc)
+		fprintf(stderr, "msg_verbs: one HOST only\n");
+	else if (server && *host)
+		fprintf(stderr, "msg_verbs: a server takes no HOST (to listen "
+			"on that address: --server --bind %s)\n", *host);
+	else if (local && (*host || server || *bind))
+		fprintf(stderr, "msg_verbs: --local is both sides: no HOST, "
+			"--server or --bind\n");
+	else if (*bind && *host)
+		fprintf(stderr, "msg_verbs: --bind is the server's: a client "
+			"(a HOST given) connects from where its route goes\n");
+	else
+		return local ? 'l' : *host ? 'c' : 's';
+	usage(stderr);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int server = argc >= 2 && !strcmp(argv[1], "--server");
-	int local = argc == 2 && !strcmp(argv[1], "--local");
+	const char *host = NULL, *bind = NULL;
+	struct addrinfo *ai;
 	struct oms_ctx *ctx, *sctx;
 	pthread_t t;
 	void *rc;
-	int err;
+	int err, gai, role = role_of(argc, argv, &host, &bind, &err);
 
-	if (!server && !local && (argc != 3 || strcmp(argv[1], "--client"))) {
-		fprintf(stderr, "usage: msg_verbs --server [ADDRESS] | "
-			"--client SERVER_ADDRESS | --local\n");
-		return 2;
+	if (!role)
+		return err;
+	if (role == 'c' && (gai = getaddrinfo(host, NULL, NULL, &ai))) {
+		fprintf(stderr, "msg_verbs: cannot resolve %s: %s\n", host,
+			gai_strerror(gai));
+		return 1;
 	}
-	ctx = ctx_make(server ? 1 : 0, local ? OMS_BACKEND_EMU : 0);
+	if (role == 'c')
+		freeaddrinfo(ai);
+	if (role != 'l' && !two_processes_ok(role == 's'))
+		return 1;
+	ctx = ctx_make(role == 's' ? 1 : 0, role == 'l' ? OMS_BACKEND_EMU : 0);
 	if (!ctx)
 		return 1;
-	if (server) {
-		err = serve(ctx, argc > 2 ? argv[2] : NULL);
-	} else if (local) {
+	if (role == 's') {
+		err = serve(ctx, bind);
+	} else if (role == 'l') {
 		/* the server's side on a thread of its own, node 1 */
 		sctx = ctx_make(1, OMS_BACKEND_EMU);
 		if (!sctx || pthread_create(&t, NULL, serve_local, sctx))
@@ -164,7 +271,7 @@ int main(int argc, char **argv)
 		err = err ? err : (int)(intptr_t)rc;
 		oms_ctx_destroy(sctx);
 	} else {
-		err = send_all(ctx, argv[2]);
+		err = send_all(ctx, host);
 	}
 	if (err)
 		fprintf(stderr, "msg_verbs: %s\n", strerror(-err));

@@ -49,7 +49,15 @@ static int hand_over(struct oms_tx_queue *q, struct oms_tx_nic *nic,
 	return oms_tx_credit(q, *drained);
 }
 
-int main(void)
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: tx_sequenced\n%d messages through a sequenced "
+		"queue into a write-combining window,\ntheir chunks reordered "
+		"on the way, put back in order by the device.\n", NMSG);
+	return rc;
+}
+
+int main(int argc, char **argv)
 {
 	struct oms_tx_queue_attr qa = { .cls = OMS_TX_SEQUENCED, .thread = 0 };
 	struct oms_tx_nic_attr na = { .format = OMS_TX_FMT_SEQ, .nthreads = 1,
@@ -61,6 +69,14 @@ int main(void)
 	uint64_t drained = 0;
 	unsigned char msg[64];
 	int err;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(stdout, 0);
+	if (argc > 1) {
+		fprintf(stderr, "tx_sequenced: no arguments, '%s' given\n",
+			argv[1]);
+		return usage(stderr, 2);
+	}
 
 	err = oms_tx_window_mem(1 << 20, &win);
 	if (!err)

@@ -6,33 +6,120 @@
 #               empty set, a missing value, an unknown flag, a stray
 #               argument: exit 2, stderr names the flag, nothing run;
 #   one tiny real run each with --json and --out_json: every record, on
-#               stdout and in the file, carries the metadata.
+#               stdout and in the file, carries the metadata;
+#   roles       the tools with a peer (perftest's: no HOST the server, a
+#               HOST a client, --local both) refuse, before anything runs,
+#               every option --help says another role takes: exit 2, and
+#               stderr names the option and the run's role;
+#   oms_info    --help, --json (a JSON object), nothing else;
+#   installed   each benchmark under its installed name (oms_kvs_get):
+#               --help's usage and the refusals say that name.
 # TAP, the plan last.
 #
 # usage: sh tests/bench-args.sh BUILD_DIR
 set -u
 bdir=${1:-build}/bench
+top=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
+# tap, run
+. tests/tap-lib.sh
 
-tap() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		sed 's/^/#   stderr: /' "$tmp/err" 2>/dev/null | head -n 5
-	fi
+# The built program NAME: the apps (oms_*) in apps/, the benchmarks in
+# bench/.
+bin() {
+	case $1 in
+	oms_*) echo "$top/apps/$1" ;;
+	*) echo "$bdir/$1" ;;
+	esac
 }
 
-# run BENCH ARGS...: exit status in $rc, output in $tmp/out and $tmp/err
-run() {
-	b=$1
-	shift
-	rm -f "$tmp/out" "$tmp/err" "$tmp/j.json"
-	timeout 60 "$bdir/$b" "$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
+# A valid value of option --$1, for the role checks: the option must be
+# refused for its role, not for its value.
+value_of() {
+	case $1 in
+	zipf) echo 0.5 ;;
+	threads|qps|runs|hosts|writers) echo 2 ;;
+	duration) echo 1 ;;
+	hist|out_json) echo "$tmp/j.json" ;;
+	batch|window) echo 8 ;;
+	read-pct) echo 50 ;;
+	scale|chaos) echo 3 ;;
+	order) echo nic ;;
+	nic-req-ns) echo 5 ;;
+	bind) echo 127.0.0.1 ;;
+	op) echo write ;;
+	size) echo 64 ;;
+	modes) echo quiet ;;
+	timeout-ms) echo 1000 ;;
+	port) echo 7000 ;;
+	targets) echo emu ;;
+	rounds) echo 64 ;;
+	cost-rounds) echo 5 ;;
+	dev) echo /dev/null ;;
+	*) return 1 ;;
+	esac
+}
+
+# The options --help tags with the roles that take them ("[client,
+# local] ..."), a line each: NAME METAVAR-or-- ROLES (comma list).
+tagged_opts() {
+	awk '/^  (-[A-Za-z0-9], |    )--[a-z]/ {
+		line = $0
+		sub(/^ +(-[A-Za-z0-9], )?/, "", line)
+		match(line, /^--[a-z_-]+( [A-Z]+)? */)
+		opt = substr(line, 1, RLENGTH)
+		rest = substr(line, RLENGTH + 1)
+		if (rest == "" && (getline nxt) > 0) {
+			rest = nxt
+			sub(/^ +/, "", rest)
+		}
+		n = split(opt, w, " ")
+		if (!match(rest, /^\[[a-z, ]+\]/))
+			next
+		tag = substr(rest, 2, RLENGTH - 2)
+		gsub(/ /, "", tag)
+		print substr(w[1], 3), (n > 1 ? w[2] : "-"), tag
+	}' "$1"
+}
+
+# roles_refused TOOL ROLE: every option --help tags without ROLE, given to
+# TOOL in ROLE, is refused before anything runs: exit 2, nothing on
+# stdout, no --out_json file, and the first line of stderr names the
+# option, that it is another role's and the run's role.
+roles_refused() {
+	rb=$1
+	role=$2
+	case $role in
+	server) rargs="" want="the server" ;;
+	client) rargs=nosuchhost.invalid want="a client" ;;
+	local) rargs=--local want="--local" ;;
+	esac
+	run "$rb" --help
+	tagged_opts "$tmp/out" >"$tmp/tagged"
+	cases=0
+	bad=0
+	while read -r name meta tags; do
+		case ",$tags," in *",$role,"*) continue ;; esac
+		val=""
+		if [ "$meta" != - ] && ! val=$(value_of "$name"); then
+			echo "# no value known for --$name: add it to value_of"
+			bad=$((bad + 1))
+			continue
+		fi
+		# shellcheck disable=SC2086
+		run "$rb" $rargs "--$name" ${val:+"$val"}
+		cases=$((cases + 1))
+		if [ $rc -ne 2 ] || [ -s "$tmp/out" ] || [ -e "$tmp/j.json" ] ||
+			! head -n 1 "$tmp/err" | grep -q -e \
+			"^$rb: [^ ]*--$name[^ ]* is a [^;]*option[^;]*; this run is $want"; then
+			echo "# $rb ${rargs:-(no HOST)} --$name $val: exit $rc: $(head -n 1 "$tmp/err")"
+			bad=$((bad + 1))
+		fi
+	done <"$tmp/tagged"
+	# the tags were found (a --help that lost them would check nothing)
+	[ $bad -eq 0 ] && [ -s "$tmp/tagged" ]
+	tap $? "$rb as $want: refuses the $cases options only other roles take, naming each and the role"
 }
 
 # --help: 0, a usage on stdout that names @flags, no run, no file
@@ -188,7 +275,16 @@ check_help kvs_get --server --client --local --port --size --proto --threads \
 	--qps --batch --duration --backend --order --zipf --hist --calibrate \
 	--no-cpu-charge \
 	--ib-dev --ib-port --gid-index --report_gbits
-check_bad kvs_get --server
+for role in server client local; do
+	roles_refused kvs_get $role
+done
+# as the user who found them met them: a server given client options
+run kvs_get --zipf 0.99
+[ $rc -eq 2 ] && grep -q "^kvs_get: --zipf is a client option (give a HOST, or --local); this run is the server" "$tmp/err"
+tap $? "kvs_get --zipf with no HOST: refused, a client option, this run the server"
+run kvs_get --server --threads 4 -D 1 --batch 8
+[ $rc -eq 2 ] && grep -q "^kvs_get: --threads is a client option" "$tmp/err"
+tap $? "kvs_get --server --threads: refused, a client option"
 check_bad kvs_get --local --local --server
 check_bad kvs_get --size --local -s 12
 check_bad kvs_get --size --local -s 1X
@@ -291,7 +387,9 @@ tap $ok "kvs_get --threads 1,2 --batch 4,512: a record per cell ($cells)"
 check_help rdma_ops --server --client --local --port --op --size --threads \
 	--qps --batch --stream --breakdown --duration --backend --scale --timeout-ms \
 	--ib-dev --ib-port --gid-index --report_gbits
-check_bad rdma_ops --server
+for role in server client local; do
+	roles_refused rdma_ops $role
+done
 check_bad rdma_ops --op --local --op ,
 check_bad rdma_ops --op --local --op send
 check_bad rdma_ops --size --local -s 100
@@ -343,7 +441,58 @@ tap $ok "rdma_ops without --breakdown: CPU per operation, no timed parts"
 
 check_help msg_pass --local --server --client --size --modes --duration \
 	--window --scale --chaos --runs --port --ib-dev --ib-port --gid-index
-check_bad msg_pass --local
+for role in server client local; do
+	roles_refused msg_pass $role
+done
+for role in server client local; do
+	roles_refused oms_probe $role
+done
+
+# Under the names make install gives them (oms_ before each benchmark,
+# as perftest's ib_): --help's usage and the messages say that name, the
+# one the user typed
+mkdir "$tmp/bin"
+for p in "$bdir"/*; do
+	[ -x "$p" ] && [ -f "$p" ] || continue
+	ib=oms_$(basename "$p")
+	ln -s "$(cd "$(dirname "$p")" && pwd)/$(basename "$p")" "$tmp/bin/$ib"
+	rm -f "$tmp/out" "$tmp/err"
+	"$tmp/bin/$ib" --help >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "^usage: $ib " "$tmp/out" && [ ! -s "$tmp/err" ]
+	tap $? "$ib (installed) --help: exit 0, its usage under that name"
+	"$tmp/bin/$ib" --bogus >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "^$ib: .*--bogus" "$tmp/err"
+	tap $? "$ib (installed) --bogus: exit 2, refused under that name"
+done
+rm -rf "$tmp/bin"
+
+# oms_info: --help and --json, nothing else
+run oms_info --help
+[ $rc -eq 0 ] && grep -q "^usage: oms_info \[--json\]" "$tmp/out" &&
+	grep -q -- "--json" "$tmp/out" && [ ! -s "$tmp/err" ] &&
+	! grep -q "^backend:" "$tmp/out"
+tap $? "oms_info --help: exit 0, the usage on stdout, nothing run"
+run oms_info --json
+ok=0
+[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 1 ] || ok=1
+if command -v python3 >/dev/null; then
+	python3 -c 'import json, sys
+o = json.load(sys.stdin)
+assert o["round_trip"] == "ok" and o["read_back"] == "hello, ordered world"
+assert o["backend"] in ("emu", "verbs") and o["chosen_because"]
+assert isinstance(o["acquire_reads"], bool) and o["nodes"] > 0' \
+		<"$tmp/out" || ok=1
+else
+	grep -q '^{"liboms":"[^"]*","backend":".*"round_trip":"ok"' "$tmp/out" || ok=1
+fi
+tap $ok "oms_info --json: exit 0, one JSON object that parses, with the backend, why and the round trip"
+for a in --bogus -j extra; do
+	run oms_info $a
+	[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && grep -q "^oms_info: .*'$a'" "$tmp/err"
+	tap $? "oms_info $a: exit 2, named on stderr, nothing run"
+done
 check_bad msg_pass --scale --client localhost --scale 5
 check_bad msg_pass --chaos --server --chaos 3
 check_bad msg_pass --bind --local --bind 127.0.0.1
@@ -405,25 +554,57 @@ says() {	# says WHAT_IT_MUST_SAY DESCRIPTION
 		tap 1 "$2"
 	fi
 }
+says_rc() {	# says_rc EXIT WHAT_IT_MUST_SAY DESCRIPTION: $rc is EXIT too
+	[ "$rc" -eq "$1" ] && grep -q -- "$2" "$tmp/err"
+	tap $? "$3"
+}
 run kvs_get --client nosuchhost.invalid -D 0.1 --timeout-ms 2000
-[ $rc -eq 1 ]
-says "nosuchhost.invalid does not resolve" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
+says_rc 1 "^kvs_get: cannot resolve nosuchhost.invalid" "kvs_get --client with a name that does not resolve: says so (exit $rc)"
 # perftest's positional server host means --client HOST
 for b in kvs_get rdma_ops msg_pass; do
 	run $b nosuchhost.invalid -D 0.1 --timeout-ms 2000
-	[ $rc -eq 1 ]
-	says "nosuchhost.invalid does not resolve" "$b HOST (positional, as perftest): taken as --client HOST (exit $rc)"
+	says_rc 1 "^$b: cannot resolve nosuchhost.invalid" "$b HOST (positional, as perftest): taken as --client HOST (exit $rc)"
 done
 check_bad kvs_get "one host only" --client a b
 check_bad rdma_ops "unexpected argument" a b
 check_bad msg_pass "exclude each other" a --server
 rm -f "$tmp/err"
-timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >/dev/null 2>"$tmp/err"
+timeout -s TERM 3 "$bdir/kvs_get" --server --backend emu --port 7993 >"$tmp/out" 2>"$tmp/err"
 says "no other host" "kvs_get --server on the emulated device: warns that no other host can reach it"
+# the server serves what clients ask for, with no -s of its own: every
+# size of --all (README's client asks for 64,1024)
+grep -q "^kvs_get server: 32 tables (value sizes 64,128,256,512,1024,2048,4096,8192 B)" "$tmp/out"
+tap $? "kvs_get --server with no -s: every protocol's table in every size of --all, said at the start"
+timeout -s TERM 3 "$bdir/kvs_get" --backend emu --port 7993 -s 1024 --proto farm >"$tmp/out" 2>"$tmp/err"
+grep -q "^kvs_get server: 1 tables (value sizes 1024 B)" "$tmp/out"
+tap $? "kvs_get (no HOST) -s 1024 --proto farm: the server's tables are those it was given"
+# liboms's OMS_TIMEOUT_MS stands in for --timeout-ms; a bad one refused
+OMS_TIMEOUT_MS=2s timeout 60 "$bdir/kvs_get" --local -D 0.05 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^kvs_get: OMS_TIMEOUT_MS=2s: expected a whole number" "$tmp/err"
+tap $? "kvs_get with OMS_TIMEOUT_MS=2s: refused (exit $rc), as liboms refuses it"
+rm -f "$tmp/err"
+OMS_BACKEND=emu timeout -s TERM 3 "$bdir/msg_pass" -p 7994 >/dev/null 2>"$tmp/err"
+says "no other host" "msg_pass (no HOST: the server) with OMS_BACKEND=emu: warns that no other host can reach it"
+run kvs_get --backend emu 127.0.0.1 -D 0.1
+says_rc 1 "emulated device reaches servers in this process only: use --local" "kvs_get --backend emu HOST: refused, and says the emulated device reaches this process only (exit $rc)"
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-	OMS_BACKEND=verbs timeout 60 "$bdir/kvs_get" --client localhost -D 0.1 \
+	# no RDMA device: a server or a client the emulated device would hold
+	# apart from every other process is refused, with what to do
+	for b in kvs_get rdma_ops msg_pass; do
+		run $b
+		[ -s "$tmp/out" ] && rc=0	# the server started
+		says_rc 1 "^$b: no RDMA device in /sys/class/infiniband: a server .*nothing outside this process.*Soft-RoCE.*--local" \
+			"$b with no HOST (the server) and no RDMA device: refused, says why and what to do (exit $rc)"
+		run $b 127.0.0.1 -D 0.1
+		says_rc 1 "^$b: no RDMA device in /sys/class/infiniband: a client .*only servers in this process.*Soft-RoCE.*--local" \
+			"$b HOST with no RDMA device: refused, says why and what to do (exit $rc)"
+	done
+	OMS_BACKEND=verbs timeout 60 "$bdir/kvs_get" --client 127.0.0.1 -D 0.1 \
 		>/dev/null 2>"$tmp/err"
 	says "no RDMA device.*Soft-RoCE" "kvs_get with OMS_BACKEND=verbs and no RDMA device: says how to get one"
+	run rdma_ops --backend verbs 127.0.0.1 -D 0.1
+	says_rc 1 "^rdma_ops: no context: .*no RDMA device.*Soft-RoCE" "rdma_ops --backend verbs HOST with no RDMA device: says how to get one (exit $rc)"
 	OMS_BACKEND=foo timeout 60 "$bdir/rdma_ops" --local -D 0.05 \
 		>/dev/null 2>"$tmp/err"
 	says "OMS_BACKEND=foo: expected emu or verbs" "rdma_ops with OMS_BACKEND=foo: names the variable and its values"
@@ -439,8 +620,7 @@ check_bad rdma_ops "-x/--gid-index: '65536' refused" -x 65536 somehost
 OMS_BACKEND=emu timeout 60 "$bdir/rdma_ops" -d rxe0 somehost >/dev/null 2>"$tmp/err"
 says "names an RDMA device, but the run is on the emulated device" "rdma_ops -d under OMS_BACKEND=emu: refused, not ignored"
 run kvs_get -d nosuchdev0 127.0.0.1 -D 0.1 --timeout-ms 2000
-[ $rc -eq 1 ]
-says "OMS_DEVICE=nosuchdev0: no such RDMA device (present: " "kvs_get -d with a device that is not there: names it and the devices present (exit $rc)"
+says_rc 1 "OMS_DEVICE=nosuchdev0: no such RDMA device (present: " "kvs_get -d with a device that is not there: names it and the devices present (exit $rc)"
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	# OMS_DEVICE picks verbs: no silent fall back to the emulated device
 	OMS_DEVICE=rxe0 timeout 60 "$bdir/../apps/oms_info" >/dev/null 2>"$tmp/err"

@@ -12,7 +12,11 @@
 #                a fenced write after a read) still show none;
 #   sanitizers   the same targets built with ASan/UBSan: no report;
 #   no module    the kmod target says why it measured nothing;
-#   bad flags    exit 2, the flag named on stderr, no report.
+#   bad flags    exit 2, the flag named on stderr, no report: an option
+#                of another role or of a target not probed, the old
+#                client's spelling (--server HOST);
+#   no peer      the server and a client with no RDMA device, or a HOST
+#                that does not resolve: exit 1, why, nothing probed.
 # TAP, the plan last.
 #
 # usage: sh tests/oms-probe.sh BUILD_DIR
@@ -61,10 +65,10 @@ ordering="write_write completion read_within read_read war_nofence war_fence"
 costs="cost_write cost_read cost_write_flush cost_read_write cost_read_fence_write"
 
 # 1. in order: no chaos
-timeout 300 "$probe" --targets emu --rounds 1024 --cost-rounds 50 --json \
+timeout 300 "$probe" --local --targets emu --rounds 1024 --cost-rounds 50 --json \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
-tap $rc "oms_probe --targets emu: exit 0"
+tap $rc "oms_probe --local --targets emu: exit 0"
 bad=""
 while read -r line; do
 	for k in '"bench":"oms_probe"' '"target":"emu"' '"probe":' '"litmus":' \
@@ -97,10 +101,10 @@ for p in $costs; do
 done
 
 # 2. the control: the device reorders (chaos); required rows still hold
-timeout 300 "$probe" --targets emu --chaos 7 --rounds 1024 --cost-rounds 10 \
+timeout 300 "$probe" --local --targets emu --chaos 7 --rounds 1024 --cost-rounds 10 \
 	--json >"$tmp/out" 2>"$tmp/err"
 rc=$?
-tap $rc "oms_probe --targets emu --chaos 7: exit 0 (no required order violated)"
+tap $rc "oms_probe --local --targets emu --chaos 7: exit 0 (no required order violated)"
 for p in write_write flag_other_qp; do
 	v=$(num emu "$p" violations)
 	verdict=$(field "$(rec emu "$p")" verdict)
@@ -118,7 +122,7 @@ done
 # every target's code path on this host, no report from the sanitizers
 asan=${1:-build}/apps-asan/oms_probe
 if [ -x "$asan" ]; then
-	timeout 600 "$asan" --targets emu,kmod --chaos 3 --rounds 256 \
+	timeout 600 "$asan" --local --targets emu,kmod --chaos 3 --rounds 256 \
 		--cost-rounds 10 --dev "$tmp/no-such-node" --json \
 		>"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -130,13 +134,13 @@ else
 fi
 
 # 3. no oms.ko on this host (the kmod guest suite runs it with one)
-timeout 60 "$probe" --targets kmod --dev "$tmp/no-such-node" --json \
+timeout 60 "$probe" --local --targets kmod --dev "$tmp/no-such-node" --json \
 	>"$tmp/out" 2>"$tmp/err"
 rc=$?
 r=$(rec kmod window)
 [ $rc -eq 0 ] && [ "$(field "$r" measured)" = false ] &&
 	case $(field "$r" note) in *"not loaded"*) true ;; *) false ;; esac
-tap $? "oms_probe --targets kmod without the module: exit 0, window not measured, the note says why"
+tap $? "oms_probe --local --targets kmod without the module: exit 0, window not measured, the note says why"
 
 # 4. bad flags: exit 2, the flag named, nothing measured
 bad_case() {	# bad_case FLAG-NAMED ARGS...
@@ -147,18 +151,47 @@ bad_case() {	# bad_case FLAG-NAMED ARGS...
 	[ $rc -eq 2 ] && grep -q -- "$want" "$tmp/err" && ! grep -q '"bench"' "$tmp/out"
 	tap $? "oms_probe $* -> exit 2 naming $want (exit $rc)"
 }
-bad_case --server --targets verbs
-bad_case --rounds --rounds 33
-bad_case --rounds --rounds abc
-bad_case --targets --targets emu,nic
+bad_case --targets --local --targets verbs
+bad_case --rounds --local --rounds 33
+bad_case --rounds --local --rounds abc
+bad_case --targets --local --targets emu,nic
+bad_case --targets --server --targets emu
 bad_case --targets --listen --targets emu
-bad_case --bind --bind 127.0.0.1
-bad_case --chaos --chaos -1
-bad_case --listen --listen --server localhost
+bad_case --targets nosuchhost.invalid --targets emu,kmod
+bad_case --bind --local --bind 127.0.0.1
+bad_case --chaos --local --chaos -1
+bad_case --chaos --local --targets kmod --chaos 3
+bad_case --dev --local --targets emu --dev /dev/oms
+bad_case --rounds --local --targets kmod -n 64
+bad_case --port --local -p 7000
+bad_case --local --listen --local
+bad_case --ib-dev --local --ib-dev rxe0
+# the old client (--server HOST) is refused with the new spelling
+bad_case "the client is now 'oms_probe HOST'" --server somehost --targets verbs
+bad_case "the client is now 'oms_probe HOST'" --server=somehost
 timeout 60 "$probe" --help >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ $rc -eq 0 ] && grep -q -- --server "$tmp/out" && grep -q -- --listen "$tmp/out"
-tap $? "oms_probe --help: exit 0, usage names --server and --listen"
+[ $rc -eq 0 ] && grep -q -- "also --listen" "$tmp/out" &&
+	grep -q "^usage: oms_probe \[--server\]" "$tmp/out" &&
+	grep -q "^       oms_probe \[options\] HOST" "$tmp/out" &&
+	grep -q "^       oms_probe --local" "$tmp/out"
+tap $? "oms_probe --help: exit 0, the three roles, --listen still the server"
+# the roles that need a peer, without one: refused with what to do
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	for args in "" --listen 127.0.0.1; do
+		# shellcheck disable=SC2086
+		timeout 60 "$probe" $args >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+			grep -q "^oms_probe: no RDMA device in /sys/class/infiniband: .*Soft-RoCE.*'oms_probe --local'" "$tmp/err"
+		tap $? "oms_probe ${args:-(no HOST)} without an RDMA device: exit 1 ($rc), no probe, says what to load and --local"
+	done
+fi
+timeout 60 "$probe" nosuchhost.invalid >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+	grep -q "^oms_probe: cannot resolve nosuchhost.invalid" "$tmp/err"
+tap $? "oms_probe HOST that does not resolve: exit 1 ($rc), says so, probes nothing else"
 
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -388,7 +388,7 @@ int probe_emu(const struct probe_opts *o, struct probe_report *rep)
 	int err = rig_open(&g, o);
 
 	if (err) {
-		fprintf(stderr, "oms_probe: emulated device: %s\n",
+		fprintf(stderr, "%s: emulated device: %s\n", probe_prog,
 			strerror(-err));
 		rig_close(&g);
 		return err;

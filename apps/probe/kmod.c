@@ -127,8 +127,8 @@ int probe_kmod(const struct probe_opts *o, struct probe_report *rep)
 					OMS_TX_WEAK, j == 2, o, r);
 
 			if (e) {
-				fprintf(stderr, "oms_probe: kmod %s path: %s\n",
-					path_name[k], r->note);
+				fprintf(stderr, "%s: kmod %s path: %s\n",
+					probe_prog, path_name[k], r->note);
 				err = err ? err : e;
 			}
 		}

@@ -42,6 +42,9 @@ struct probe_result {
 	int measured;		/* 0: not applicable here (note says why) */
 };
 
+/* The name oms_probe was run as, for its messages (main() sets it). */
+extern const char *probe_prog;
+
 /* What the command line asked for, as the targets need it. */
 struct probe_opts {
 	uint32_t rounds;	/* patterns per ordering probe */
@@ -49,7 +52,7 @@ struct probe_opts {
 	uint64_t chaos;		/* emu: the device's reordering seed */
 	uint32_t port;
 	uint32_t timeout_ms;
-	const char *server;	/* verbs client: the server's host */
+	const char *host;	/* verbs client: the server's host */
 	const char *bind;	/* verbs server: local address */
 	const char *dev;	/* kmod: the device node */
 };
@@ -129,7 +132,10 @@ double probe_median(uint64_t *v, unsigned n);
  */
 int probe_emu(const struct probe_opts *o, struct probe_report *rep);
 int probe_kmod(const struct probe_opts *o, struct probe_report *rep);
-int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep);
+/* The verbs client: -errno without a connection to o->host (*@connected
+ * 0, nothing said: the caller names the cause), or of a failed probe. */
+int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep,
+		       int *connected);
 int probe_verbs_server(const struct probe_opts *o);
 
 /* The patterns both ends of the verbs probe and the emu probe share:

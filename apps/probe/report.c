@@ -164,7 +164,7 @@ int probe_run_all(struct probe_report *rep, const char *target,
 			return -ENOSPC;
 		err = ops->run[d->kind](rig, o, d->arg, r);
 		if (err)
-			fprintf(stderr, "oms_probe: %s %s: %s\n", target,
+			fprintf(stderr, "%s: %s %s: %s\n", probe_prog, target,
 				d->name, strerror(-err));
 	}
 	return err;

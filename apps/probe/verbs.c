@@ -124,7 +124,7 @@ static int cq_wait(struct ibv_cq *cq, unsigned n, uint32_t tmo_ms, int yield)
 			continue;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "oms_probe: completion: %s\n",
+			fprintf(stderr, "%s: completion: %s\n", probe_prog,
 				ibv_wc_status_str(wc.status));
 			return -EIO;
 		}
@@ -187,8 +187,8 @@ static int ctl_recv(struct vrig *g, struct conn *c, uint32_t type,
 	if (err)
 		return err;
 	if (m->magic != PB_MAGIC || (type && m->type != type)) {
-		fprintf(stderr, "oms_probe: bad control message (type %u)\n",
-			m->type);
+		fprintf(stderr, "%s: bad control message (type %u)\n",
+			probe_prog, m->type);
 		return -EPROTO;
 	}
 	return 0;
@@ -247,8 +247,8 @@ static int accept_one(struct vrig *g, struct rdma_cm_id *lid, struct conn *c,
 			err = rdma_accept(c->id, &cp) ? -errno : 0;
 		if (!err)
 			return 0;
-		fprintf(stderr, "oms_probe: a connection not accepted (%s): "
-			"waiting for another\n", strerror(-err));
+		fprintf(stderr, "%s: a connection not accepted (%s): "
+			"waiting for another\n", probe_prog, strerror(-err));
 		conn_close(c);
 		c->rx = rx;
 	} while (now_ns() < end);
@@ -285,8 +285,11 @@ int probe_verbs_server(const struct probe_opts *o)
 	if (!err)
 		err = rdma_listen(lid, 4) ? -errno : 0;
 	if (err) {
-		fprintf(stderr, "oms_probe: listen on %s:%s: %s\n",
-			o->bind ? o->bind : "*", port, strerror(-err));
+		fprintf(stderr, "%s: listen on %s:%s: %s%s\n", probe_prog,
+			o->bind ? o->bind : "*", port, strerror(-err),
+			err == -ENODEV || err == -EADDRNOTAVAIL ? " (no RDMA "
+			"device has that address: --bind one of an RDMA "
+			"device's)" : "");
 		goto out;
 	}
 	printf("# oms_probe server on %s:%s\n", o->bind ? o->bind : "*",
@@ -330,8 +333,8 @@ int probe_verbs_server(const struct probe_opts *o)
 			m.checks = ob.checks;
 			m.violations = ob.violations;
 		} else {
-			fprintf(stderr, "oms_probe: unexpected control %u\n",
-				m.type);
+			fprintf(stderr, "%s: unexpected control %u\n",
+				probe_prog, m.type);
 			err = -EPROTO;
 			break;
 		}
@@ -342,7 +345,7 @@ int probe_verbs_server(const struct probe_opts *o)
 		pthread_join(th, NULL);
 	}
 	if (err)
-		fprintf(stderr, "oms_probe: server: %s\n", strerror(-err));
+		fprintf(stderr, "%s: server: %s\n", probe_prog, strerror(-err));
 out:
 	conn_close(&g.c[1]);
 	conn_close(&g.c[0]);
@@ -369,7 +372,7 @@ static int connect_one(struct vrig *g, const struct probe_opts *o,
 	snprintf(port, sizeof(port), "%u", o->port);
 	qp_attr(&qa);
 	for (;;) {
-		err = rdma_getaddrinfo(o->server, port, &hints, &res) ?
+		err = rdma_getaddrinfo(o->host, port, &hints, &res) ?
 		      -errno : 0;
 		if (err)
 			return err;
@@ -771,12 +774,14 @@ static const struct probe_ops ops = { .run = {
 	[PK_WAR] = war_probe, [PK_COST] = cost_probe,
 } };
 
-int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
+int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep,
+		       int *connected)
 {
 	struct vrig g = { .tmo_ms = o->timeout_ms, .mem_len = LOC_LEN };
 	struct pb_ctl m;
 	int err, k;
 
+	*connected = 0;
 	g.mem = aligned_alloc(4096, LOC_LEN);
 	if (!g.mem)
 		return -ENOMEM;
@@ -791,11 +796,9 @@ int probe_verbs_client(const struct probe_opts *o, struct probe_report *rep)
 		g.c[k].raddr = m.addr;
 		g.c[k].rkey = m.rkey;
 	}
-	if (err) {
-		fprintf(stderr, "oms_probe: connect to %s:%u: %s\n",
-			o->server, o->port, strerror(-err));
+	*connected = !err;
+	if (err)
 		goto out;
-	}
 	caps_rows(&g, rep);
 	err = probe_run_all(rep, "verbs", verbs_probes,
 			    sizeof(verbs_probes) / sizeof(verbs_probes[0]),

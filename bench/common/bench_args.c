@@ -5,9 +5,11 @@
  * type and range, one usage text made from the same table, and the JSON
  * records with their metadata.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netdb.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +29,11 @@
 static void common_opts(struct ba *ba, struct ba_opt *c)
 {
 	c[0] = (struct ba_opt){ .long_name = "json", .type = BA_FLAG,
-		.dst = &ba->json,
+		.dst = &ba->json, .roles = ba->record_roles,
 		.help = "one JSON object per result on stdout, no table" };
 	c[1] = (struct ba_opt){ .long_name = "out_json", .type = BA_STRING,
 		.metavar = "FILE", .dst = &ba->out_json,
+		.roles = ba->record_roles,
 		.help = "also write the JSON objects to FILE" };
 	c[2] = (struct ba_opt){ .short_name = 'h', .long_name = "help",
 		.type = BA_FLAG, .help = "this text; runs nothing" };
@@ -70,10 +73,105 @@ static const char *opt_name(const struct ba_opt *o, char *buf, size_t len)
 	return buf;
 }
 
-/* ---- what an option takes, for --help and for refusals ---------------- */
+/* ---- roles ------------------------------------------------------------- */
+
+static const char *const role_tag[BA_NROLES] = { "server", "client", "local" };
+static const char *const role_how[BA_NROLES] = {
+	"give no HOST", "give a HOST", "--local",
+};
+static const char *const role_run[BA_NROLES] = {
+	"the server (no HOST given)", "a client (a HOST given)",
+	"--local (both sides in this process)",
+};
+static const char *const role_form[BA_NROLES] = {
+	"[--server] [options]", "[options] HOST", "--local [options]",
+};
+
+/* The roles @ba has (BA_SERVER...), 0 for a program without. */
+static unsigned roles_of(const struct ba *ba)
+{
+	unsigned have = 0;
+
+	for (unsigned r = 0; r < BA_NROLES; r++)
+		if (ba->role_help[r])
+			have |= 1u << r;
+	return have;
+}
+
+/* The roles of @ba that take @o: those it names, or every one. */
+static unsigned opt_roles(const struct ba *ba, const struct ba_opt *o)
+{
+	unsigned have = roles_of(ba);
+
+	return o->roles & have ? o->roles & have : have;
+}
 
 static void cat(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Which roles take an option of @mask, and how to be in one: "a client
+ * option (give a HOST, or --local)". */
+static void role_words(unsigned mask, char *buf, size_t len)
+{
+	const char *noun = mask & BA_SERVER ? "server" :
+			   mask & BA_CLIENT ? "client" : NULL;
+
+	buf[0] = 0;
+	if ((mask & (BA_SERVER | BA_CLIENT)) == (BA_SERVER | BA_CLIENT)) {
+		cat(buf, len, "a server and client option, not --local's");
+		return;
+	}
+	if (!noun) {
+		cat(buf, len, "a --local option");
+		return;
+	}
+	cat(buf, len, "a %s option (", noun);
+	for (unsigned r = 0, k = 0; r < BA_NROLES; r++)
+		if (mask & (1u << r))
+			cat(buf, len, "%s%s", k++ ? ", or " : "", role_how[r]);
+	cat(buf, len, ")");
+}
+
+/* --help's tag of an option not every role takes: "[client, local] ";
+ * none on the options that choose the role. */
+static void role_tag_of(const struct ba *ba, const struct ba_opt *o,
+			char *buf, size_t len)
+{
+	unsigned mask = opt_roles(ba, o);
+
+	buf[0] = 0;
+	if (mask == roles_of(ba) || !strcmp(o->long_name, "server") ||
+	    !strcmp(o->long_name, "local") ||
+	    (ba->positional && !strcmp(o->long_name, ba->positional)))
+		return;
+	cat(buf, len, "[");
+	for (unsigned r = 0, k = 0; r < BA_NROLES; r++)
+		if (mask & (1u << r))
+			cat(buf, len, "%s%s", k++ ? ", " : "", role_tag[r]);
+	cat(buf, len, "] ");
+}
+
+/* The short synopsis: the tool's, or one made of its roles. */
+static const char *synopsis(const struct ba *ba, char *buf, size_t len)
+{
+	unsigned have = roles_of(ba);
+
+	if (ba->synopsis || !have)
+		return ba->synopsis ? ba->synopsis : "[options]";
+	buf[0] = 0;
+	cat(buf, len, "[");
+	if (have & BA_SERVER)
+		cat(buf, len, "--server");
+	if (have & BA_CLIENT)
+		cat(buf, len, "%sHOST", buf[1] ? " | " : "");
+	if (have & BA_LOCAL)
+		cat(buf, len, "%s--local", buf[1] ? " | " : "");
+	cat(buf, len, "] [options]");
+	return buf;
+}
+
+/* ---- what an option takes, for --help and for refusals ---------------- */
+
 static void cat(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t n = strlen(buf);
@@ -196,8 +294,9 @@ static void current(const struct ba_opt *o, char *buf, size_t len)
 
 /* ---- --help ------------------------------------------------------------ */
 
-/* @text from column @col (already reached), wrapped at BA_WIDTH. */
-static void wrap(FILE *f, const char *text, int col)
+/* @text from column @col (already reached), wrapped at BA_WIDTH; each
+ * line after the first starts at @indent. */
+static void wrap(FILE *f, const char *text, int col, int indent)
 {
 	const char *p = text;
 
@@ -205,10 +304,10 @@ static void wrap(FILE *f, const char *text, int col)
 		const char *sp = strchr(p, ' ');
 		int w = sp ? (int)(sp - p) : (int)strlen(p);
 
-		if (col > BA_COL && col + 1 + w > BA_WIDTH) {
-			fprintf(f, "\n%*s", BA_COL, "");
-			col = BA_COL;
-		} else if (col > BA_COL) {
+		if (col > indent && col + 1 + w > BA_WIDTH) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
 			fputc(' ', f);
 			col++;
 		}
@@ -221,9 +320,9 @@ static void wrap(FILE *f, const char *text, int col)
 	fputc('\n', f);
 }
 
-static void help_line(FILE *f, const struct ba_opt *o)
+static void help_line(FILE *f, const struct ba *ba, const struct ba_opt *o)
 {
-	char left[96], text[1024], what[512], dflt[256];
+	char left[96], text[1024], what[512], dflt[256], tag[64];
 	int col;
 
 	snprintf(left, sizeof(left), "  %c%c%c --%s%s%s",
@@ -243,7 +342,8 @@ static void help_line(FILE *f, const struct ba_opt *o)
 		describe(o, what, sizeof(what));
 	if (o->type != BA_FLAG)
 		current(o, dflt, sizeof(dflt));
-	snprintf(text, sizeof(text), "%s", o->help);
+	role_tag_of(ba, o, tag, sizeof(tag));
+	snprintf(text, sizeof(text), "%s%s", tag, o->help);
 	if (what[0] || dflt[0]) {
 		cat(text, sizeof(text), " (");
 		if (what[0])
@@ -256,18 +356,44 @@ static void help_line(FILE *f, const struct ba_opt *o)
 	if (o->alias)
 		cat(text, sizeof(text), "; also --%s", o->alias);
 	/* first word on the column itself */
-	wrap(f, text, BA_COL);
+	wrap(f, text, BA_COL, BA_COL);
+}
+
+/* A usage line per role: its form, then what it does. */
+static void help_roles(const struct ba *ba)
+{
+	int col = 0, w;
+
+	for (unsigned r = 0; r < BA_NROLES; r++)
+		if (ba->role_help[r]) {
+			w = (int)(strlen(ba->prog) + strlen(role_form[r]));
+			col = w > col ? w : col;
+		}
+	col += (int)strlen("usage: ") + 3;
+	for (unsigned r = 0, k = 0; r < BA_NROLES; r++) {
+		if (!ba->role_help[r])
+			continue;
+		w = printf("%s%s %s", k++ ? "       " : "usage: ", ba->prog,
+			   role_form[r]);
+		printf("%*s", col - w, "");
+		wrap(stdout, ba->role_help[r], col, col);
+	}
 }
 
 static void help(struct ba *ba, const struct ba_list *l)
 {
-	printf("usage: %s %s\n", ba->prog,
-	       ba->synopsis ? ba->synopsis : "[options]");
+	char syn[128];
+
+	if (roles_of(ba))
+		help_roles(ba);
+	else
+		printf("usage: %s %s\n", ba->prog,
+		       synopsis(ba, syn, sizeof(syn)));
 	if (ba->about)
 		printf("%s\n", ba->about);
 	printf("\n");
 	for (unsigned i = 0; i < l->n; i++)
-		help_line(stdout, l->o[i]);
+		help_line(stdout, ba, l->o[i]);
 	if (ba->epilog)
 		printf("\n%s\n", ba->epilog);
 }
@@ -455,10 +581,12 @@ static int set_value(const struct ba_opt *o, const char *s)
 
 static int vfail(const struct ba *ba, const char *fmt, va_list ap)
 {
+	char syn[128];
+
 	fprintf(stderr, "%s: ", ba->prog);
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\nusage: %s %s ('%s --help' lists every option)\n",
-		ba->prog, ba->synopsis ? ba->synopsis : "[options]", ba->prog);
+		ba->prog, synopsis(ba, syn, sizeof(syn)), ba->prog);
 	return 2;
 }
 
@@ -477,6 +605,17 @@ int ba_fail(const struct ba *ba, const char *fmt, ...)
 	return r;
 }
 
+void ba_err(const struct ba *ba, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", ba->prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 static int bad_value(const struct ba *ba, const struct ba_opt *o,
 		     const char *val)
 {
@@ -487,17 +626,14 @@ static int bad_value(const struct ba *ba, const struct ba_opt *o,
 		       opt_name(o, name, sizeof(name)), val, what);
 }
 
-/* At most one option of each group; one of need_group. */
+/* At most one option of each group. */
 static int check_groups(const struct ba *ba, const struct ba_list *l)
 {
-	char a[80], b[80], names[512] = "";
+	char a[80], b[80];
 
 	for (unsigned i = 0; i < l->n; i++) {
 		const struct ba_opt *x = l->o[i];
 
-		if (x->group == ba->need_group && ba->need_group)
-			cat(names, sizeof(names), "%s%s", names[0] ? ", " : "",
-			    opt_name(x, a, sizeof(a)));
 		if (!x->group || !(ba->seen & (1ull << i)))
 			continue;
 		for (unsigned k = i + 1; k < l->n; k++)
@@ -508,12 +644,52 @@ static int check_groups(const struct ba *ba, const struct ba_list *l)
 					opt_name(x, a, sizeof(a)),
 					opt_name(l->o[k], b, sizeof(b)));
 	}
-	if (!ba->need_group)
+	return BA_GO_ON;
+}
+
+/* The index in @ba's table of the option named @long_name, or -1. */
+static int opt_find(const struct ba *ba, const char *long_name)
+{
+	for (unsigned k = 0; k < ba->nopts && k < BA_MAX_OPTS - BA_NCOMMON;
+	     k++)
+		if (!strcmp(ba->opts[k].long_name, long_name))
+			return (int)k;
+	return -1;
+}
+
+/*
+ * The run's role, from what was given: the positional option (a HOST)
+ * makes a client, --local the local run, neither the server; then every
+ * option given must be one its role takes.
+ */
+static int check_roles(struct ba *ba, const struct ba_list *l)
+{
+	int host = ba->positional ? opt_find(ba, ba->positional) : -1;
+	int local = opt_find(ba, "local");
+	char name[80], words[160];
+	unsigned r;
+
+	ba->role = 0;
+	if (!roles_of(ba))
 		return BA_GO_ON;
-	for (unsigned i = 0; i < l->n; i++)
-		if (l->o[i]->group == ba->need_group && ba->seen & (1ull << i))
-			return BA_GO_ON;
-	return ba_fail(ba, "say one of %s", names);
+	if (host >= 0 && ba->seen & (1ull << host))
+		ba->role = BA_CLIENT;
+	else if (local >= 0 && ba->seen & (1ull << local))
+		ba->role = BA_LOCAL;
+	else
+		ba->role = BA_SERVER;
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct ba_opt *o = l->o[i];
+
+		if (!(ba->seen & (1ull << i)) || opt_roles(ba, o) & ba->role)
+			continue;
+		r = (unsigned)__builtin_ctz(ba->role);
+		role_words(opt_roles(ba, o), words, sizeof(words));
+		return ba_fail(ba, "%s is %s; this run is %s",
+			       opt_name(o, name, sizeof(name)), words,
+			       role_run[r]);
+	}
+	return BA_GO_ON;
 }
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -616,12 +792,21 @@ static int open_out_json(struct ba *ba)
 	return BA_GO_ON;
 }
 
+void ba_set_prog(struct ba *ba, const char *argv0)
+{
+	const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+
+	ba->prog = slash && slash[1] ? slash + 1 :
+		   argv0 && argv0[0] ? argv0 : ba->name;
+}
+
 int ba_parse(struct ba *ba, int argc, char **argv)
 {
 	static struct ba_getopt g;
 	struct ba_list l;
 	int c, li, r;
 
+	ba_set_prog(ba, argc > 0 ? argv[0] : NULL);
 	list_make(ba, &l);
 	getopt_tables(&l, &g);
 	ba->seen = 0;
@@ -656,6 +841,13 @@ int ba_parse(struct ba *ba, int argc, char **argv)
 			return ba_fail(ba, "'%s' and --%s %s: one host only",
 				       argv[optind], ba->positional,
 				       *(const char **)ba->opts[i].dst);
+		for (unsigned k = 0; k < ba->nopts && ba->opts[i].group; k++)
+			if (ba->opts[k].group == ba->opts[i].group &&
+			    ba->seen & (1ull << k))
+				return ba_fail(ba, "'%s' (a HOST: this run a "
+					       "client) and --%s exclude each "
+					       "other", argv[optind],
+					       ba->opts[k].long_name);
 		if (set_value(&ba->opts[i], argv[optind]))
 			return bad_value(ba, &ba->opts[i], argv[optind]);
 		ba->seen |= 1ull << i;
@@ -664,18 +856,38 @@ int ba_parse(struct ba *ba, int argc, char **argv)
 	if (optind < argc)
 		return ba_fail(ba, "unexpected argument '%s'", argv[optind]);
 	r = check_groups(ba, &l);
+	if (r == BA_GO_ON)
+		r = check_roles(ba, &l);
 	if (r != BA_GO_ON)
 		return r;
+	if (ba->json && ba_seen(ba, "report_gbits"))
+		return ba_fail(ba, "--report_gbits sets the table's unit, and "
+			       "--json prints no table (its records carry "
+			       "Gb/s)");
 	make_meta(ba);
 	return open_out_json(ba);
 }
 
 int ba_seen(const struct ba *ba, const char *long_name)
 {
-	for (unsigned i = 0; i < ba->nopts && i < BA_MAX_OPTS - BA_NCOMMON; i++)
-		if (!strcmp(ba->opts[i].long_name, long_name))
-			return !!(ba->seen & (1ull << i));
-	return 0;
+	int i = opt_find(ba, long_name);
+
+	return i >= 0 && ba->seen & (1ull << i);
+}
+
+int ba_only_if(const struct ba *ba, const char *const *names, int ok,
+	       const char *why)
+{
+	char name[80];
+
+	for (unsigned k = 0; names[k] && !ok; k++) {
+		int i = opt_find(ba, names[k]);
+
+		if (i >= 0 && ba->seen & (1ull << i))
+			return ba_fail(ba, "%s %s", opt_name(&ba->opts[i],
+				       name, sizeof(name)), why);
+	}
+	return BA_GO_ON;
 }
 
 /* ---- JSON records ------------------------------------------------------ */
@@ -722,7 +934,7 @@ void ba_json(struct ba *ba, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	ba_json_string(prog, sizeof(prog), ba->prog);
+	ba_json_string(prog, sizeof(prog), ba->name);
 	ba_json_string(be, sizeof(be), ba->backend ? ba->backend : "none");
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -778,4 +990,120 @@ int ba_rdma_apply(struct ba *ba, const struct ba_rdma *r, int emulated)
 		setenv("OMS_GID_INDEX", num, 1);
 	}
 	return BA_GO_ON;
+}
+
+/* ---- why a run with a peer cannot go on --------------------------------- */
+
+const char ba_rdma_hint[] =
+	"load the NIC's driver and install rdma-core and ibverbs-providers, "
+	"or make one with Soft-RoCE (sudo modprobe rdma_rxe; sudo rdma link "
+	"add rxe0 type rxe netdev IFACE)";
+
+int ba_rdma_present(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d)))
+		found = e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int ba_resolve(const struct ba *ba, const char *host)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int gai = getaddrinfo(host, NULL, &hints, &res);
+
+	if (!gai) {
+		freeaddrinfo(res);
+		return 0;
+	}
+	ba_err(ba, "cannot resolve %s (%s): check the name, or give an "
+	       "address", host, gai_strerror(gai));
+	return 1;
+}
+
+/* What to do about @why (oms_caps.backend_why) of an emulated device
+ * chosen for want of a usable RDMA device. */
+static const char *emu_why_hint(const char *why)
+{
+	return strstr(why, "rdma-core") ? "install rdma-core and "
+	       "ibverbs-providers" : ba_rdma_hint;
+}
+
+int ba_peer_ready(const struct ba *ba, const char *host, uint32_t backend)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	int server = ba->role == BA_SERVER;
+
+	if (ba->role == BA_CLIENT && ba_resolve(ba, host))
+		return 1;
+	if (!server && ba->role != BA_CLIENT)
+		return 0;
+	if (backend == OMS_BACKEND_VERBS)
+		return 0;
+	/* asked for: a client's connect says the rest */
+	if (backend == OMS_BACKEND_EMU || ba_env_is("OMS_BACKEND", "emu")) {
+		if (server)
+			ba_err(ba, "warning: the server runs on the emulated "
+			       "device, which no other host (nor process) can "
+			       "reach: clients elsewhere need an RDMA device "
+			       "here; both sides in one process, --local");
+		return 0;
+	}
+	/* a choice that fails is oms_ctx_create()'s to report */
+	if (oms_query_caps(NULL, &caps) || caps.backend != OMS_BACKEND_EMU)
+		return 0;
+	ba_err(ba, "%s: %s on liboms's emulated device would %s; %s; or run "
+	       "both sides in this process with --local", caps.backend_why,
+	       server ? "a server" : "a client", server ? "be reached by "
+	       "nothing outside this process" : "reach only servers in this "
+	       "process", emu_why_hint(caps.backend_why));
+	return 1;
+}
+
+void ba_ctx_failed(const struct ba *ba, int err, uint32_t backend)
+{
+	struct oms_caps caps = { .size = sizeof(caps) };
+	int hint = err == -ENODEV && !ba_rdma_present();
+
+	/* why, without a context: what the default would choose */
+	oms_query_caps(NULL, &caps);
+	if (backend == OMS_BACKEND_VERBS && caps.backend != OMS_BACKEND_VERBS)
+		snprintf(caps.backend_why, sizeof(caps.backend_why), "%s",
+			 "--backend verbs, but there is no RDMA device in "
+			 "/sys/class/infiniband");
+	ba_err(ba, "no context: %s%s%s%s%s", strerror(-err),
+	       caps.backend_why[0] ? ": " : "", caps.backend_why,
+	       hint && !strstr(caps.backend_why, "Soft-RoCE") ? "; " : "",
+	       hint && !strstr(caps.backend_why, "Soft-RoCE") ?
+	       ba_rdma_hint : "");
+}
+
+void ba_connect_failed(const struct ba *ba, const char *host,
+		       const char *port, int err, const char *backend)
+{
+	ba_err(ba, "cannot connect to %s:%s: %s", host, port, strerror(-err));
+	if (err == -ENODEV && !ba_rdma_present())
+		ba_err(ba, "no RDMA device in /sys/class/infiniband: %s",
+		       ba_rdma_hint);
+	else if ((err == -EHOSTUNREACH || err == -ENOENT) &&
+		 !ba_resolve(ba, host))
+		ba_err(ba, "no route from this host's RDMA device to %s: "
+		       "check the link and the address it has", host);
+	else if (err == -ECONNREFUSED && !strcmp(backend, "emu"))
+		ba_err(ba, "the emulated device reaches servers in this "
+		       "process only: use --local, or an RDMA device: %s",
+		       ba_rdma_hint);
+	else if (err == -ECONNREFUSED)
+		ba_err(ba, "no server listening at %s:%s (connection "
+		       "refused): start '%s' (no HOST: the server) there, on "
+		       "port %s", host, port, ba->prog, port);
+	else if (err == -ETIMEDOUT)
+		ba_err(ba, "%s:%s did not answer in time: is '%s' (no HOST: "
+		       "the server) running there, on port %s, and the link "
+		       "up?", host, port, ba->prog, port);
 }

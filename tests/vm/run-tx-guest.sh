@@ -58,7 +58,7 @@ record() {
 run_probe() {
 	probe=$(dirname "$mmio_tx")/../apps/oms_probe
 	[ -x "$probe" ] || return 0
-	timeout -k 5 300 "$probe" --targets kmod --cost-rounds 200 --json \
+	timeout -k 5 300 "$probe" --local --targets kmod --cost-rounds 200 --json \
 		>/tmp/probe.json 2>/tmp/probe.err
 	rc=$?
 	[ $rc -eq 0 ] || sed 's/^/# probe: /' /tmp/probe.err | tail -n 5
@@ -72,7 +72,7 @@ run_probe() {
 				grep -q '"measured":true,.*"cost_ns":[1-9]' || ok=1
 		done
 	done
-	tap $ok "oms_probe --targets kmod: the window found, weak/strong/flush timed on the mapped and ioctl paths"
+	tap $ok "oms_probe --local --targets kmod: the window found, weak/strong/flush timed on the mapped and ioctl paths"
 }
 
 run_bench() {

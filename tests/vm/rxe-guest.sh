@@ -4,7 +4,7 @@
 # the shared directory, then play the role.  Prints TAP.
 #
 #   a  the server host: rxe_server until the client makes it die, then the
-#      kvs_get servers (if built), one per protocol, then oms_probe --listen,
+#      kvs_get servers (if built), one per protocol, then oms_probe --server,
 #      msg_pass --server, then perftest's and rdma_ops's servers
 #   b  the client host: the agent's forged-request tests and the verbs
 #      litmus tests against a, then kvs_get,

@@ -9,9 +9,24 @@
 # updates items over RDMA (--read-pct 80: CAS lock, WRITE, release store),
 # then runs one more client while
 # the host stops guest a's CPUs: the client must exit non-zero, saying
-# why, within 5 s of the stop.
+# why, within 5 s of the stop.  Last, README's two-host lines as they are
+# there: its server (no -s) on guest a, its client (-s 64,1024 --proto
+# all) on guest b.
 kvs_port=18515
 kvs_protos="single validation farm pessimistic broken"
+
+# A server's life: until the client writes $shared/FILE (900 s at most),
+# then SIGTERM; done_rc 0 if it wrote it, alive 0 if the server was still
+# up then, rc its exit status.  stop_when_done PID FILE
+stop_when_done() {
+	wait_file "$shared/$2" 900
+	done_rc=$?
+	kill -0 "$1" 2>/dev/null
+	alive=$?
+	kill -TERM "$1" 2>/dev/null
+	wait "$1"
+	rc=$?
+}
 
 kvs_server() {
 	# --bind: the writer connects to its own listener through the NIC
@@ -24,17 +39,71 @@ kvs_server() {
 		--port $kvs_port --proto all \
 		--size 64,1024 --items 256 --writers ${OMS_KVS_WRITERS:-1} --remote-write \
 		--timeout-ms 20000 >/run/kvs-server.log 2>&1 &
-	kpid=$!
-	wait_file "$shared/kvs-done" 900
-	done_rc=$?
-	kill -0 $kpid 2>/dev/null
-	alive=$?
-	kill -TERM $kpid 2>/dev/null
-	wait $kpid
-	rc=$?
+	stop_when_done $! kvs-done
 	sed 's/^/# kvs server: /' /run/kvs-server.log | tail -n 20
 	[ $done_rc -eq 0 ] && [ $alive -eq 0 ]
 	tap $? "kvs_get --server served every protocol until the client was done (exit $rc on SIGTERM)"
+	kvs_readme_server
+}
+
+# README's "Two hosts with RDMA" line for ROLE (server, client), as a user
+# types it there: readme_line ROLE
+readme_line() {
+	sed -n "s/^    $1\\$ //p" "$here/../../README.md" | head -n 1
+}
+
+# The installed names README uses (oms_kvs_get), on PATH: the tree's
+# binaries under them
+readme_path() {
+	mkdir -p /run/oms-bin
+	ln -sf "$(cd "$bdir" && pwd)/bench/kvs_get" /run/oms-bin/oms_kvs_get
+	echo "/run/oms-bin:$PATH"
+}
+
+# README's server line on guest a, as it is there (no -s: the server
+# serves what the client asks for) until the client is done.
+kvs_readme_server() {
+	line=$(readme_line server)
+	echo "# README server line: ${line:-none}"
+	rm -f /run/kvs-readme-server.log
+	# OMS_TIMEOUT_MS: the line as it is, with the clients' 20 s of the
+	# parts above (this TCG guest is a thousand times slower than a host)
+	# shellcheck disable=SC2086
+	OMS_TIMEOUT_MS=20000 PATH=$(readme_path) timeout -k 5 900 ${line:-false} \
+		>/run/kvs-readme-server.log 2>&1 &
+	up_when $! /run/kvs-readme-server.log 'server: .*listening' kvs-readme-up
+	stop_when_done $! kvs-readme-done
+	sed 's/^/# README kvs server: /' /run/kvs-readme-server.log | tail -n 5
+	[ $done_rc -eq 0 ] && [ $alive -eq 0 ] &&
+		grep -q "tables (value sizes [0-9,]*64,[0-9,]*1024[,0-9]* B)" /run/kvs-readme-server.log
+	tap $? "README's '$line': served 64 and 1024 B, no -s given, until the client was done"
+}
+
+# README's client line on guest b, SERVER_ADDRESS guest a's address: every
+# protocol it asks for at both its sizes, gets counted, none torn but
+# broken's (which may be).
+kvs_readme_client() {
+	line=$(readme_line client | sed "s/SERVER[A-Z_]*/$peer/")
+	echo "# README client line: ${line:-none}"
+	wait_file "$shared/kvs-readme-up" 900
+	# shellcheck disable=SC2086
+	OMS_TIMEOUT_MS=20000 PATH=$(readme_path) timeout -k 5 900 ${line:-false} \
+		>/run/kvs-readme.out 2>/run/kvs-readme.err
+	rc=$?
+	sed 's/^/# README kvs client: /' /run/kvs-readme.out
+	sed 's/^/# README kvs client stderr: /' /run/kvs-readme.err | tail -n 5
+	touch "$shared/kvs-readme-done"
+	ok=0
+	[ $rc -eq 0 ] || ok=1
+	for sz in 64 1024; do
+		for pr in single validation farm pessimistic broken; do
+			awk -v s=$sz -v p=$pr '$1 == s && $2 == p && $5 > 0 &&
+				(p == "broken" || $(NF - 1) == 0) { f = 1 }
+				END { exit !f }' /run/kvs-readme.out ||
+				{ echo "# no $pr row of $sz B with gets (and 0 torn)"; ok=1; }
+		done
+	done
+	tap $ok "README's '$line': every protocol at 64 and 1024 B from the server started with no -s (exit $rc)"
 }
 
 # One JSON field of a one-line object: json_num LINE KEY
@@ -281,4 +350,5 @@ kvs_client() {
 	# guest itself runs slowly.  A hang runs into the 30 s bound above.
 	tap $? "kvs_get --client: server host stopped mid-run -> exit $rc within 20 s ($t s) with a message"
 	touch "$shared/kvs-done"
+	kvs_readme_client
 }

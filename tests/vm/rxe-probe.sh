@@ -1,7 +1,7 @@
 # apps/oms_probe across the two guests (sourced by rxe-guest.sh, which
 # defines tap, wait_file, up_when, bdir, shared, me and peer): what Soft-RoCE
 # orders, measured with plain verbs.  Guest a is the responder
-# (oms_probe --listen, one client, then it exits); guest b runs the verbs
+# (oms_probe --server, one client, then it exits); guest b runs the verbs
 # target and checks its JSON report: every probe measured, the checks the
 # verdicts rest on, a READ then a WRITE with IBV_SEND_FENCE never
 # reordered (RC's rule: exit 1 otherwise), the costs timed.  What rxe
@@ -12,7 +12,7 @@ probe_bin=$bdir/apps/oms_probe
 
 probe_server() {
 	[ -x "$probe_bin" ] || { touch "$shared/probe-up"; return 0; }
-	timeout -k 5 900 "$probe_bin" --listen --bind "$me" -p $probe_port \
+	timeout -k 5 900 "$probe_bin" --server --bind "$me" -p $probe_port \
 		--timeout-ms 120000 >/run/probe-server.log 2>&1 &
 	ppid=$!
 	# the client connects once the server listens: connection attempts
@@ -22,7 +22,7 @@ probe_server() {
 	rc=$?
 	sed 's/^/# probe server: /' /run/probe-server.log | tail -n 5
 	[ $rc -eq 0 ]
-	tap $? "oms_probe --listen: served the verbs probe and exited 0 (exit $rc)"
+	tap $? "oms_probe --server: served the verbs probe and exited 0 (exit $rc)"
 }
 
 probe_client() {
@@ -30,12 +30,12 @@ probe_client() {
 	# the server starts once the kvs suite is done, and says when it
 	# listens; --timeout-ms bounds each completion and the connection
 	wait_file "$shared/probe-up" 900
-	timeout -k 5 900 "$probe_bin" --server "$peer" -p $probe_port \
+	timeout -k 5 900 "$probe_bin" "$peer" -p $probe_port \
 		--targets verbs --rounds $probe_rounds --cost-rounds $probe_cost_rounds \
 		--timeout-ms 120000 --json >/run/probe.json 2>/run/probe.err
 	rc=$?
 	[ $rc -eq 0 ] || sed 's/^/# probe: /' /run/probe.err | tail -n 5
-	tap $rc "oms_probe --server $peer --targets verbs: exit 0 (exit $rc)"
+	tap $rc "oms_probe $peer --targets verbs: exit 0 (exit $rc)"
 	# the report, as a table in the log
 	while read -r line; do
 		echo "# probe $(json_num "$line" probe): $(json_num "$line" verdict)" \

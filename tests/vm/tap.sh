@@ -1,7 +1,8 @@
 # Sourced by the guest scripts: `tap STATUS TEXT` prints the next TAP line,
 # "ok N - TEXT" when STATUS is 0, else "not ok N - TEXT" and failed=1.
-# $tap_prefix, when set, goes before TEXT.  boot.sh renumbers what every
-# script prints into one sequence.
+# $tap_prefix, when set, goes before TEXT; $tap_on_fail, when set, is a
+# command run after a "not ok" line (tests/tap-lib.sh's stderr excerpt).
+# boot.sh renumbers what every script prints into one sequence.
 n=0
 failed=0
 tap() {	# tap STATUS TEXT
@@ -10,6 +11,7 @@ tap() {	# tap STATUS TEXT
 		echo "ok $n - ${tap_prefix:-}$2"
 	else
 		echo "not ok $n - ${tap_prefix:-}$2"
+		${tap_on_fail:-:}	# the caller's words on why, if it has any
 		# when, for a failure that is a bound met (the guests' clocks
 		# start at boot)
 		echo "# at $(cut -d' ' -f1 /proc/uptime 2>/dev/null) s of uptime"
