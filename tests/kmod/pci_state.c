@@ -13,6 +13,7 @@
  * The runner fails a test whose run leaves a WARNING in dmesg.
  */
 #include <pthread.h>
+#include <time.h>
 
 #include "harness.h"
 #include "oms_guest.h"
@@ -208,10 +209,12 @@ static void *race_enable_0(void *arg)
  * device".  Both orders are counted and logged: a run in which one side
  * always won raced nothing.
  */
-TEST_F(dev, detach_races_enable_0)
+/* the debug kernel under TCG takes minutes for the rounds */
+TEST_F_TIMEOUT(dev, detach_races_enable_0, 1200)
 {
 	struct race r = { .fd = self->fd };
 	int won_sysfs = 0, won_detach = 0, bad_count = 0, i;
+	struct timespec t0, t1;
 	pthread_t a, b;
 
 	dev_path(r.enable, sizeof(r.enable), self->bdf, "enable");
@@ -219,6 +222,7 @@ TEST_F(dev, detach_races_enable_0)
 	ASSERT_EQ(0, pthread_barrier_init(&r.done, NULL, 3));
 	ASSERT_EQ(0, pthread_create(&a, NULL, race_detach, &r));
 	ASSERT_EQ(0, pthread_create(&b, NULL, race_enable_0, &r));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < RACE_ROUNDS && !bad_count; i++) {
 		int ret = t_attach_pci(self->fd, &self->p, T_IVSHMEM_BAR, 0);
 
@@ -244,8 +248,10 @@ TEST_F(dev, detach_races_enable_0)
 	pthread_barrier_wait(&r.go);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	TH_LOG("%d rounds: sysfs disabled first in %d, detach in %d",
-	       i, won_sysfs, won_detach);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	TH_LOG("%d rounds in %.0f s: sysfs disabled first in %d, detach in %d",
+	       i, (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, won_sysfs, won_detach);
 	EXPECT_EQ(0, bad_count);
 	EXPECT_LT(0, won_sysfs);
 	EXPECT_LT(0, won_detach);
