@@ -287,7 +287,7 @@ $(PROBE_ASAN): apps/oms_probe.c $(PROBE_SRCS) apps/probe/probe.h \
 BENCH_COMMON := bench/common/bench_args.c bench/common/zipf.c \
 		bench/common/link_fit.c bench/common/model_window.c
 BENCH_HDRS := bench/bench_util.h bench/bench_args.h bench/bench_zipf.h \
-		bench/bench_fit.h bench/model_window.h
+		bench/bench_fit.h bench/model_window.h bench/msg_pass_layout.h
 # The benchmarks of the engine's and the agent's own loops call them
 # directly, not through the exported calls.
 BENCH_OF_INTERNALS := agent engine

@@ -76,22 +76,12 @@
 #include "bench_args.h"
 #include "bench_util.h"
 #include "model_window.h"
+#include "msg_pass_layout.h"
 
 #define MAX_SIZES	8
-#define MAX_THREADS	16
 #define MAX_WINDOW	1024
-#define DATA_MAX	65536u
-/* D1's region: producer thread t's data at t * DATA_MAX */
-#define DATA_REGION	(MAX_THREADS * DATA_MAX)
-#define FLAG_REGION	4096u
-/* D2's region: thread t's flag word, and over verbs the consumer's
- * counts and what the client tells it of the cell */
-#define FLAG_OFF	0u	/* + 8 t: thread t's flag */
-#define SEEN_OFF	128u	/* + 8 t: the last flag of t the consumer saw */
-#define COUNTS_OFF	256u	/* checks, late: written by the consumer */
-#define CELL_OFF	320u	/* size, threads: written by the client */
 
-_Static_assert(MAX_THREADS <= BU_WINDOW_THREADS, "a window per cell");
+_Static_assert(MP_MAX_THREADS <= BU_WINDOW_THREADS, "a window per cell");
 
 enum mode {
 	MD_QUIET, MD_STRONG, MD_STRONG_SEQ, MD_FENCE, MD_UNORDERED, MD_COUNT
@@ -136,12 +126,12 @@ static const struct ba_opt opts[] = {
 	  "timeout", &args.timeout_ms, .min = 100, .max = 600000,
 	  .roles = BA_SERVER | BA_CLIENT },
 	{ 's', "size", NULL, BA_SIZES, "SIZES", "bytes of data per message",
-	  args.sizes, .min = 16, .max = DATA_MAX, .step = 8,
+	  args.sizes, .min = 16, .max = MP_DATA_MAX, .step = 8,
 	  .count = &args.nsizes, .max_items = MAX_SIZES,
 	  .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "threads", NULL, BA_UINTS, "LIST", "producer threads (each with "
 	  "its contexts, data and flag word) per cell", args.threads,
-	  .min = 1, .max = MAX_THREADS, .count = &args.nthreads,
+	  .min = 1, .max = MP_MAX_THREADS, .count = &args.nthreads,
 	  .max_items = MAX_SIZES, .roles = BA_CLIENT | BA_LOCAL },
 	{ 0, "modes", NULL, BA_SET, "SET", "how the flag is ordered after "
 	  "the data", &args.modes, .names = mode_names,
@@ -199,7 +189,7 @@ struct rig {
 	struct oms_ctx *d1, *d2;
 	struct oms_mr *data_mr, *flag_mr;
 	struct oms_listener *l1, *l2;
-	struct producer prod[MAX_THREADS];
+	struct producer prod[MP_MAX_THREADS];
 	uint32_t nprod;
 	uint8_t *data_mem;
 	uint64_t *flag_mem;
@@ -233,23 +223,23 @@ static int rig_serve(struct rig *r, const struct opts *o, const char *addr)
 {
 	int err;
 
-	r->data_mem = aligned_alloc(4096, DATA_REGION);
-	r->flag_mem = aligned_alloc(4096, FLAG_REGION);
+	r->data_mem = aligned_alloc(4096, MP_DATA_REGION);
+	r->flag_mem = aligned_alloc(4096, MP_FLAG_REGION);
 	err = r->data_mem && r->flag_mem ? 0 : -ENOMEM;
 	if (!err) {
-		memset(r->data_mem, 0, DATA_REGION);
-		memset(r->flag_mem, 0, FLAG_REGION);
+		memset(r->data_mem, 0, MP_DATA_REGION);
+		memset(r->flag_mem, 0, MP_FLAG_REGION);
 		/* the first context starts the device with its settings */
 		err = ctx_make(o, 1, 0, &r->d1);
 	}
 	if (!err)
 		err = ctx_make(o, 2, 0, &r->d2);
 	if (!err)
-		err = oms_mr_reg(r->d1, r->data_mem, DATA_REGION,
+		err = oms_mr_reg(r->d1, r->data_mem, MP_DATA_REGION,
 				 OMS_ACCESS_REMOTE_READ |
 				 OMS_ACCESS_REMOTE_WRITE, &r->data_mr);
 	if (!err)
-		err = oms_mr_reg(r->d2, r->flag_mem, FLAG_REGION,
+		err = oms_mr_reg(r->d2, r->flag_mem, MP_FLAG_REGION,
 				 OMS_ACCESS_REMOTE_READ |
 				 OMS_ACCESS_REMOTE_WRITE, &r->flag_mr);
 	if (!err)
@@ -378,14 +368,14 @@ static void *consumer_main(void *arg)
 	struct consumer *c = arg;
 	struct oms_ctx *ctx = NULL;
 	struct oms_rmr d1;
-	uint8_t *buf = malloc(DATA_MAX);
-	uint64_t last[MAX_THREADS] = { 0 };
+	uint8_t *buf = malloc(MP_DATA_MAX);
+	uint64_t last[MP_MAX_THREADS] = { 0 };
 	int err = buf ? ctx_make(&args, 3, 0, &ctx) : -ENOMEM;
 
 	if (!err)
 		err = oms_connect(ctx, BU_LOOPBACK, c->r->port1, 0, &d1);
 	for (uint32_t t = 0; t < c->threads && !err; t++)
-		err = oms_mr_read(c->r->flag_mr, FLAG_OFF + 8 * t, &last[t], 8);
+		err = oms_mr_read(c->r->flag_mr, MP_FLAG_OFF + 8 * t, &last[t], 8);
 	while (!err && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		int seen = 0;
 
@@ -394,13 +384,13 @@ static void *consumer_main(void *arg)
 
 			/* the flag as D2's memory holds it (coherent host
 			 * read), then the data with an acquire get */
-			err = oms_mr_read(c->r->flag_mr, FLAG_OFF + 8 * t, &f,
+			err = oms_mr_read(c->r->flag_mr, MP_FLAG_OFF + 8 * t, &f,
 					  sizeof(f));
 			if (err || f == last[t])
 				continue;
 			last[t] = f;
 			seen = 1;
-			err = oms_get(ctx, buf, &d1, (uint64_t)t * DATA_MAX,
+			err = oms_get(ctx, buf, &d1, (uint64_t)t * MP_DATA_MAX,
 				      c->size, OMS_READ_ACQUIRE);
 			if (!err)
 				err = oms_quiet(ctx);
@@ -432,22 +422,22 @@ struct result {
  * get.
  */
 struct remote_state {
-	uint64_t flag[MAX_THREADS], seen[MAX_THREADS], checks, late;
+	uint64_t flag[MP_MAX_THREADS], seen[MP_MAX_THREADS], checks, late;
 };
 
 static int remote_state(struct rig *r, struct remote_state *st)
 {
-	uint64_t w[COUNTS_OFF / 8 + 2];
+	uint64_t w[MP_COUNTS_OFF / 8 + 2];
 	struct producer *p = &r->prod[0];
 	int err = oms_get(p->ctx, w, &p->flag, 0, sizeof(w),
 			  OMS_READ_ACQUIRE);
 
 	if (!err)
 		err = oms_quiet(p->ctx);
-	memcpy(st->flag, &w[FLAG_OFF / 8], sizeof(st->flag));
-	memcpy(st->seen, &w[SEEN_OFF / 8], sizeof(st->seen));
-	st->checks = w[COUNTS_OFF / 8];
-	st->late = w[COUNTS_OFF / 8 + 1];
+	memcpy(st->flag, &w[MP_FLAG_OFF / 8], sizeof(st->flag));
+	memcpy(st->seen, &w[MP_SEEN_OFF / 8], sizeof(st->seen));
+	st->checks = w[MP_COUNTS_OFF / 8];
+	st->late = w[MP_COUNTS_OFF / 8 + 1];
 	return err;
 }
 
@@ -458,7 +448,7 @@ static int remote_begin(struct rig *r, uint32_t size, uint32_t threads,
 {
 	struct producer *p = &r->prod[0];
 	uint64_t cell[2] = { size, threads };
-	int err = oms_put(p->ctx, &p->flag, CELL_OFF, cell, sizeof(cell),
+	int err = oms_put(p->ctx, &p->flag, MP_CELL_OFF, cell, sizeof(cell),
 			  OMS_STORE_WEAK);
 
 	if (!err)
@@ -520,7 +510,7 @@ static void *producer_main(void *arg)
 	struct oms_ctx *ctx = seq ? p->ctx_seq : p->ctx;
 	const struct oms_rmr *data = seq ? &p->data_seq : &p->data;
 	const struct oms_rmr *flag = seq ? &p->flag_seq : &p->flag;
-	uint64_t doff = (uint64_t)pr->t * DATA_MAX, foff = FLAG_OFF + 8 * pr->t;
+	uint64_t doff = (uint64_t)pr->t * MP_DATA_MAX, foff = MP_FLAG_OFF + 8 * pr->t;
 	/* a source buffer and a flag word per outstanding message: reused
 	 * after a quiet */
 	uint8_t *ring = aligned_alloc(64, (size_t)pr->window * pr->size);
@@ -619,11 +609,11 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 	struct consumer c = { .r = r, .size = size, .threads = threads };
 	struct remote_state before = { 0 }, after = { 0 };
 	struct bu_window win;
-	struct prod_run pr[MAX_THREADS];
-	uint64_t last[MAX_THREADS], t0, t1;
+	struct prod_run pr[MP_MAX_THREADS];
+	uint64_t last[MP_MAX_THREADS], t0, t1;
 	double counted = 0;
 	int local = r->flag_mem != NULL, err = 0;
-	pthread_t th, pth[MAX_THREADS];
+	pthread_t th, pth[MP_MAX_THREADS];
 	uint32_t t, started = 0;
 
 	/* carry on from the last cell's numbers: each flag only grows */
@@ -641,7 +631,7 @@ static int produce(struct rig *r, enum mode m, uint32_t size,
 		/* under the model the window ends it, not the wall clock */
 		pr[t] = (struct prod_run){ .r = r, .t = t, .size = size,
 			.window = window, .m = m, .win = model ? &win : NULL,
-			.seq0 = local ? r->flag_mem[FLAG_OFF / 8 + t] :
+			.seq0 = local ? r->flag_mem[MP_FLAG_OFF / 8 + t] :
 				before.flag[t],
 			.end_ns = model ? UINT64_MAX :
 				  t0 + (uint64_t)(dur * 1e9) };
@@ -707,7 +697,7 @@ static void on_signal(int sig)
 static int run_server(const struct opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t last[MAX_THREADS] = { 0 }, checks = 0, late = 0, *fw;
+	uint64_t last[MP_MAX_THREADS] = { 0 }, checks = 0, late = 0, *fw;
 	struct rig r;
 	int err;
 
@@ -740,8 +730,8 @@ static int run_server(const struct opts *o)
 		 * only once every flag of the last one was seen here, so a
 		 * new flag always goes with the size read after it.
 		 */
-		for (uint32_t t = 0; t < MAX_THREADS; t++) {
-			uint64_t f = __atomic_load_n(&fw[FLAG_OFF / 8 + t],
+		for (uint32_t t = 0; t < MP_MAX_THREADS; t++) {
+			uint64_t f = __atomic_load_n(&fw[MP_FLAG_OFF / 8 + t],
 						     __ATOMIC_ACQUIRE);
 			uint64_t size;
 
@@ -749,19 +739,19 @@ static int run_server(const struct opts *o)
 				continue;
 			last[t] = f;
 			seen = 1;
-			size = __atomic_load_n(&fw[CELL_OFF / 8],
+			size = __atomic_load_n(&fw[MP_CELL_OFF / 8],
 					       __ATOMIC_ACQUIRE);
-			if (size >= 16 && size <= DATA_MAX && size % 8 == 0) {
+			if (size >= 16 && size <= MP_DATA_MAX && size % 8 == 0) {
 				checks++;
 				late += data_behind(r.data_mem +
-						    (size_t)t * DATA_MAX,
+						    (size_t)t * MP_DATA_MAX,
 						    (uint32_t)size, f);
 			}
-			__atomic_store_n(&fw[COUNTS_OFF / 8], checks,
+			__atomic_store_n(&fw[MP_COUNTS_OFF / 8], checks,
 					 __ATOMIC_RELAXED);
-			__atomic_store_n(&fw[COUNTS_OFF / 8 + 1], late,
+			__atomic_store_n(&fw[MP_COUNTS_OFF / 8 + 1], late,
 					 __ATOMIC_RELAXED);
-			__atomic_store_n(&fw[SEEN_OFF / 8 + t], f,
+			__atomic_store_n(&fw[MP_SEEN_OFF / 8 + t], f,
 					 __ATOMIC_RELEASE);
 		}
 		if (!seen)

@@ -16,6 +16,10 @@
 #                      rxe_server, the agent's tests among them)
 #   make probe-rxe     apps/oms_probe's verbs target between the guests (what
 #                      Soft-RoCE orders; also part of make check's rxe run)
+#   make soak-rxe      the fault soak (tests/vm/rxe-soak.sh) for SOAK_S
+#                      seconds (default 3600): servers, clients and a loop
+#                      of faults between the guests; its shortest form is
+#                      part of make check-full's rxe run
 #
 # tests/verbs/ holds programs that only make sense on a host with an RDMA
 # device and a peer: they are built here, not as host kselftests.
@@ -26,14 +30,14 @@ VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
 VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
 .PHONY: verbs-tests rxe-check rxe-litmus perftest-compare probe-rxe \
-	kvs-compare figures-verbs
+	kvs-compare figures-verbs soak-rxe
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
-$(B)/verbs-tests/%: tests/verbs/%.c tests/verbs/rxe_proto.h tests/verbs/rxe_client.h tests/verbs/raw_peer.h tests/harness.h tests/helpers.c tests/helpers.h $(INTERNAL) $(HARNESS)
+$(B)/verbs-tests/%: tests/verbs/%.c bench/msg_pass_layout.h tests/verbs/rxe_proto.h tests/verbs/rxe_client.h tests/verbs/raw_peer.h tests/harness.h tests/helpers.c tests/helpers.h $(INTERNAL) $(HARNESS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/verbs -o $@ $< \
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -Itests/verbs -Ibench -o $@ $< \
 		tests/helpers.c $(INTERNAL) $(LIBS)
 
 rxe-check: all verbs-tests
@@ -44,6 +48,11 @@ rxe-litmus: all verbs-tests
 
 probe-rxe: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) probe
+
+SOAK_S ?= 3600
+soak-rxe: all verbs-tests
+	$(Q)OMS_SOAK_S=$(SOAK_S) OMS_RXE_TIMEOUT=$$(($(SOAK_S) + 1800)) \
+		sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) soak | tee $(B)/soak-rxe.log
 
 perftest-compare: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) perftest | tee $(B)/perftest-compare.log

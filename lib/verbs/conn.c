@@ -282,6 +282,18 @@ uint8_t vb_rd_atomic(int dev_max)
 			 VB_RD_ATOMIC);
 }
 
+/*
+ * Why librdmacm could not resolve the way to the listener: no address, no
+ * network, no route are all "-EHOSTUNREACH" to the caller (oms_connect(3));
+ * a link that is down says -ENETUNREACH or -ENETDOWN here.
+ */
+static int unreachable(void)
+{
+	if (errno == ENETUNREACH || errno == ENETDOWN || errno == EADDRNOTAVAIL)
+		return -EHOSTUNREACH;
+	return vb_errno(-EHOSTUNREACH);
+}
+
 /* Resolve, create the QP, connect; the accept's private data in *@reg. */
 static int establish(struct vb_ctx *vc, struct vb_conn *c,
 		     struct rdma_addrinfo *res, uint64_t deadline,
@@ -300,7 +312,7 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	if (rdma_resolve_addr(c->id, vc->src_len ?
 			      (struct sockaddr *)&vc->src : res->ai_src_addr,
 			      res->ai_dst_addr, ms_left(deadline)))
-		return vb_errno(-EHOSTUNREACH);
+		return unreachable();
 	err = expect_event(vc, c->id, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
 			   &ev);
 	if (err)
@@ -320,7 +332,7 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 	if (err)
 		return err;
 	if (rdma_resolve_route(c->id, ms_left(deadline)))
-		return vb_errno(-EHOSTUNREACH);
+		return unreachable();
 	err = expect_event(vc, c->id, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline,
 			   &ev);
 	if (err)

@@ -80,12 +80,14 @@ qpid=""
 trap 'rm -f "$envf"; [ -z "$qpid" ] || kill "$qpid" 2>/dev/null' EXIT INT TERM
 log=$bdir/$name.log
 tier=$(printf %s "${OMS_CHECK_TIER:-}" | tr -cd 'a-z')
+soak_s=$(printf %s "${OMS_SOAK_S:-}" | tr -cd '0-9')
 cat >"$envf" <<EOT
 VM_DIR='$here'
 VM_CWD='$(pwd)'
 VM_SCRIPT='$script'
 VM_ARGS="$(printf %s "$vmargs" | sed 's/["$`\\]/\\&/g')"
 export OMS_CHECK_TIER='$tier'
+export OMS_SOAK_S='$soak_s'
 EOT
 
 # no_timer_check: the kernel's early check that the IO-APIC timer ticks

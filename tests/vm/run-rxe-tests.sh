@@ -6,11 +6,12 @@
 # clients.  A shared directory (9p) carries the guests' rendezvous files;
 # a guest may also ask the host to stop guest a's CPUs for a while through
 # its QEMU monitor (the file stop-a holds the seconds): a server host that
-# stops answering.  Prints both guests' TAP, numbered as one.
+# stops answering; or to take guest b's link down for a while (link-b):
+# a pulled cable.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass|litmus|kvs]   (the
-# guests' suite, rxe-guest.sh: the tests, perftest beside liboms, oms_probe
-# or msg_pass)
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass|litmus|kvs|soak]
+# (the guests' suite, rxe-guest.sh: the tests, perftest beside liboms,
+# oms_probe, msg_pass, the fault soak for OMS_SOAK_S seconds)
 set -u
 bdir=${1:?usage: $0 BUILD_DIR [SUITE]}
 suite=${2:-check}
@@ -43,7 +44,7 @@ perl -MSocket -MFcntl -e '
 	my @share = ("-fsdev", "local,id=sh,path=$work/shared,security_model=none",
 		     "-device", "virtio-9p-pci,fsdev=sh,mount_tag=omsshared");
 	for my $g (["a", $x, $y, "01", "-monitor", "unix:$work/a.mon,server=on,wait=off"],
-		   ["b", $y, $x, "02"]) {
+		   ["b", $y, $x, "02", "-monitor", "unix:$work/b.mon,server=on,wait=off"]) {
 		my ($role, $mine, $other, $mac, @extra) = @$g;
 		my $pid = fork() // die "fork: $!";
 		if (!$pid) {
@@ -63,13 +64,12 @@ perl -MSocket -MFcntl -e '
 	close $y;
 	waitpid($_, 0) for @pids;' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" &
 ppid=$!
-mon=$work/a.mon
 
 # Stop guest a's CPUs when asked (a server host that goes silent).  The
 # monitor's answer is read before the socket closes: a loaded QEMU that
 # sees the hang-up with the command still unread drops the command (a CI
 # run once went on with guest a never stopped).  Prints "info status".
-monitor() {	# monitor COMMAND
+monitor() {	# monitor GUEST COMMAND
 	perl -MIO::Socket::UNIX -e '
 		my $s = IO::Socket::UNIX->new(Peer => $ARGV[0])
 			or die "monitor $ARGV[0]: $!\n";
@@ -95,7 +95,7 @@ monitor() {	# monitor COMMAND
 		$buf = "";
 		upto(qr/VM status: \S+/);
 		$buf =~ /VM status: (\S+)/ and print "$1\n";
-		close $s' "$mon" "$1" 2>&1
+		close $s' "$work/$1.mon" "$2" 2>&1
 }
 while kill -0 $ppid 2>/dev/null; do
 	if [ -f "$work/shared/stop-a" ]; then
@@ -103,15 +103,28 @@ while kill -0 $ppid 2>/dev/null; do
 		rm -f "$work/shared/stop-a" "$work/shared/a-stop-result"
 		# said first: the guest's clock starts no later than the stop
 		echo "stopping" >"$work/shared/a-stopped"
-		st=$(monitor stop)
+		st=$(monitor a stop)
 		sleep "${secs:-5}"
-		ct=$(monitor cont)
+		ct=$(monitor a cont)
 		# what guest b's test reports: "paused running" when it worked;
 		# renamed into place, so the guest never reads it half written
 		echo "$st $ct" | tr '\n' ' ' >"$work/shared/a-stop-result.tmp"
 		mv "$work/shared/a-stop-result.tmp" "$work/shared/a-stop-result"
 		echo "# host: guest a stopped for ${secs:-5} s: $st, then $ct" \
 			>>"$work/host.log"
+	fi
+	# Pull guest b's cable for a while when asked (link-b holds the
+	# seconds): its NIC loses carrier, as a link that goes down between
+	# the host and its switch; link-b-result says "down up" once over.
+	if [ -f "$work/shared/link-b" ]; then
+		secs=$(cat "$work/shared/link-b")
+		rm -f "$work/shared/link-b" "$work/shared/link-b-result"
+		monitor b "set_link n0 off" >/dev/null && lt=down || lt=failed
+		sleep "${secs:-5}"
+		monitor b "set_link n0 on" >/dev/null && lt="$lt up" || lt="$lt failed"
+		echo "$lt" >"$work/shared/link-b-result.tmp"
+		mv "$work/shared/link-b-result.tmp" "$work/shared/link-b-result"
+		echo "# host: guest b's link down for ${secs:-5} s: $lt" >>"$work/host.log"
 	fi
 	sleep 0.2
 done

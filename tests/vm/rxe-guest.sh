@@ -11,14 +11,16 @@
 #      then oms_probe's verbs target (rxe-probe.sh), msg_pass's producer
 #      (rxe-msgpass.sh), examples/msg_verbs (rxe-examples.sh), then
 #      perftest beside liboms at 64 B and 4 KiB
-#      (rxe-perftest.sh)
+#      (rxe-perftest.sh), then, in the full tier, the fault soak at its
+#      shortest (rxe-soak.sh)
 #
 # SUITE perftest (make perftest-compare) plays rxe-perftest.sh instead:
 # perftest and liboms's rdma_ops side by side on the same link; SUITE probe
 # (make probe-rxe) only oms_probe's verbs target (rxe-probe.sh); SUITE
 # msgpass only msg_pass (rxe-msgpass.sh); SUITE litmus only the litmus
 # server and client (make rxe-litmus); SUITE kvs only kvs_get
-# (rxe-kvs.sh).
+# (rxe-kvs.sh); SUITE soak only the fault soak (rxe-soak.sh), for
+# OMS_SOAK_S seconds.
 #
 # usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
 set -u
@@ -131,6 +133,7 @@ kvs) part=rxe-kvs.sh server=kvs_server client=kvs_client ;;
 msgpass) part=rxe-msgpass.sh server=mp_server client=mp_client ;;
 perftest) part=rxe-perftest.sh server=perf_server client=perf_client ;;
 examples) part=rxe-examples.sh server=ex_server client=ex_client ;;
+soak) part=rxe-soak.sh server=soak_server client=soak_client ;;
 *) part= ;;
 esac
 if [ -n "$part" ]; then
@@ -165,6 +168,10 @@ if [ "$role" = a ]; then
 	OMS_PERF_SIZES=${OMS_PERF_SIZES:-64 4096} OMS_PERF_DURATION=1
 	[ "${OMS_CHECK_TIER:-}" = quick ] ||
 		{ . "$here/rxe-perftest.sh" && perf_server; }
+	# the fault soak, at its shortest (two cycles of faults): the full
+	# tier only (make soak-rxe runs it for as long as asked)
+	[ "${OMS_CHECK_TIER:-}" = quick ] ||
+		{ . "$here/rxe-soak.sh" && soak_server; }
 	touch $shared/a-done
 else
 	part_done "boot and set-up"
@@ -215,6 +222,9 @@ else
 	[ "${OMS_CHECK_TIER:-}" = quick ] ||
 		{ . "$here/rxe-perftest.sh" && perf_client; }
 	part_done perftest
+	[ "${OMS_CHECK_TIER:-}" = quick ] ||
+		{ OMS_SOAK_S=${OMS_SOAK_S:-0} && . "$here/rxe-soak.sh" && soak_client; }
+	part_done soak
 	touch $shared/b-done
 	wait_file $shared/a-done 900
 fi
