@@ -69,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "verbs/target/target.h"
 #include "agent/agent.h"
@@ -82,6 +83,8 @@
 #define VA_STAGE_LEN	4096u
 #define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
 #define VA_CHAIN	64		/* WRs per ibv_post_send */
+#define VA_PROBE_N	0xffu		/* a wr_id's count that marks the
+					 * liveness probe: above any chain's */
 #define VA_PEER_MAX	12		/* slots one node may hold */
 #define VA_QUANTUM	16u		/* descriptors a connection's turn */
 #define VA_IDLE_TIMEOUTS 5		/* idle this many context timeouts: a
@@ -112,8 +115,10 @@ struct va_conn {
 	uint32_t aid;		/* the core's connection id */
 	int err;		/* the QP failed or the requester misbehaved */
 	uint8_t *mem;		/* ring | staging (remote write) */
+	size_t mem_len;
 	struct ibv_mr *rmr;
 	uint8_t *out;		/* VA_OUT_LEN bytes back | answer records */
+	size_t out_len;
 	struct ibv_mr *lmr;
 	uint32_t ring_slots;
 	uint64_t ring_pos;	/* the next descriptor to read */
@@ -129,6 +134,8 @@ struct va_conn {
 	uint32_t release_wr;	/* of which the next chain posted frees */
 	uint64_t progress_ns;	/* last descriptor taken or send completed */
 	uint64_t rung_ns;	/* last doorbell (or the connect) */
+	uint64_t probe_ns;	/* last liveness probe posted or answered */
+	int probing;		/* one in flight (its own send slot) */
 	/* the open chain: bytes back, then the answer records */
 	struct ibv_send_wr pend[VA_CHAIN];
 	struct ibv_sge psge[VA_CHAIN];
@@ -234,6 +241,11 @@ static void send_done(struct va_srv *s, const struct ibv_wc *w)
 		return;		/* a closed or failed connection's */
 	if (w->status != IBV_WC_SUCCESS) {
 		conn_broken(ac, vb_wc_status(w->status));
+		return;
+	}
+	if (n == VA_PROBE_N) {	/* the requester is there */
+		ac->probing = 0;
+		ac->probe_ns = oms_now_ns();
 		return;
 	}
 	if (!n)
@@ -649,6 +661,47 @@ static void reap_stalled(struct va_srv *s)
 	}
 }
 
+/*
+ * The liveness probe (as the listener's of its plain connections,
+ * probe.c): a connection with nothing owed that saw no doorbell, no
+ * progress and no probe for the context's timeout gets a zero-byte RDMA
+ * WRITE to its requester, which any live RC peer acknowledges from its
+ * NIC (no memory touched, no key checked).  A requester that vanished
+ * without a disconnect (its link went while its context died) lets the
+ * retries run out: send_done() closes the connection, and its slot and
+ * memory are free again, instead of waiting for a newcomer to need them.
+ * The probe has a send slot of its own (vb_agent_conn_open) and does not
+ * count as activity for the idle rule (rung_ns).
+ */
+static void probe_idle(struct va_srv *s)
+{
+	uint64_t now = oms_now_ns(), limit = timeout_ns(s);
+
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		struct va_conn *ac = s->conn[i];
+		struct ibv_send_wr w, *bad;
+		uint64_t last;
+
+		if (!ac || ac->err || ac->probing || !ac->id || !ac->id->qp)
+			continue;
+		last = ac->rung_ns > ac->progress_ns ? ac->rung_ns :
+		       ac->progress_ns;
+		last = ac->probe_ns > last ? ac->probe_ns : last;
+		if (now - last < limit)
+			continue;
+		memset(&w, 0, sizeof(w));
+		w.wr_id = VA_WRID(ac->idx, ac->gen, VA_PROBE_N, 0);
+		w.opcode = IBV_WR_RDMA_WRITE;
+		w.send_flags = IBV_SEND_SIGNALED;	/* zero bytes: no sge */
+		if (ibv_post_send(ac->id->qp, &w, &bad)) {
+			conn_broken(ac, -EIO);
+			continue;
+		}
+		ac->probing = 1;
+		ac->probe_ns = now;
+	}
+}
+
 /* Does a connection wait for its requester's acknowledgements? */
 static int backlog_waits(const struct va_srv *s)
 {
@@ -712,6 +765,7 @@ static int round_trip(struct va_srv *s)
 		armed = 1;
 	}
 	reap_stalled(s);
+	probe_idle(s);
 	return 0;
 }
 
@@ -846,6 +900,27 @@ err_free:
 	return err;
 }
 
+/*
+ * A connection's buffers are pages of their own, mapped at accept and
+ * unmapped at close: registered (so pinned) memory leaves with its
+ * connection instead of staying in the allocator's heap (a server that
+ * lives through thousands of requesters would keep the most it ever had),
+ * and never shares a page with other data.  Zeroed by the kernel.
+ */
+static void *pages_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void pages_unmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
 /* Free what vb_agent_conn_open() made; the QP is the caller's. */
 static void conn_free(struct va_conn *ac)
 {
@@ -859,8 +934,8 @@ static void conn_free(struct va_conn *ac)
 		ibv_dereg_mr(ac->rmr);
 	if (ac->lmr)
 		ibv_dereg_mr(ac->lmr);
-	free(ac->mem);
-	free(ac->out);
+	pages_unmap(ac->mem, ac->mem_len);
+	pages_unmap(ac->out, ac->out_len);
 	s->conn[ac->idx] = NULL;
 	s->gen[ac->idx]++;
 	free(ac);
@@ -956,15 +1031,15 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	ac->cq = h->cq;
 	ac->progress_ns = ac->rung_ns = oms_now_ns();
 	s->conn[i] = ac;
-	if (posix_memalign((void **)&ac->mem, 64, ring_len + stage_len) ||
-	    posix_memalign((void **)&ac->out, 64, VA_OUT_LEN +
-			   (size_t)h->cq.slots * OMS_AD_ANSWER_LEN))
+	ac->mem_len = ring_len + stage_len;
+	ac->out_len = VA_OUT_LEN + (size_t)h->cq.slots * OMS_AD_ANSWER_LEN;
+	ac->mem = pages_map(ac->mem_len);
+	ac->out = pages_map(ac->out_len);
+	if (!ac->mem || !ac->out)
 		goto err;
-	memset(ac->mem, 0, ring_len + stage_len);
-	ac->rmr = ibv_reg_mr(s->vc->pd, ac->mem, ring_len + stage_len,
+	ac->rmr = ibv_reg_mr(s->vc->pd, ac->mem, ac->mem_len,
 			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	ac->lmr = ibv_reg_mr(s->vc->pd, ac->out, VA_OUT_LEN +
-			     (size_t)h->cq.slots * OMS_AD_ANSWER_LEN,
+	ac->lmr = ibv_reg_mr(s->vc->pd, ac->out, ac->out_len,
 			     IBV_ACCESS_LOCAL_WRITE);
 	if (!ac->rmr || !ac->lmr)
 		goto err;
@@ -986,8 +1061,9 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
 	qa.qp_type = IBV_QPT_RC;
-	/* what admit() may reserve for a full ring, and a chain */
-	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN;
+	/* what admit() may reserve for a full ring, and a chain; and the
+	 * liveness probe's slot (probe_idle) */
+	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;
 	qa.cap.max_recv_wr = ac->ring_slots;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
@@ -996,7 +1072,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 		goto err;
 	}
 	ac->id = id;
-	ac->sq_depth = qa.cap.max_send_wr;
+	ac->sq_depth = qa.cap.max_send_wr - 1;
 	for (uint32_t r = 0; r < ac->ring_slots; r++) {
 		if (post_recv(ac)) {
 			err = -EIO;

@@ -25,12 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "verbs/target/probe.h"
 #include "verbs/target/target.h"
 #include "verbs/wire.h"
 
 struct vb_passive {
 	struct rdma_cm_id *id;
 	struct va_conn *ac;	/* served by the agent */
+	struct vb_probe_conn probe;	/* a plain one: is its initiator there? */
 	int disconnected;
 	struct vb_passive *next;
 };
@@ -47,6 +49,8 @@ struct vb_listener {
 	uint8_t reply[OMS_VW_MAX_LEN];
 	uint8_t reply_len;		/* the version-2 region */
 	struct va_srv *agent;		/* OMS_AGENT=1: the destination agent */
+	struct vb_probe probe;		/* of the plain connections (probe.c) */
+	uint64_t probe_drops;		/* connections whose initiator was gone */
 	uint64_t cpu_ns;		/* the thread's CPU time, at its end */
 	struct vb_passive *conns;
 	int peers;		/* conns' length, read by other threads */
@@ -76,6 +80,25 @@ static void evict(struct vb_listener *l, struct va_conn *ac)
 }
 
 /*
+ * A plain connection's QP: nothing is received on it and it sends only
+ * the liveness probe, one at a time, completed on the probe's CQ.
+ */
+static int passive_qp_create(struct vb_listener *l, struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.send_cq = l->probe.cq;
+	a.recv_cq = l->vc->cq;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = 1;
+	a.cap.max_recv_wr = 1;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	return rdma_create_qp(id, l->vc->pd, &a) ? vb_errno(-ENOMEM) : 0;
+}
+
+/*
  * The QP of a connection: the agent's when the hello asked for it and the
  * listener runs one with a slot for it (*@blk says what it gave), else
  * the plain one on the owner's PD and CQ; *@busy when it asked and the
@@ -86,7 +109,6 @@ static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
 		   struct oms_vw_agent *blk, int *busy)
 {
 	struct va_conn *victim;
-	uint32_t inl;
 	int err = -EUSERS;
 
 	*busy = 0;
@@ -101,7 +123,7 @@ static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
 		*busy = err == -EUSERS;
 	}
 	if (err == -EUSERS)	/* no agent, or no slot in it: one-sided */
-		err = vb_qp_create(l->vc, id, 1, 1, &inl);
+		err = passive_qp_create(l, id);
 	if (!err)
 		err = vb_set_ack_timeout(l->vc, id);
 	return err;
@@ -175,6 +197,8 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	}
 	pc->id = id;
 	id->context = pc;
+	if (!pc->ac)
+		vb_probe_conn_init(&l->probe, &pc->probe, id->qp, oms_now_ns());
 	pc->next = l->conns;
 	l->conns = pc;
 	__atomic_add_fetch(&l->peers, 1, __ATOMIC_RELEASE);
@@ -189,6 +213,8 @@ static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id)
 		if (p->id == id) {
 			*pp = p->next;
 			__atomic_sub_fetch(&l->peers, 1, __ATOMIC_RELEASE);
+			if (!p->ac)
+				vb_probe_forget(&l->probe, &p->probe);
 			p->disconnected = 1;
 			rdma_disconnect(id);	/* DREP; QP to error */
 			passive_free(p);
@@ -227,6 +253,43 @@ static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
 	rdma_ack_cm_event(ev);
 }
 
+/*
+ * The probe's round: take its completions (a failed one drops its
+ * connection: the initiator is gone), then probe the connections that are
+ * due.
+ */
+static void probe_round(struct vb_listener *l)
+{
+	uint64_t now = oms_now_ns(), id;
+	struct vb_passive *p, *next;
+	int ok;
+
+	while (vb_probe_reap(&l->probe, &id, &ok)) {
+		for (p = l->conns; p && (p->ac || p->probe.id != id);
+		     p = p->next)
+			;
+		if (!p)
+			continue;	/* dropped since it was posted */
+		vb_probe_done(&l->probe, &p->probe, now);
+		if (!ok) {
+			l->probe_drops++;
+			drop_passive(l, p->id);
+		}
+	}
+	for (p = l->conns; p; p = next) {
+		next = p->next;
+		if (!p->ac && vb_probe_post(&l->probe, &p->probe, now)) {
+			l->probe_drops++;
+			drop_passive(l, p->id);
+		}
+	}
+}
+
+static int min_ms(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -252,20 +315,23 @@ static void *listener_thread(void *arg)
 		};
 		struct rdma_cm_event *ev;
 
-		int n = poll(pfd, 3, l->agent ? vb_agent_poll_ms(l->agent) :
-				    -1);
+		int n = poll(pfd, 3, min_ms(l->agent ?
+					   vb_agent_poll_ms(l->agent) : -1,
+					   vb_probe_wait_ms(&l->probe)));
 
 		if (n < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
-		/* the agent first: a disconnect frees what it serves */
-		if ((pfd[2].revents ? vb_agent_service(l->agent) :
-		     n == 0 ? vb_agent_tick(l->agent) : 0))
+		/* the agent first: a disconnect frees what it serves (the
+		 * poll also times out for the probe, agent or not) */
+		if (l->agent && (pfd[2].revents ? vb_agent_service(l->agent) :
+				 n == 0 ? vb_agent_tick(l->agent) : 0))
 			fprintf(stderr, "liboms: agent: its completion queue "
 				"failed\n");
 		while (!rdma_get_cm_event(l->ch, &ev))
 			handle(l, ev);
+		probe_round(l);
 	}
 	l->cpu_ns = thread_cpu_ns();
 	return NULL;
@@ -370,6 +436,10 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		goto err_flush;
 	}
 	l->reg = reg;
+	err = vb_probe_init(&l->probe, vc->verbs,
+			    oms_be_view(ctx)->attr->timeout_ms);
+	if (err)
+		goto err_flush;
 	if (vb_agent_wanted()) {
 		err = vb_agent_create(vc, served, &l->agent);
 		if (err)
@@ -422,6 +492,7 @@ err_ch:
 err_flush:
 	if (l->agent)
 		vb_agent_destroy(l->agent);
+	vb_probe_fini(&l->probe);
 	flush_word_dereg(l);
 err_free:
 	free(l);
@@ -459,7 +530,9 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 	rdma_destroy_event_channel(l->ch);
 	close(l->stop[0]);
 	close(l->stop[1]);
-	/* after the QPs: no initiator can READ it any more */
+	/* after the QPs: no initiator can READ it any more, no QP
+	 * sends on the probe's CQ */
+	vb_probe_fini(&l->probe);
 	flush_word_dereg(l);
 	free(l);
 }
