@@ -9,7 +9,8 @@
  *     VA_PEER_MAX (12) slots; past them a requester that needs the agent
  *     hears why (-EUSERS) while the others are busy or fresh, and gets the
  *     slot of the one idle longest once it has been idle for five
- *     timeouts;
+ *     timeouts; a doorbell that counts nothing is not work, and does
+ *     not keep a connection from being idle;
  *   - a well-behaved requester (liboms, numbered operations through the
  *     agent) beside waves of 20 requesters (6 under `make check`) killed
  *     with requests in flight, 2 that keep no receives posted and ring
@@ -134,6 +135,78 @@ TEST_F(share, idle_connections_do_not_lock_out)
 	EXPECT_EQ(0, oms_quiet(ctx));
 	oms_ctx_destroy(ctx);
 	for (int i = 0; i < PEER_MAX + 3; i++)
+		peer_close(&p[i]);
+}
+
+/* A doorbell that counts nothing: a zero-byte WRITE_WITH_IMM of 0 to the
+ * ring, its completion taken. */
+static int ring_empty(struct peer *p)
+{
+	struct ibv_send_wr w, *bad;
+	uint64_t end = now_ms() + 10000;
+	struct ibv_wc wc;
+
+	memset(&w, 0, sizeof(w));
+	w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	w.imm_data = htonl(0);
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = p->reg.agent.ring_addr;
+	w.wr.rdma.rkey = p->reg.agent.ring_rkey;
+	if (ibv_post_send(p->qp, &w, &bad))
+		return -EIO;
+	while (now_ms() < end) {
+		int n = ibv_poll_cq(p->cq, 1, &wc);
+
+		if (n < 0)
+			return -EIO;
+		if (n)
+			return wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * A node's slots held by requesters that ring doorbells counting nothing,
+ * once a second: no work, so idle all the same; a numbered requester of
+ * the same node is told -EUSERS while they are fresh and served once they
+ * have been idle five timeouts, the doorbells going on meanwhile.
+ */
+TEST_F(share, empty_doorbells_do_not_hold_slots)
+{
+	struct peer p[PEER_MAX];
+	struct oms_ctx *ctx = NULL;
+	struct oms_rmr r;
+	uint64_t v = 0, t0, end, rings = 0;
+	int served = 0, err = -EUSERS;
+
+	if (!self->ready)
+		return;
+
+	for (int i = 0; i < PEER_MAX; i++)
+		served += !raw_connect(&p[i], CQ_SLOTS);
+	ASSERT_EQ(PEER_MAX, served);
+	t0 = now_ms();
+	EXPECT_EQ(-EUSERS, seq_ctx(&ctx, &r));
+	end = t0 + IDLE_MS + 5 * 2000;
+	while (err == -EUSERS && now_ms() < end) {
+		for (int i = 0; i < PEER_MAX; i++)
+			if (!ring_empty(&p[i]))
+				rings++;
+		if (now_ms() >= t0 + IDLE_MS + 500)
+			err = seq_ctx(&ctx, &r);
+		else
+			usleep(1000000);
+	}
+	TH_LOG("%llu empty doorbells; the numbered requester %s after %llu ms",
+	       (unsigned long long)rings, err ? "not served" : "served",
+	       (unsigned long long)(now_ms() - t0));
+	EXPECT_GE(rings, (uint64_t)PEER_MAX * 5);
+	ASSERT_EQ(0, err);
+	EXPECT_EQ(0, oms_get(ctx, &v, &r, 0, 8, 0));
+	EXPECT_EQ(0, oms_quiet(ctx));
+	oms_ctx_destroy(ctx);
+	for (int i = 0; i < PEER_MAX; i++)
 		peer_close(&p[i]);
 }
 

@@ -85,7 +85,7 @@ soak_mp_start() {
 soak_server() {
 	soak_inc=0
 	rm -f "$shared"/soak-*
-	OMS_AGENT=1 "$bdir/bench/kvs_get" --server --bind "$me" \
+	OMS_AGENT=1 OMS_AGENT_STATS=1 "$bdir/bench/kvs_get" --server --bind "$me" \
 		--port $soak_kvs_port --proto single,validation,farm,pessimistic \
 		--size 256 --items 256 --writers 1 --timeout-ms $soak_tmo \
 		>/run/soak-kvs.log 2>&1 &

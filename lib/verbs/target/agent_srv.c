@@ -133,7 +133,7 @@ struct va_conn {
 	uint32_t resv_wr;	/* WRs they and their answers may still take */
 	uint32_t release_wr;	/* of which the next chain posted frees */
 	uint64_t progress_ns;	/* last descriptor taken or send completed */
-	uint64_t rung_ns;	/* last doorbell (or the connect) */
+	uint64_t rung_ns;	/* last doorbell with work (or the connect) */
 	uint64_t probe_ns;	/* last liveness probe posted or answered */
 	int probing;		/* one in flight (its own send slot) */
 	/* the open chain: bytes back, then the answer records */
@@ -164,6 +164,7 @@ struct va_srv {
 	uint8_t gen[VA_MAX_CONNS];
 	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
 	uint64_t doorbells, descs, answers, chains;
+	uint64_t probes, probe_fails;	/* liveness probes, failed ones */
 };
 
 int vb_agent_wanted(void)
@@ -240,10 +241,13 @@ static void send_done(struct va_srv *s, const struct ibv_wc *w)
 	if (!ac || ac->gen != VA_WRID_GEN(w->wr_id) || ac->err)
 		return;		/* a closed or failed connection's */
 	if (w->status != IBV_WC_SUCCESS) {
+		if (n == VA_PROBE_N)
+			s->probe_fails++;
 		conn_broken(ac, vb_wc_status(w->status));
 		return;
 	}
 	if (n == VA_PROBE_N) {	/* the requester is there */
+		s->probes++;
 		ac->probing = 0;
 		ac->probe_ns = oms_now_ns();
 		return;
@@ -614,7 +618,10 @@ static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
 		return;
 	}
 	ac->backlog += n;
-	ac->rung_ns = oms_now_ns();
+	/* idleness is judged by work: a doorbell that brings none does not
+	 * keep a slot out of the idle rule's reach */
+	if (n)
+		ac->rung_ns = oms_now_ns();
 }
 
 static void recv_done(struct va_srv *s, const struct ibv_wc *w)
@@ -702,11 +709,13 @@ static void probe_idle(struct va_srv *s)
 	}
 }
 
-/* Does a connection wait for its requester's acknowledgements? */
-static int backlog_waits(const struct va_srv *s)
+/* Does a send completion matter to anyone: a connection's backlog that
+ * waits for its requester's acknowledgements, or a liveness probe's? */
+static int sends_awaited(const struct va_srv *s)
 {
 	for (int i = 0; i < VA_MAX_CONNS; i++)
-		if (s->conn[i] && !s->conn[i]->err && s->conn[i]->backlog)
+		if (s->conn[i] && !s->conn[i]->err &&
+		    (s->conn[i]->backlog || s->conn[i]->probing))
 			return 1;
 	return 0;
 }
@@ -757,7 +766,7 @@ static int round_trip(struct va_srv *s)
 		 * and the arming raises no event */
 		if (ibv_req_notify_cq(s->rcq, 0))
 			return -EIO;
-		if (!s->scq_armed && backlog_waits(s)) {
+		if (!s->scq_armed && sends_awaited(s)) {
 			if (ibv_req_notify_cq(s->scq, 0))
 				return -EIO;
 			s->scq_armed = 1;
@@ -766,6 +775,12 @@ static int round_trip(struct va_srv *s)
 	}
 	reap_stalled(s);
 	probe_idle(s);
+	/* a probe just posted: its completion must wake the thread */
+	if (!s->scq_armed && sends_awaited(s)) {
+		if (ibv_req_notify_cq(s->scq, 0))
+			return -EIO;
+		s->scq_armed = 1;
+	}
 	return 0;
 }
 
@@ -782,12 +797,27 @@ int vb_agent_fd(const struct va_srv *s)
 	return s->cch->fd;
 }
 
+/* When @ac's next look is due: a stall's or its liveness probe's. */
+static uint64_t look_due(const struct va_conn *ac, uint64_t limit)
+{
+	uint64_t last;
+
+	if (ac->backlog || ac->sq_used)
+		return ac->progress_ns + limit;
+	if (ac->probing)	/* its completion wakes the thread */
+		return UINT64_MAX;
+	last = ac->rung_ns > ac->progress_ns ? ac->rung_ns : ac->progress_ns;
+	last = ac->probe_ns > last ? ac->probe_ns : last;
+	return last + limit;
+}
+
 /*
  * How long the listener's thread may sleep.  Class-2 answers held: their
  * acks come from this process's contexts reaping their puts' completions,
  * which wakes nobody here, so it looks every millisecond.  A connection
  * that owes progress: it looks again when the stall would reach the
- * context's timeout.  Else for ever.
+ * context's timeout; one that owes nothing: when its liveness probe is
+ * due.  Else (no connection) for ever.
  */
 int vb_agent_poll_ms(const struct va_srv *s)
 {
@@ -797,12 +827,14 @@ int vb_agent_poll_ms(const struct va_srv *s)
 		return 1;
 	for (int i = 0; i < VA_MAX_CONNS; i++) {
 		const struct va_conn *ac = s->conn[i];
-		uint64_t left;
+		uint64_t due, left;
 
-		if (!ac || ac->err || (!ac->backlog && !ac->sq_used))
+		if (!ac || ac->err)
 			continue;
-		left = now - ac->progress_ns < limit ?
-		       limit - (now - ac->progress_ns) : 0;
+		due = look_due(ac, limit);
+		if (due == UINT64_MAX)
+			continue;
+		left = due > now ? due - now : 0;
 		next = left < next ? left : next;
 	}
 	if (next == UINT64_MAX)
@@ -1117,13 +1149,16 @@ void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns)
 		return;
 	oms_agent_stats(s->ag, &st);
 	fprintf(stderr, "liboms: agent: %llu doorbells, %llu requests, %llu "
-		"answers in %llu chains, %llu refused, %llu key drops; thread "
-		"CPU %.3f ms, %.2f us per request\n",
+		"answers in %llu chains, %llu refused, %llu key drops, %llu "
+		"probes answered, %llu failed; thread CPU %.3f ms, %.2f us per "
+		"request\n",
 		(unsigned long long)s->doorbells,
 		(unsigned long long)s->descs, (unsigned long long)s->answers,
 		(unsigned long long)s->chains,
 		(unsigned long long)st.refused,
-		(unsigned long long)st.key_drops, (double)cpu_ns / 1e6,
+		(unsigned long long)st.key_drops,
+		(unsigned long long)s->probes,
+		(unsigned long long)s->probe_fails, (double)cpu_ns / 1e6,
 		s->descs ? (double)cpu_ns / 1e3 / (double)s->descs : 0.0);
 }
 

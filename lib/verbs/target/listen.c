@@ -27,6 +27,7 @@
 
 #include "verbs/target/probe.h"
 #include "verbs/target/target.h"
+#include "verbs/target/teardown.h"
 #include "verbs/wire.h"
 
 struct vb_passive {
@@ -50,20 +51,24 @@ struct vb_listener {
 	uint8_t reply_len;		/* the version-2 region */
 	struct va_srv *agent;		/* OMS_AGENT=1: the destination agent */
 	struct vb_probe probe;		/* of the plain connections (probe.c) */
+	struct vb_teardown teardown;	/* destroys the ids let go */
 	uint64_t probe_drops;		/* connections whose initiator was gone */
+	uint64_t accepted;
 	uint64_t cpu_ns;		/* the thread's CPU time, at its end */
 	struct vb_passive *conns;
 	int peers;		/* conns' length, read by other threads */
 };
 
-static void passive_free(struct vb_passive *p)
+/* Take a connection apart: what does not wait here, its id on the
+ * teardown thread (teardown.c). */
+static void passive_free(struct vb_listener *l, struct vb_passive *p)
 {
 	if (!p->disconnected)
 		rdma_disconnect(p->id);
 	rdma_destroy_qp(p->id);
 	if (p->ac)
 		vb_agent_conn_close(p->ac);
-	rdma_destroy_id(p->id);
+	vb_teardown_id(&l->teardown, p->id);
 	free(p);
 }
 
@@ -201,6 +206,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 		vb_probe_conn_init(&l->probe, &pc->probe, id->qp, oms_now_ns());
 	pc->next = l->conns;
 	l->conns = pc;
+	l->accepted++;
 	__atomic_add_fetch(&l->peers, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -217,7 +223,7 @@ static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id)
 				vb_probe_forget(&l->probe, &p->probe);
 			p->disconnected = 1;
 			rdma_disconnect(id);	/* DREP; QP to error */
-			passive_free(p);
+			passive_free(l, p);
 			return;
 		}
 	}
@@ -232,7 +238,7 @@ static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
 		if (accept_one(l, ev)) {
 			rdma_reject(id, NULL, 0);
 			rdma_ack_cm_event(ev);
-			rdma_destroy_id(id);
+			vb_teardown_id(&l->teardown, id);
 			return;
 		}
 		break;
@@ -474,12 +480,17 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = vb_errno(-EMFILE);
 		goto err_pipe;
 	}
-	err = -pthread_create(&l->thread, NULL, listener_thread, l);
+	err = vb_teardown_start(&l->teardown);
 	if (err)
 		goto err_pipe;
+	err = -pthread_create(&l->thread, NULL, listener_thread, l);
+	if (err)
+		goto err_teardown;
 	*lpriv = l;
 	return 0;
 
+err_teardown:
+	vb_teardown_stop(&l->teardown);
 err_pipe:
 	if (l->stop[0] >= 0) {
 		close(l->stop[0]);
@@ -507,6 +518,24 @@ int vb_listener_peers(struct oms_ctx *ctx, void *lpriv)
 	return __atomic_load_n(&l->peers, __ATOMIC_ACQUIRE);
 }
 
+/* OMS_AGENT_STATS=1: one line at close, the connections and their end. */
+static void report(const struct vb_listener *l)
+{
+	const char *e = getenv("OMS_AGENT_STATS");
+
+	if (!e || strcmp(e, "1"))
+		return;
+	fprintf(stderr, "liboms: listener: %llu connections accepted; probes "
+		"%llu answered, %llu failed, %llu connections dropped for it; "
+		"%llu ids torn down, the slowest in %.1f ms\n",
+		(unsigned long long)l->accepted,
+		(unsigned long long)l->probe.answered,
+		(unsigned long long)l->probe.failed,
+		(unsigned long long)l->probe_drops,
+		(unsigned long long)l->teardown.destroyed,
+		(double)l->teardown.slowest_ns / 1e6);
+}
+
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 {
 	struct vb_listener *l = lpriv;
@@ -520,8 +549,11 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 		struct vb_passive *p = l->conns;
 
 		l->conns = p->next;
-		passive_free(p);
+		passive_free(l, p);
 	}
+	/* every id gone before the channel they report to */
+	vb_teardown_stop(&l->teardown);
+	report(l);
 	if (l->agent) {
 		vb_agent_report(l->agent, l->cpu_ns);
 		vb_agent_destroy(l->agent);

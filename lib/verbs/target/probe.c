@@ -89,6 +89,10 @@ int vb_probe_reap(struct vb_probe *pb, uint64_t *id, int *ok)
 		return 0;
 	*id = wc.wr_id;
 	*ok = wc.status == IBV_WC_SUCCESS;
+	if (*ok)
+		pb->answered++;
+	else
+		pb->failed++;
 	return 1;
 }
 

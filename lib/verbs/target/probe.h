@@ -17,6 +17,7 @@ struct vb_probe {
 	uint64_t interval_ns;
 	uint64_t next_id;	/* a connection's probe id: never reused */
 	uint32_t in_flight;
+	uint64_t answered, failed;	/* probes completed, each way */
 };
 
 /* One connection's: embedded in the listener's record of it. */
