@@ -11,6 +11,9 @@
  *     slot of the one idle longest once it has been idle for five
  *     timeouts; a doorbell that counts nothing is not work, and does
  *     not keep a connection from being idle;
+ *   - a requester whose QP vanished without a disconnect is found by the
+ *     listener's liveness probe and disconnected, on an agent's
+ *     connection and on a plain one;
  *   - a well-behaved requester (liboms, numbered operations through the
  *     agent) beside waves of 20 requesters (6 under `make check`) killed
  *     with requests in flight, 2 that keep no receives posted and ring
@@ -21,9 +24,10 @@
  * before this one opens a verbs context, so that killing one is what a
  * crash is, and run at the lowest priority: they share the guest's CPUs
  * with the requester they are measured beside.  Environment: OMS_RXE_SERVER, OMS_RXE_AGENT_PORT; without
- * them every test skips.
+ * them every test skips (OMS_RXE_PORT, the plain listener, for one).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +212,75 @@ TEST_F(share, empty_doorbells_do_not_hold_slots)
 	oms_ctx_destroy(ctx);
 	for (int i = 0; i < PEER_MAX; i++)
 		peer_close(&p[i]);
+}
+
+/* Our cm_id's DISCONNECTED within @ms: the listener closed us.  0, or
+ * -ETIMEDOUT. */
+static int wait_disconnected(struct peer *p, uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+	struct rdma_cm_event *ev;
+
+	while (now_ms() < end) {
+		struct pollfd pfd = { .fd = p->ch->fd, .events = POLLIN };
+		int gone;
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (rdma_get_cm_event(p->ch, &ev))
+			return -errno;
+		gone = ev->event == RDMA_CM_EVENT_DISCONNECTED;
+		rdma_ack_cm_event(ev);
+		if (gone)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * A requester that vanishes without a word: its QP gone, its connection
+ * still established as far as the connection managers know (what a host
+ * that lost its link while its process died leaves behind).  Its listener
+ * finds out by its liveness probe (a zero-byte write that nobody
+ * acknowledges) and disconnects it, so that its slot and memory are not
+ * held for ever: our cm_id hears the disconnect.  On @port; the agent's
+ * when @agent, else a plain connection.
+ */
+static void vanished_is_found(struct __test_metadata *_metadata,
+			      const char *port, int agent)
+{
+	uint64_t t0;
+	struct peer p;
+	int err = peer_connect(&p, port, 0, CQ_SLOTS);
+
+	/* a plain listener says it runs no agent, connected all the same */
+	ASSERT_EQ(agent ? 0 : -ENOPROTOOPT, err) TH_LOG("connect: %s",
+							strerror(-err));
+	rdma_destroy_qp(p.id);	/* nothing said: no DREQ, no error */
+	p.qp = NULL;
+	t0 = now_ms();
+	err = wait_disconnected(&p, 60000);
+	TH_LOG("%s connection: disconnected by the listener %llu ms after "
+	       "its requester's QP went", agent ? "the agent's" : "a plain",
+	       (unsigned long long)(now_ms() - t0));
+	EXPECT_EQ(0, err);
+	peer_close(&p);
+}
+
+TEST_F(share, vanished_requester_is_found)
+{
+	if (!self->ready)
+		return;
+	vanished_is_found(_metadata, agent_port(), 1);
+}
+
+TEST_F(share, vanished_plain_initiator_is_found)
+{
+	if (!self->ready)
+		return;
+	if (!getenv("OMS_RXE_PORT"))
+		SKIP(return, "OMS_RXE_PORT not set (the plain listener)");
+	vanished_is_found(_metadata, getenv("OMS_RXE_PORT"), 0);
 }
 
 /* ---- hostile requesters, each a process ---- */

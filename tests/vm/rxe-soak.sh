@@ -129,9 +129,11 @@ soak_server() {
 					"$soak_mp_pid $(soak_sample_one $soak_mp_pid)" \
 					>>/run/soak-points
 				tids=" $(ls /proc/$kvs_pid/task | tr '\n' ' ')"
-				rdma resource show qp | while read -r l; do
-					t=$(echo "$l" | sed -n 's/.* pid \([0-9]*\) .*/\1/p')
-					case "$tids" in *" $t "*) echo "# soak: cycle $secs at $(cut -d. -f1 /proc/uptime) s, KVS server QP: $l" ;; esac
+				for r in qp cm_id; do
+					rdma resource show $r | while read -r l; do
+						t=$(echo "$l" | sed -n 's/.* pid \([0-9]*\) .*/\1/p')
+						case "$tids" in *" $t "*) echo "# soak: cycle $secs at $(cut -d. -f1 /proc/uptime) s, KVS server $r: $l" ;; esac
+					done
 				done >>/run/soak-point-qps ;;
 			esac
 			done_n=$cn
@@ -150,7 +152,7 @@ soak_server() {
 	kvs_rc=$?
 	wait $soak_mp_pid
 	mp_rc=$?
-	cat /run/soak-point-qps 2>/dev/null | cut -c1-160
+	cat /run/soak-point-qps 2>/dev/null | sed "s/path-mig-state MIGRATED //; s/ rq-psn [0-9]* sq-psn [0-9]*//"
 	grep 'liboms' /run/soak-kvs.log | tail -n 20 | sed 's/^/# soak kvs server: /'
 	tail -n 3 /run/soak-kvs.log | sed 's/^/# soak kvs server: /'
 	tail -n 1 "/run/soak-mp.$soak_inc.log" | sed 's/^/# soak msg_pass server: /'
@@ -268,6 +270,8 @@ soak_point() {	# soak_point CYCLE
 	wait_file /run/soak-kvs-idle 120
 	sleep 3
 	soak_ask sample "$1" || echo "# soak: guest a did not sample cycle $1"
+	rdma resource show qp | sed "s/^/# soak: cycle $1, b's QP: /; s/path-mig-state MIGRATED //; s/ rq-psn [0-9]* sq-psn [0-9]*//"
+	ps -eo pid,stat,comm | grep -v ' ps$' | awk '$3 ~ /kvs_get|soak_mp/' | sed "s/^/# soak: cycle $1, b's process: /"
 	rm -f /run/soak-kvs-hold
 }
 
@@ -442,9 +446,10 @@ soak_series_check() {	# soak_series_check SERIES POINTS
 	cycles=$(wc -l <"$2")
 	if [ "$cycles" -lt 6 ]; then
 		# a vanished requester's connection is found by the probe
-		# within two timeouts, but its teardown may take the CM's
-		# disconnect time (a minute): two cycles cannot tell that
-		# from a leak
+		# within three timeouts and its QP goes then, but its
+		# memory may wait for the CM's disconnect (a minute), and
+		# the heap settles over cycles: two cannot tell that from a
+		# slow leak
 		n=$((n + 1))
 		echo "ok $n - ${tap_prefix:-}soak: the KVS server's RSS, descriptors and registered memory after warm-up # SKIP $cycles cycles, the 5 % rule needs 6 (make soak-rxe)"
 		return

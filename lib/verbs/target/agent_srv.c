@@ -71,6 +71,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "verbs/target/probe.h"
 #include "verbs/target/target.h"
 #include "agent/agent.h"
 #include "verbs/wire.h"
@@ -164,7 +165,8 @@ struct va_srv {
 	uint8_t gen[VA_MAX_CONNS];
 	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
 	uint64_t doorbells, descs, answers, chains;
-	uint64_t probes, probe_fails;	/* liveness probes, failed ones */
+	uint64_t probes, probe_fails;	/* liveness probes answered, failed
+					 * or overdue */
 };
 
 int vb_agent_wanted(void)
@@ -678,7 +680,9 @@ static void reap_stalled(struct va_srv *s)
  * retries run out: send_done() closes the connection, and its slot and
  * memory are free again, instead of waiting for a newcomer to need them.
  * The probe has a send slot of its own (vb_agent_conn_open) and does not
- * count as activity for the idle rule (rung_ns).
+ * count as activity for the idle rule (rung_ns).  It has a deadline of
+ * its own too, as the listener's (VB_PROBE_GRACE timeouts): the retry
+ * count is the requester's, and Soft-RoCE retries for ever at 7.
  */
 static void probe_idle(struct va_srv *s)
 {
@@ -689,8 +693,19 @@ static void probe_idle(struct va_srv *s)
 		struct ibv_send_wr w, *bad;
 		uint64_t last;
 
-		if (!ac || ac->err || ac->probing || !ac->id || !ac->id->qp)
+		if (!ac || ac->err || !ac->id || !ac->id->qp)
 			continue;
+		if (ac->probing) {
+			if (now - ac->probe_ns < VB_PROBE_GRACE * limit)
+				continue;
+			fprintf(stderr, "liboms: agent: a requester did not "
+				"answer its liveness probe for %llu ms: "
+				"connection closed\n", (unsigned long long)
+				(VB_PROBE_GRACE * limit / 1000000));
+			s->probe_fails++;
+			conn_broken(ac, -ETIMEDOUT);
+			continue;
+		}
 		last = ac->rung_ns > ac->progress_ns ? ac->rung_ns :
 		       ac->progress_ns;
 		last = ac->probe_ns > last ? ac->probe_ns : last;
@@ -804,8 +819,8 @@ static uint64_t look_due(const struct va_conn *ac, uint64_t limit)
 
 	if (ac->backlog || ac->sq_used)
 		return ac->progress_ns + limit;
-	if (ac->probing)	/* its completion wakes the thread */
-		return UINT64_MAX;
+	if (ac->probing)	/* its completion wakes the thread; or not */
+		return ac->probe_ns + VB_PROBE_GRACE * limit;
 	last = ac->rung_ns > ac->progress_ns ? ac->rung_ns : ac->progress_ns;
 	last = ac->probe_ns > last ? ac->probe_ns : last;
 	return last + limit;

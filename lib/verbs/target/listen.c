@@ -284,10 +284,15 @@ static void probe_round(struct vb_listener *l)
 	}
 	for (p = l->conns; p; p = next) {
 		next = p->next;
-		if (!p->ac && vb_probe_post(&l->probe, &p->probe, now)) {
-			l->probe_drops++;
-			drop_passive(l, p->id);
+		if (p->ac)
+			continue;
+		if (vb_probe_overdue(&p->probe, now)) {
+			l->probe.overdue++;
+		} else if (!vb_probe_post(&l->probe, &p->probe, now)) {
+			continue;
 		}
+		l->probe_drops++;
+		drop_passive(l, p->id);
 	}
 }
 
@@ -518,19 +523,50 @@ int vb_listener_peers(struct oms_ctx *ctx, void *lpriv)
 	return __atomic_load_n(&l->peers, __ATOMIC_ACQUIRE);
 }
 
-/* OMS_AGENT_STATS=1: one line at close, the connections and their end. */
-static void report(const struct vb_listener *l)
+static int stats_wanted(void)
 {
 	const char *e = getenv("OMS_AGENT_STATS");
 
-	if (!e || strcmp(e, "1"))
+	return e && !strcmp(e, "1");
+}
+
+/* OMS_AGENT_STATS=1: the connections open when the listener closes, by
+ * kind, with their QP numbers (as `rdma resource show qp` lists them). */
+static void report_open(const struct vb_listener *l)
+{
+	char plain[256] = "", agent[256] = "";
+	int np = 0, na = 0;
+
+	if (!stats_wanted())
+		return;
+	for (const struct vb_passive *p = l->conns; p; p = p->next) {
+		char *b = p->ac ? agent : plain;
+		size_t n = strlen(b);
+
+		if (p->ac)
+			na++;
+		else
+			np++;
+		if (p->id->qp && n + 12 < sizeof(plain))
+			snprintf(b + n, sizeof(plain) - n, " %u",
+				 p->id->qp->qp_num);
+	}
+	fprintf(stderr, "liboms: listener: open at close: %d plain (QPs%s), "
+		"%d served by the agent (QPs%s)\n", np, plain, na, agent);
+}
+
+/* OMS_AGENT_STATS=1: one line at close, the connections and their end. */
+static void report(const struct vb_listener *l)
+{
+	if (!stats_wanted())
 		return;
 	fprintf(stderr, "liboms: listener: %llu connections accepted; probes "
-		"%llu answered, %llu failed, %llu connections dropped for it; "
-		"%llu ids torn down, the slowest in %.1f ms\n",
+		"%llu answered, %llu failed, %llu overdue, %llu connections "
+		"dropped for it; %llu ids torn down, the slowest in %.1f ms\n",
 		(unsigned long long)l->accepted,
 		(unsigned long long)l->probe.answered,
 		(unsigned long long)l->probe.failed,
+		(unsigned long long)l->probe.overdue,
 		(unsigned long long)l->probe_drops,
 		(unsigned long long)l->teardown.destroyed,
 		(double)l->teardown.slowest_ns / 1e6);
@@ -545,6 +581,7 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 	if (write(l->stop[1], &b, 1) != 1)
 		pthread_cancel(l->thread);
 	pthread_join(l->thread, NULL);
+	report_open(l);
 	while (l->conns) {
 		struct vb_passive *p = l->conns;
 

@@ -15,8 +15,12 @@
  * the connection manager gives every connected QP remote write access),
  * so a live initiator answers from its NIC, with no CPU and no effect on
  * what it does, and a dead one lets the QP's retries run out
- * (IBV_WC_RETRY_EXC_ERR, after the timeout the QP was given).  The
- * listener drops a connection whose probe failed.  A probe occupies the
+ * (IBV_WC_RETRY_EXC_ERR, after the timeout the QP was given).  The retry
+ * count is the initiator's (its connect request's), and Soft-RoCE retries
+ * for ever at 7, which liboms's own initiators ask for: so a probe also
+ * has a deadline of its own, VB_PROBE_GRACE intervals, past which the
+ * initiator counts as gone whatever its QP still tries.  The listener
+ * drops a connection whose probe failed or is overdue.  A probe occupies the
  * connection's one send slot; the completions come to a CQ of the
  * listener's own, polled by its thread, never the owner's.
  */
@@ -72,8 +76,15 @@ int vb_probe_post(struct vb_probe *pb, struct vb_probe_conn *pc,
 	if (ibv_post_send(pc->qp, &wr, &bad))
 		return 1;
 	pc->posted = 1;
+	pc->due_ns = now_ns + VB_PROBE_GRACE * pb->interval_ns;
 	pb->in_flight++;
 	return 0;
+}
+
+/* Is @pc's probe in flight past its deadline: its initiator gone? */
+int vb_probe_overdue(const struct vb_probe_conn *pc, uint64_t now_ns)
+{
+	return pc->posted && now_ns >= pc->due_ns;
 }
 
 /*
@@ -91,7 +102,7 @@ int vb_probe_reap(struct vb_probe *pb, uint64_t *id, int *ok)
 	*ok = wc.status == IBV_WC_SUCCESS;
 	if (*ok)
 		pb->answered++;
-	else
+	else if (wc.status != IBV_WC_WR_FLUSH_ERR)	/* not a drop's flush */
 		pb->failed++;
 	return 1;
 }

@@ -11,6 +11,7 @@
 
 #define VB_PROBE_MAX	256	/* probes in flight at once */
 #define VB_PROBE_CQ	1024	/* room for them and for flushed ones */
+#define VB_PROBE_GRACE	2	/* intervals a probe may stay unanswered */
 
 struct vb_probe {
 	struct ibv_cq *cq;	/* the passive QPs' send CQ */
@@ -18,13 +19,14 @@ struct vb_probe {
 	uint64_t next_id;	/* a connection's probe id: never reused */
 	uint32_t in_flight;
 	uint64_t answered, failed;	/* probes completed, each way */
+	uint64_t overdue;		/* not completed by their deadline */
 };
 
 /* One connection's: embedded in the listener's record of it. */
 struct vb_probe_conn {
 	struct ibv_qp *qp;
 	uint64_t id;
-	uint64_t due_ns;
+	uint64_t due_ns;	/* posted: when it is overdue; else when due */
 	int posted;
 };
 
@@ -39,6 +41,7 @@ int vb_probe_reap(struct vb_probe *pb, uint64_t *id, int *ok);
 void vb_probe_done(struct vb_probe *pb, struct vb_probe_conn *pc,
 		   uint64_t now_ns);
 void vb_probe_forget(struct vb_probe *pb, struct vb_probe_conn *pc);
+int vb_probe_overdue(const struct vb_probe_conn *pc, uint64_t now_ns);
 int vb_probe_wait_ms(const struct vb_probe *pb);
 
 #endif
