@@ -1147,6 +1147,13 @@ err:
 	return err;
 }
 
+/* Did the agent close @ac (a stall, a broken protocol, a failed or
+ * overdue probe, a failed QP)?  Its listener then takes it apart. */
+int vb_agent_conn_failed(const struct va_conn *ac)
+{
+	return ac->err != 0;
+}
+
 /* The requester left (or the listener closes): drop what it had. */
 void vb_agent_conn_close(struct va_conn *ac)
 {

@@ -296,6 +296,23 @@ static void probe_round(struct vb_listener *l)
 	}
 }
 
+/*
+ * Connections the agent closed (conn_broken: it said goodbye already)
+ * are taken apart at once, their QP and registered memory with them,
+ * rather than when the disconnect's answer comes: to a requester that
+ * vanished, that is when the connection manager gives up, a minute on.
+ */
+static void drop_failed(struct vb_listener *l)
+{
+	struct vb_passive *p, *next;
+
+	for (p = l->conns; p; p = next) {
+		next = p->next;
+		if (p->ac && vb_agent_conn_failed(p->ac))
+			drop_passive(l, p->id);
+	}
+}
+
 static int min_ms(int a, int b)
 {
 	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
@@ -340,6 +357,8 @@ static void *listener_thread(void *arg)
 				 n == 0 ? vb_agent_tick(l->agent) : 0))
 			fprintf(stderr, "liboms: agent: its completion queue "
 				"failed\n");
+		if (l->agent)
+			drop_failed(l);
 		while (!rdma_get_cm_event(l->ch, &ev))
 			handle(l, ev);
 		probe_round(l);

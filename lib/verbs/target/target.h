@@ -32,6 +32,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 		       const struct oms_vw_hello *h, struct va_conn **out,
 		       struct oms_vw_agent *blk);
 void vb_agent_conn_close(struct va_conn *ac);
+int vb_agent_conn_failed(const struct va_conn *ac);
 void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns);
 
 /* agent_hold.c: this process's puts, told to an agent's hold */
