@@ -33,7 +33,8 @@
  * OMS_AD_FMT_CRC32C checks with CRC32C (util/crc32c.h), 8 bytes a step
  * with the CPU's instruction; OMS_AD_FMT_FNV1A with FNV-1a, 32 bits, a
  * byte a step: the format of a peer that does not offer CRC32C in its
- * hello (lib/verbs/wire.h).  Each flips for any single flipped bit.
+ * hello (lib/verbs/wire.h).  Either check changes when any one bit of
+ * the descriptor is flipped.
  *
  * Flags: OMS_AD_F_SEQ on any op (a NOP needs it: it only fills a number);
  * OMS_AD_F_ACQUIRE and OMS_AD_F_RESP_ORDERED on a GET; OMS_AD_F_RELEASE on
