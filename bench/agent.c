@@ -10,7 +10,10 @@
  * as one DEST_SEQ stream (every request numbered, through the reorder
  * buffer and the stop rule); --no-order adds the control of each numbered
  * cell, the agent told to ignore numbers (OMS_AGENT_F_NO_ORDER), so that
- * ordering's share is a ratio of one run.
+ * ordering's share is a ratio of one run.  --check picks the descriptors'
+ * format (lib/agent/agent_desc.h): CRC32C, FNV-1a or both, each cell run
+ * in each format one after the other, so that the check's share is a
+ * ratio of one run too.
  *
  * Where a request's time goes (ns per request): "decode" times
  * oms_ad_decode() alone over the same descriptors, "memory" the copies
@@ -42,6 +45,11 @@
 
 enum cell_op { C_PUT, C_GET, C_GET_ACQ, C_NOPS };
 static const char *const op_names[] = { "put", "get", "get_acquire" };
+/* --check's names, bit i each, and the format each stands for */
+static const char *const check_names[] = { "crc32c", "fnv1a", NULL };
+static const enum oms_ad_fmt check_fmts[] = {
+	OMS_AD_FMT_CRC32C, OMS_AD_FMT_FNV1A,
+};
 
 static uint8_t region[REGION] __attribute__((aligned(64)));
 /* a get lands at its offset + LBASE (an address is never 0) */
@@ -66,6 +74,7 @@ struct cell {
 	enum cell_op op;
 	uint32_t size;
 	int seq, no_order;
+	enum oms_ad_fmt fmt;
 };
 
 struct parts {
@@ -97,7 +106,7 @@ static int fill_descs(const struct cell *c)
 			d.flags |= OMS_AD_F_SEQ;
 			d.seq = (uint16_t)i;
 		}
-		if (oms_ad_encode(descs[i], &d))
+		if (oms_ad_encode(descs[i], &d, c->fmt))
 			return -EINVAL;
 	}
 	return 0;
@@ -129,7 +138,7 @@ static int run_agent(const struct cell *c, uint64_t n, struct parts *p)
 	struct oms_agent_ops ops = { .land = land };
 	struct oms_agent_conn_attr ca = {
 		.nstreams = 1, .window = WINDOW, .stage_slots = STAGE_SLOTS,
-		.stage_len = MAX_REQ, .stage = stage,
+		.stage_len = MAX_REQ, .stage = stage, .fmt = c->fmt,
 	};
 	struct oms_agent *ag;
 	uint64_t t0, answer = 0, done = 0;
@@ -171,7 +180,7 @@ static void run_parts(const struct cell *c, uint64_t n, struct parts *p)
 
 	t0 = bu_now_ns();
 	for (uint64_t i = 0; i < n; i++) {
-		sink += (uint64_t)oms_ad_decode(descs[i % NDESC], &d);
+		sink += (uint64_t)oms_ad_decode(descs[i % NDESC], &d, c->fmt);
 		sink += d.off;
 	}
 	p->decode = (double)(bu_now_ns() - t0) / (double)n;
@@ -191,10 +200,45 @@ static void run_parts(const struct cell *c, uint64_t n, struct parts *p)
 		fprintf(stderr, "\n");
 }
 
+/* One cell, measured and printed (a row, or a JSON object); @f: its
+ * format's index in check_names[].  0, or 1 when a request failed. */
+static int run_cell(struct ba *ba, const struct cell *c, uint64_t iters,
+		    uint32_t f)
+{
+	const char *num = !c->seq ? "none" :
+			  c->no_order ? "ignored" : "dest_seq";
+	struct parts p = { 0 };
+	double rest;
+	int r = fill_descs(c);
+
+	if (!r)
+		r = run_agent(c, iters, &p);
+	if (r) {
+		ba_err(ba, "%s %u B %s %s: %s", op_names[c->op], c->size, num,
+		       check_names[f], strerror(-r));
+		return 1;
+	}
+	run_parts(c, iters, &p);
+	rest = p.total - p.decode - p.memory - p.answer;
+	ba_json(ba, "\"op\":\"%s\",\"size\":%u,\"numbers\":\"%s\","
+		"\"check\":\"%s\",\"mreqs\":%.3f,\"ns_per_req\":%.2f,"
+		"\"decode_ns\":%.2f,\"memory_ns\":%.2f,\"answer_ns\":%.2f,"
+		"\"rest_ns\":%.2f,\"iters\":%llu",
+		op_names[c->op], c->size, num, check_names[f], 1e3 / p.total,
+		p.total, p.decode, p.memory, p.answer, rest,
+		(unsigned long long)iters);
+	bu_printf(!ba->json, " %-7u %-12s %-9s %-7s %9.2f %9.2f %8.2f %8.2f "
+		  "%8.2f %8.2f\n", c->size, op_names[c->op], num,
+		  check_names[f], 1e3 / p.total, p.total, p.decode, p.memory,
+		  p.answer, rest);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t sizes[MAX_SIZES] = { 64, 256, 1024, 4096 }, nsizes = 4;
 	uint64_t iters = 2000000;
+	uint32_t checks = 1;	/* crc32c */
 	int no_order = 0;
 	const struct ba_opt opts[] = {
 		{ 's', "size", NULL, BA_SIZES, "SIZES",
@@ -208,6 +252,9 @@ int main(int argc, char **argv)
 		{ .long_name = "no-order", .type = BA_FLAG,
 		  .help = "also each numbered cell with the agent ignoring "
 		  "numbers (the control)", .dst = &no_order },
+		{ 0, "check", NULL, BA_SET, "SET",
+		  "descriptor formats, each cell in each (crc32c, fnv1a)",
+		  &checks, .names = check_names, .dflt = "crc32c" },
 	};
 	struct ba ba = {
 		.name = "agent", .opts = opts,
@@ -222,44 +269,24 @@ int main(int argc, char **argv)
 	if (r != BA_GO_ON)
 		return r;
 	ba_set_backend(&ba, "none");	/* the agent's core alone */
-	bu_printf(!ba.json, "%s\n %-7s %-12s %-9s %10s %9s %8s %8s %8s %8s\n%s\n",
-		  BU_RULE, "#bytes", "op", "numbers", "M req/s", "ns/req",
-		  "decode", "memory", "answer", "rest", BU_RULE);
+	bu_printf(!ba.json,
+		  "%s\n %-7s %-12s %-9s %-7s %9s %8s %8s %8s %8s %8s\n%s\n",
+		  BU_RULE, "#bytes", "op", "numbers", "check", "M req/s",
+		  "ns/req", "decode", "memory", "answer", "rest", BU_RULE);
 	for (uint32_t s = 0; s < nsizes; s++)
 		for (int op = 0; op < C_NOPS; op++)
-			for (int k = 0; k < 2 + no_order; k++) {
-				struct cell c = { .op = op, .size = sizes[s],
-						  .seq = k > 0, .no_order = k > 1 };
-				const char *num = !c.seq ? "none" :
-						  c.no_order ? "ignored" : "dest_seq";
-				struct parts p = { 0 };
-				double rest;
+			for (int k = 0; k < 2 + no_order; k++)
+				for (uint32_t f = 0; f < 2; f++) {
+					struct cell c = {
+						.op = op, .size = sizes[s],
+						.seq = k > 0, .no_order = k > 1,
+						.fmt = check_fmts[f],
+					};
 
-				r = fill_descs(&c);
-				if (!r)
-					r = run_agent(&c, iters, &p);
-				if (r) {
-					ba_err(&ba, "%s %u B %s: %s",
-					       op_names[op], c.size, num,
-					       strerror(-r));
-					return 1;
+					if ((checks & (1u << f)) &&
+					    run_cell(&ba, &c, iters, f))
+						return 1;
 				}
-				run_parts(&c, iters, &p);
-				rest = p.total - p.decode - p.memory - p.answer;
-				ba_json(&ba, "\"op\":\"%s\",\"size\":%u,"
-					"\"numbers\":\"%s\",\"mreqs\":%.3f,"
-					"\"ns_per_req\":%.2f,\"decode_ns\":%.2f,"
-					"\"memory_ns\":%.2f,\"answer_ns\":%.2f,"
-					"\"rest_ns\":%.2f,\"iters\":%llu",
-					op_names[op], c.size, num, 1e3 / p.total,
-					p.total, p.decode, p.memory, p.answer,
-					rest, (unsigned long long)iters);
-				bu_printf(!ba.json, " %-7u %-12s %-9s %10.2f "
-					  "%9.2f %8.2f %8.2f %8.2f %8.2f\n",
-					  c.size, op_names[op], num, 1e3 / p.total,
-					  p.total, p.decode, p.memory, p.answer,
-					  rest);
-			}
 	bu_printf(!ba.json, "%s\n", BU_RULE);
 	return ba_close(&ba);
 }

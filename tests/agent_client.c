@@ -235,7 +235,7 @@ static void post(struct link *l, struct op *o)
 		d.laddr = LBASE + o->land;
 	}
 	d.tag = q->tag;
-	if (oms_ad_encode(l->ring[q->ring_slot], &d))
+	if (oms_ad_encode(l->ring[q->ring_slot], &d, OMS_AD_FMT_CRC32C))
 		l->broken = 1;
 }
 
@@ -416,7 +416,8 @@ TEST(old_run_answer_after_resume)
 			.lrkey = LKEY, .laddr = LBASE, .tag = g.q.tag,
 		};
 
-		ASSERT_EQ(0, oms_ad_encode(l.ring[g.q.ring_slot], &d));
+		ASSERT_EQ(0, oms_ad_encode(l.ring[g.q.ring_slot], &d,
+					   OMS_AD_FMT_CRC32C));
 	}
 	doorbell(&l);
 	ASSERT_EQ(0, l.nanswers);

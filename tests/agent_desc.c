@@ -12,8 +12,10 @@
  *
  * A test of internals (INTERNAL_TESTS in the Makefile): it includes
  * lib/ headers to reach what the public API does not show.  The check
- * code is computed here independently (FNV-1a over bytes 0..59, as the
- * layout in agent_desc.h says), so forged fields reach the field rules.
+ * code is computed here independently (tests/agent_seal.h: over bytes
+ * 0..59, as the layout in agent_desc.h says), so forged fields reach the
+ * field rules.  Both formats' checks refuse a descriptor with any one bit
+ * flipped, and neither accepts the other's.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,6 +26,9 @@
 #include "agent/agent_desc.h"
 
 #include "agent_seal.h"
+
+/* The format of every test but those of both formats: the default one. */
+#define FMT OMS_AD_FMT_CRC32C
 
 static const struct oms_ad_desc put_ok = {
 	.op = OMS_AD_PUT, .flags = OMS_AD_F_SEQ | OMS_AD_F_RELEASE,
@@ -66,7 +71,7 @@ TEST(wire_layout_as_documented)
 	uint8_t b[OMS_AD_LEN], sealed[OMS_AD_LEN];
 
 	memset(b, 0xa5, sizeof(b));
-	ASSERT_EQ(0, oms_ad_encode(b, &cas_ok));
+	ASSERT_EQ(0, oms_ad_encode(b, &cas_ok, FMT));
 	EXPECT_EQ(OMS_AD_CAS, b[0]);
 	EXPECT_EQ(OMS_AD_F_SEQ, b[1]);
 	EXPECT_EQ(1u, t_le_at(b + 2, 2));
@@ -96,8 +101,8 @@ TEST(every_op_round_trips)
 		struct oms_ad_desc d;
 
 		memset(&d, 0, sizeof(d));
-		ASSERT_EQ(0, oms_ad_encode(b, all[i]));
-		ASSERT_EQ(0, oms_ad_decode(b, &d));
+		ASSERT_EQ(0, oms_ad_encode(b, all[i], FMT));
+		ASSERT_EQ(0, oms_ad_decode(b, &d, FMT));
 		ASSERT_TRUE(same(all[i], &d)) TH_LOG("op %u", all[i]->op);
 	}
 }
@@ -111,13 +116,13 @@ static int forged(const struct oms_ad_desc *good, unsigned at, uint8_t v,
 	struct oms_ad_desc d, before;
 	int r;
 
-	oms_ad_encode(b, good);
+	oms_ad_encode(b, good, FMT);
 	b[at] = v;
 	if (reseal)
 		t_ad_seal(b);
 	memset(&d, 0xa5, sizeof(d));
 	before = d;
-	r = oms_ad_decode(b, &d);
+	r = oms_ad_decode(b, &d, FMT);
 	if (r && memcmp(&d, &before, sizeof(d)))
 		return -1000;	/* refused, but the output changed */
 	return r;
@@ -154,24 +159,24 @@ TEST(forged_fields_refused_output_untouched)
 	ASSERT_EQ(-EPROTO, forged(&fadd_ok, 16, 25, 1));
 	for (unsigned at = 16; at < 24; at++)	/* off = 2^64 - 1 */
 		wide.off |= (uint64_t)0xff << (8 * (at - 16));
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &wide));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &wide, FMT));
 	wide = put_ok;
-	ASSERT_EQ(0, oms_ad_encode(b, &wide));
+	ASSERT_EQ(0, oms_ad_encode(b, &wide, FMT));
 	memset(b + 16, 0xff, 8);
 	t_ad_seal(b);
-	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide));
+	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide, FMT));
 	/* a staging slot off a put; landing fields on a put, none on a get */
 	ASSERT_EQ(-EPROTO, forged(&get_ok, 24, 1, 1));
 	ASSERT_EQ(-EPROTO, forged(&put_ok, 28, 1, 1));
 	ASSERT_EQ(-EPROTO, forged(&put_ok, 32, 1, 1));
 	g.laddr = 0;
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g, FMT));
 	g.laddr = UINT64_MAX - 8;	/* + 64 wraps */
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g));
-	ASSERT_EQ(0, oms_ad_encode(b, &get_ok));	/* a get landing at 0 */
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &g, FMT));
+	ASSERT_EQ(0, oms_ad_encode(b, &get_ok, FMT));	/* a get landing at 0 */
 	memset(b + 32, 0, 8);
 	t_ad_seal(b);
-	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide));
+	ASSERT_EQ(-EPROTO, oms_ad_decode(b, &wide, FMT));
 	/* operands an op does not use */
 	ASSERT_EQ(-EPROTO, forged(&get_ok, 40, 1, 1));
 	ASSERT_EQ(-EPROTO, forged(&fadd_ok, 48, 1, 1));
@@ -187,10 +192,70 @@ TEST(torn_descriptor_refused_at_every_byte)
 		for (unsigned at = 0; at < OMS_AD_LEN; at++) {
 			uint8_t b[OMS_AD_LEN];
 
-			oms_ad_encode(b, all[k]);
+			oms_ad_encode(b, all[k], FMT);
 			ASSERT_EQ(-EPROTO, forged(all[k], at, (uint8_t)(b[at] ^ 0x40), 0))
 				TH_LOG("op %u byte %u", all[k]->op, at);
 		}
+}
+
+/* Any one bit of the 64 bytes flipped, in either format, fails. */
+TEST(one_flipped_bit_fails_in_both_formats)
+{
+	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &cas_ok,
+					    &fadd_ok, &nop_ok };
+	const enum oms_ad_fmt fmts[] = { OMS_AD_FMT_CRC32C, OMS_AD_FMT_FNV1A };
+
+	for (unsigned f = 0; f < 2; f++)
+		for (unsigned k = 0; k < 5; k++)
+			for (unsigned bit = 0; bit < OMS_AD_LEN * 8; bit++) {
+				uint8_t b[OMS_AD_LEN];
+				struct oms_ad_desc d;
+
+				ASSERT_EQ(0, oms_ad_encode(b, all[k], fmts[f]));
+				ASSERT_EQ(0, oms_ad_decode(b, &d, fmts[f]));
+				b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+				ASSERT_EQ(-EPROTO, oms_ad_decode(b, &d, fmts[f]))
+					TH_LOG("format %u op %u bit %u", fmts[f],
+					       all[k]->op, bit);
+			}
+}
+
+/* The check is the layout's (tests/agent_seal.h), and a descriptor of one
+ * format does not pass as the other's: the two ends must agree. */
+TEST(formats_check_as_written_and_do_not_mix)
+{
+	const struct oms_ad_desc *all[] = { &put_ok, &get_ok, &cas_ok,
+					    &fadd_ok, &nop_ok };
+
+	for (unsigned k = 0; k < 5; k++) {
+		uint8_t crc[OMS_AD_LEN], fnv[OMS_AD_LEN], b[OMS_AD_LEN];
+		struct oms_ad_desc d;
+
+		ASSERT_EQ(0, oms_ad_encode(crc, all[k], OMS_AD_FMT_CRC32C));
+		ASSERT_EQ(0, oms_ad_encode(fnv, all[k], OMS_AD_FMT_FNV1A));
+		ASSERT_EQ(0, memcmp(crc, fnv, 60));	/* one layout */
+		memcpy(b, crc, sizeof(b));
+		t_ad_seal_as(b, 1);
+		ASSERT_EQ(0, memcmp(b, crc, sizeof(b)));
+		t_ad_seal_as(b, 0);
+		ASSERT_EQ(0, memcmp(b, fnv, sizeof(b)));
+		ASSERT_EQ(-EPROTO, oms_ad_decode(crc, &d, OMS_AD_FMT_FNV1A));
+		ASSERT_EQ(-EPROTO, oms_ad_decode(fnv, &d, OMS_AD_FMT_CRC32C));
+	}
+}
+
+TEST(unknown_format_refused)
+{
+	uint8_t b[OMS_AD_LEN];
+	struct oms_ad_desc d;
+
+	memset(b, 0x5a, sizeof(b));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &put_ok, 0));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &put_ok, 3));
+	ASSERT_EQ(0x5a, b[0]);
+	ASSERT_EQ(0, oms_ad_encode(b, &put_ok, FMT));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(b, &d, 0));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(b, &d, 3));
 }
 
 TEST(null_and_encoder_refusals)
@@ -198,14 +263,14 @@ TEST(null_and_encoder_refusals)
 	uint8_t b[OMS_AD_LEN];
 	struct oms_ad_desc d = put_ok;
 
-	ASSERT_EQ(-EINVAL, oms_ad_encode(NULL, &d));
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, NULL));
-	ASSERT_EQ(-EINVAL, oms_ad_decode(NULL, &d));
-	ASSERT_EQ(0, oms_ad_encode(b, &d));
-	ASSERT_EQ(-EINVAL, oms_ad_decode(b, NULL));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(NULL, &d, FMT));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, NULL, FMT));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(NULL, &d, FMT));
+	ASSERT_EQ(0, oms_ad_encode(b, &d, FMT));
+	ASSERT_EQ(-EINVAL, oms_ad_decode(b, NULL, FMT));
 	d.op = 9;
 	memset(b, 0x5a, sizeof(b));
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d, FMT));
 	ASSERT_EQ(0x5a, b[0]);	/* a refused encode writes nothing */
 }
 
@@ -224,14 +289,14 @@ TEST(mutated_sealed_bytes_decode_canonically)
 		struct oms_ad_desc d;
 		unsigned n = 1 + t_rng_below(&r, 3);
 
-		oms_ad_encode(b, all[t_rng_below(&r, 5)]);
+		oms_ad_encode(b, all[t_rng_below(&r, 5)], FMT);
 		for (unsigned k = 0; k < n; k++)
 			b[t_rng_below(&r, 60)] = (uint8_t)t_rng_below(&r, 256);
 		t_ad_seal(b);
-		if (oms_ad_decode(b, &d))
+		if (oms_ad_decode(b, &d, FMT))
 			continue;
 		accepted++;
-		ASSERT_EQ(0, oms_ad_encode(again, &d));
+		ASSERT_EQ(0, oms_ad_encode(again, &d, FMT));
 		ASSERT_EQ(0, memcmp(b, again, sizeof(b)));
 	}
 	TH_LOG("%u of %u mutated descriptors were still well formed",
@@ -331,14 +396,14 @@ TEST(resume_flag_rules)
 	uint8_t b[OMS_AD_LEN];
 
 	/* a resume names any number: the window is not checked */
-	ASSERT_EQ(0, oms_ad_encode(b, &r));
-	ASSERT_EQ(0, oms_ad_decode(b, &d));
+	ASSERT_EQ(0, oms_ad_encode(b, &r, FMT));
+	ASSERT_EQ(0, oms_ad_decode(b, &d, FMT));
 	ASSERT_EQ(0, oms_ad_validate(&d, &conn, NULL));
 	/* on a NOP only, never with CANCEL, never without SEQ */
 	d = r, d.flags |= OMS_AD_F_CANCEL;
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d, FMT));
 	d = r, d.flags = OMS_AD_F_RESUME;
-	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d));
+	ASSERT_EQ(-EINVAL, oms_ad_encode(b, &d, FMT));
 	ASSERT_EQ(-EPROTO, forged(&put_ok, 1,
 				  OMS_AD_F_SEQ | OMS_AD_F_RESUME, 1));
 	ASSERT_EQ(-EPROTO, forged(&r, 1, OMS_AD_F_SEQ | OMS_AD_F_RESUME |

@@ -132,7 +132,8 @@ static int get_flag(struct _test_data_hold *self, uint8_t flags,
 		.tag = tag,
 	};
 
-	if (oms_ad_encode(b, &d) || oms_agent_submit(self->ag, self->conn, b))
+	if (oms_ad_encode(b, &d, OMS_AD_FMT_CRC32C) ||
+	    oms_agent_submit(self->ag, self->conn, b))
 		return -999;
 	return 1;
 }

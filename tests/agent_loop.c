@@ -124,7 +124,7 @@ static int submit(struct oms_agent *ag, uint32_t conn,
 		  const struct oms_ad_desc *d)
 {
 	uint8_t b[OMS_AD_LEN];
-	int r = oms_ad_encode(b, d);
+	int r = oms_ad_encode(b, d, OMS_AD_FMT_CRC32C);
 
 	return r ? r : oms_agent_submit(ag, conn, b);
 }
@@ -153,6 +153,51 @@ static void on_agent(struct __test_metadata *_metadata, uint32_t flags,
 	prog(ag, &m, c, _metadata, !(flags & OMS_AGENT_F_NO_ORDER));
 	if (st)
 		oms_agent_stats(ag, st);
+	oms_agent_destroy(ag);
+}
+
+/* ---- descriptor formats ---- */
+
+/*
+ * Each connection checks its descriptors in the format its handshake
+ * agreed: one of a requester that offered nothing (FNV-1a) beside one of
+ * a requester that offered CRC32C (the default), on one agent; the other
+ * format's bytes are torn (-EPROTO, nothing performed).
+ */
+TEST(each_connection_checks_its_own_format)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	struct oms_agent_conn_attr a = {
+		.nstreams = 1, .window = 16, .stage_slots = STAGE_SLOTS,
+		.stage_len = STAGE_LEN, .stage = m.stage,
+	};
+	const enum oms_ad_fmt fmts[] = { OMS_AD_FMT_FNV1A, OMS_AD_FMT_CRC32C };
+	struct oms_agent_cpl cpl[8];
+	uint32_t c[2];
+
+	ASSERT_NE(NULL, ag);
+	a.fmt = OMS_AD_FMT_FNV1A;
+	ASSERT_EQ(0, oms_agent_conn_open(ag, &a, &c[0]));
+	a.fmt = 0;	/* the default: CRC32C */
+	ASSERT_EQ(0, oms_agent_conn_open(ag, &a, &c[1]));
+	a.fmt = 3;
+	ASSERT_EQ(-EINVAL, oms_agent_conn_open(ag, &a, &c[1]));
+	for (int k = 0; k < 2; k++) {
+		struct oms_ad_desc d = put8(&m, 0, 8u * k, 5u + k, 0, 0);
+		uint8_t b[OMS_AD_LEN];
+
+		ASSERT_EQ(0, oms_ad_encode(b, &d, fmts[!k]));	/* the other */
+		ASSERT_EQ(0, oms_agent_submit(ag, c[k], b));
+		ASSERT_EQ(1, oms_agent_poll(ag, cpl, 8));
+		ASSERT_EQ(-EPROTO, cpl[0].status);
+		ASSERT_EQ(0, word(region, 8u * k));
+		ASSERT_EQ(0, oms_ad_encode(b, &d, fmts[k]));	/* its own */
+		ASSERT_EQ(0, oms_agent_submit(ag, c[k], b));
+		ASSERT_EQ(1, oms_agent_poll(ag, cpl, 8));
+		ASSERT_EQ(0, cpl[0].status);
+		ASSERT_EQ(5u + k, word(region, 8u * k));
+	}
 	oms_agent_destroy(ag);
 }
 
@@ -262,7 +307,8 @@ static void *run_requester(void *arg)
 			struct oms_ad_desc d = put8(r->m, slot, 0, k, 1,
 						    (uint16_t)k);
 
-			if (oms_ad_encode(r->ring[r->prod % RING], &d))
+			if (oms_ad_encode(r->ring[r->prod % RING], &d,
+					  OMS_AD_FMT_CRC32C))
 				return NULL;
 			/* doorbell by count: the descriptor, then the count */
 			__atomic_store_n(&r->prod, r->prod + 1,
@@ -542,7 +588,7 @@ static void forge(struct __test_metadata *_metadata, struct oms_agent *ag,
 	}
 	if (which == 9) {
 		/* torn: a byte changed after sealing */
-		ASSERT_EQ(0, oms_ad_encode(b, &d));
+		ASSERT_EQ(0, oms_ad_encode(b, &d, OMS_AD_FMT_CRC32C));
 		b[17] ^= 1;
 		ASSERT_EQ(0, oms_agent_submit(ag, c, b));
 	} else if (which == 10) {

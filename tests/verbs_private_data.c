@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "helpers.h"
 #include "oms.h"
+#include "agent/agent_desc.h"
 #include "verbs/wire.h"
 
 static const struct oms_vw_region good = {
@@ -446,6 +447,96 @@ TEST(v3_region_agent_busy)
 	/* a hello never carries it */
 	h.flags = OMS_VW_F_AGENT_BUSY;
 	EXPECT_EQ(0u, oms_vw_hello_encode(b, &h));
+}
+
+/*
+ * The descriptor format's offer: 8 bytes after a version-3 hello, whose
+ * first 32 bytes are today's hello, byte for byte (a listener that does
+ * not know the offer decodes those and ignores the rest as padding).
+ */
+TEST(v3_hello_offer_after_the_message)
+{
+	struct oms_vw_hello h = hello_agent, out;
+	uint8_t plain[OMS_VW_MAX_LEN], b[OMS_VW_MAX_LEN];
+
+	memset(plain, 0, sizeof(plain));
+	memset(b, 0, sizeof(b));
+	ASSERT_EQ(OMS_VW_HELLO_AGENT_LEN, oms_vw_hello_encode(plain, &h));
+	h.flags |= OMS_VW_F_AGENT_CRC32C;
+	ASSERT_EQ(OMS_VW_HELLO_AGENT_LEN + OMS_VW_OFFER_LEN,
+		  oms_vw_hello_encode(b, &h));
+	ASSERT_EQ(0, memcmp(b, plain, OMS_VW_HELLO_AGENT_LEN));
+	EXPECT_EQ('O', b[32]);
+	EXPECT_EQ('M', b[33]);
+	EXPECT_EQ('D', b[34]);
+	EXPECT_EQ('F', b[35]);
+	EXPECT_EQ(OMS_VW_F_AGENT_CRC32C, b[36]);
+	EXPECT_EQ(0, b[37] | b[38] | b[39]);
+	ASSERT_EQ(0, oms_vw_hello_decode(b, sizeof(b), &out));
+	EXPECT_EQ(h.flags, out.flags);
+	EXPECT_EQ((uint32_t)OMS_AD_FMT_CRC32C, oms_vw_desc_fmt(out.flags));
+	/* cut at the message: today's hello, no offer */
+	ASSERT_EQ(0, oms_vw_hello_decode(b, OMS_VW_HELLO_AGENT_LEN, &out));
+	EXPECT_EQ(OMS_VW_F_AGENT, out.flags);
+	EXPECT_EQ((uint32_t)OMS_AD_FMT_FNV1A, oms_vw_desc_fmt(out.flags));
+	/* the CM's zero padding after an old requester's hello: no offer */
+	ASSERT_EQ(0, oms_vw_hello_decode(plain, sizeof(plain), &out));
+	EXPECT_EQ(OMS_VW_F_AGENT, out.flags);
+	/* no magic, no offer, whatever follows */
+	memcpy(plain + 36, b + 36, 4);
+	ASSERT_EQ(0, oms_vw_hello_decode(plain, sizeof(plain), &out));
+	EXPECT_EQ(OMS_VW_F_AGENT, out.flags);
+	/* bits of formats this side does not know are ignored */
+	b[36] |= 0xf8;
+	b[39] = 0x80;
+	ASSERT_EQ(0, oms_vw_hello_decode(b, sizeof(b), &out));
+	EXPECT_EQ(h.flags, out.flags);
+	b[36] = 0x08;
+	ASSERT_EQ(0, oms_vw_hello_decode(b, sizeof(b), &out));
+	EXPECT_EQ(OMS_VW_F_AGENT, out.flags);
+	/* an offer without the agent, or in the header's flags: refused */
+	h.flags = OMS_VW_F_AGENT_CRC32C;
+	h.cq = (struct oms_vw_cq){ 0 };
+	EXPECT_EQ(0u, oms_vw_hello_encode(b, &h));
+	h = hello_agent;
+	ASSERT_EQ(OMS_VW_HELLO_AGENT_LEN, oms_vw_hello_encode(b, &h));
+	b[8] |= OMS_VW_F_AGENT_CRC32C;
+	EXPECT_EQ(-EPROTO, oms_vw_hello_decode(b, sizeof(b), &out));
+}
+
+/* A region agrees to CRC32C only for a hello that offered it. */
+TEST(v3_region_crc32c_only_when_offered)
+{
+	struct oms_vw_region r = region_agent(), out;
+	uint8_t b[OMS_VW_MAX_LEN];
+
+	r.flags |= OMS_VW_F_AGENT_CRC32C;
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	EXPECT_EQ(OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C, b[8]);
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT |
+					  OMS_VW_F_AGENT_CRC32C, &out));
+	EXPECT_EQ(0, memcmp(&out, &r, sizeof(out)));
+	EXPECT_EQ((uint32_t)OMS_AD_FMT_CRC32C, oms_vw_desc_fmt(out.flags));
+	/* a requester that did not offer it (today's) refuses it */
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT,
+						&out));
+	/* a listener that does not know it answers without: FNV-1a */
+	r = region_agent();
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	ASSERT_EQ(0, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT |
+					  OMS_VW_F_AGENT_CRC32C, &out));
+	EXPECT_EQ((uint32_t)OMS_AD_FMT_FNV1A, oms_vw_desc_fmt(out.flags));
+	/* not beside "busy", nor without the agent */
+	r = good;
+	r.flags = OMS_VW_F_AGENT_BUSY | OMS_VW_F_AGENT_CRC32C;
+	EXPECT_EQ(0u, oms_vw_region_encode(b, &r));
+	r.flags = OMS_VW_F_AGENT_CRC32C;
+	EXPECT_EQ(0u, oms_vw_region_encode(b, &r));
+	r.flags = OMS_VW_F_AGENT_BUSY;
+	ASSERT_EQ(OMS_VW_REGION_AGENT_LEN, oms_vw_region_encode(b, &r));
+	b[8] |= OMS_VW_F_AGENT_CRC32C;
+	EXPECT_EQ(-EPROTO, oms_vw_region_decode(b, sizeof(b), OMS_VW_F_AGENT |
+						OMS_VW_F_AGENT_CRC32C, &out));
 }
 
 TEST(v3_region_each_agent_field_refused)

@@ -44,6 +44,7 @@ struct ag_conn {
 	struct oms_rob rob;
 	struct oms_ad_conn adc;
 	const uint8_t *stage;
+	enum oms_ad_fmt fmt;	/* its descriptors' check */
 	uint8_t failed;		/* a descriptor completed with an error:
 				 * later OMS_AD_F_CHAIN ones are cancelled */
 };
@@ -485,7 +486,7 @@ int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
 	if (cpl_free(ag) < (uint32_t)c->window + 1u)
 		return -EAGAIN;
 	ag->s.submitted++;
-	if (oms_ad_decode(desc, &d)) {
+	if (oms_ad_decode(desc, &d, c->fmt)) {
 		ag->s.refused++;
 		ag->s.torn++;
 		complete(ag, conn, NULL, -EPROTO, 0);
@@ -676,7 +677,9 @@ int oms_agent_conn_open(struct oms_agent *ag,
 	    a->nstreams > OMS_AGENT_MAX_STREAMS || !is_pow2(a->window) ||
 	    a->window > OMS_AD_MAX_WINDOW || a->peer >= OMS_AGENT_MAX_PEERS ||
 	    a->stage_len > OMS_AD_MAX_LEN || (a->stage_slots && !a->stage) ||
-	    (uint64_t)a->stage_slots * a->stage_len > SIZE_MAX / 2)
+	    (uint64_t)a->stage_slots * a->stage_len > SIZE_MAX / 2 ||
+	    (a->fmt && a->fmt != OMS_AD_FMT_FNV1A &&
+	     a->fmt != OMS_AD_FMT_CRC32C))
 		return -EINVAL;
 	for (i = 0; i < OMS_AGENT_MAX_CONNS && !c; i++)
 		if (!ag->conn[i].used)
@@ -696,6 +699,7 @@ int oms_agent_conn_open(struct oms_agent *ag,
 	c->peer = a->peer;
 	c->window = a->window;
 	c->stage = a->stage;
+	c->fmt = a->fmt ? (enum oms_ad_fmt)a->fmt : OMS_AD_FMT_CRC32C;
 	c->adc.stage_slots = a->stage_slots;
 	c->adc.stage_len = a->stage_len;
 	c->adc.nstreams = a->nstreams;

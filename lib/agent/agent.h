@@ -135,6 +135,8 @@ struct oms_agent_conn_attr {
 	uint32_t stage_len;	/* bytes each, <= OMS_AD_MAX_LEN */
 	const void *stage;	/* stage_slots * stage_len bytes that the
 				 * requester writes payloads into */
+	uint32_t fmt;		/* its descriptors' enum oms_ad_fmt, which
+				 * the handshake agreed; 0: OMS_AD_FMT_CRC32C */
 };
 
 /* One finished request. */

@@ -25,8 +25,16 @@
  *  40  a1      u64  fadd: the addend; cas: the expected value; else 0
  *  48  a2      u64  cas: the new value; else 0
  *  56  tag     u32  the requester's, echoed in the completion
- *  60  check   u32  FNV-1a over bytes 0..59: a torn or stale descriptor
- *                   (a ring slot half written) is refused, not executed
+ *  60  check   u32  over bytes 0..59, by the connection's format: a torn
+ *                   or stale descriptor (a ring slot half written) is
+ *                   refused, not executed
+ *
+ * Formats (enum oms_ad_fmt): the layout is one, the check two.
+ * OMS_AD_FMT_CRC32C checks with CRC32C (util/crc32c.h), 8 bytes a step
+ * with the CPU's instruction; OMS_AD_FMT_FNV1A with FNV-1a, 32 bits, a
+ * byte a step: the format of a peer that does not offer CRC32C in its
+ * hello (lib/verbs/wire.h).  Either check changes when any one bit of
+ * the descriptor is flipped.
  *
  * Flags: OMS_AD_F_SEQ on any op (a NOP needs it: it only fills a number);
  * OMS_AD_F_ACQUIRE and OMS_AD_F_RESP_ORDERED on a GET; OMS_AD_F_RELEASE on
@@ -51,6 +59,11 @@
 #define OMS_AD_LEN		64u
 #define OMS_AD_MAX_LEN		(1u << 20)	/* a put's or get's bytes */
 #define OMS_AD_MAX_WINDOW	256u		/* sequence numbers ahead */
+
+enum oms_ad_fmt {
+	OMS_AD_FMT_FNV1A = 1,
+	OMS_AD_FMT_CRC32C = 2,
+};
 
 enum oms_ad_op {
 	OMS_AD_PUT = 1,
@@ -79,21 +92,23 @@ struct oms_ad_desc {
 };
 
 /*
- * Encode @d into @out (OMS_AD_LEN bytes), check included.  0, or -EINVAL
- * when @d is not well formed (the rules decode enforces): an encoder that
- * refuses what the decoder would refuse keeps a requester's bug on its side
- * of the wire.
+ * Encode @d into @out (OMS_AD_LEN bytes), the check of format @fmt
+ * included.  0, or -EINVAL when @d is not well formed (the rules decode
+ * enforces) or @fmt is not a format: an encoder that refuses what the
+ * decoder would refuse keeps a requester's bug on its side of the wire.
  */
-int oms_ad_encode(void *out, const struct oms_ad_desc *d);
+int oms_ad_encode(void *out, const struct oms_ad_desc *d,
+		  enum oms_ad_fmt fmt);
 
 /*
- * Decode OMS_AD_LEN bytes.  0, or -EPROTO: a bad check, an unknown op or
- * flag, a flag its op does not take, a reserved field or a field its op
- * does not use set, a length out of range for its op, an offset or landing
- * range that wraps, a misaligned atomic.  *@d is written only on success.
- * -EINVAL for NULL.
+ * Decode OMS_AD_LEN bytes of format @fmt.  0, or -EPROTO: a bad check, an
+ * unknown op or flag, a flag its op does not take, a reserved field or a
+ * field its op does not use set, a length out of range for its op, an
+ * offset or landing range that wraps, a misaligned atomic.  *@d is
+ * written only on success.  -EINVAL for NULL or a @fmt that is not a
+ * format.
  */
-int oms_ad_decode(const void *in, struct oms_ad_desc *d);
+int oms_ad_decode(const void *in, struct oms_ad_desc *d, enum oms_ad_fmt fmt);
 
 /*
  * The agent's answer to one descriptor, which it writes into the

@@ -65,6 +65,7 @@ struct vb_areq {
 					 * more; the connection stops when
 					 * the failed request's WRs are done */
 	struct oms_vw_agent blk;
+	enum oms_ad_fmt fmt;		/* its descriptors (the accept's) */
 	uint32_t out;			/* requests taken, not answered */
 	uint32_t unrung;		/* descriptors in the open chain */
 	/*
@@ -124,7 +125,9 @@ uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
 		goto err;
 	a->cq_slots = slots;
 	c->ag = a;
-	h->flags = OMS_VW_F_AGENT;
+	/* offer CRC32C descriptors: a listener that does not know them
+	 * answers without the flag, and FNV-1a it is */
+	h->flags = OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C;
 	h->cq.addr = (uintptr_t)a->cq;
 	h->cq.rkey = a->cq_mr->rkey;
 	h->cq.slots = slots;
@@ -173,6 +176,7 @@ int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
 		return 0;
 	}
 	a->blk = reg->agent;
+	a->fmt = (enum oms_ad_fmt)oms_vw_desc_fmt(reg->flags);
 	cfg = (struct oms_agent_client_cfg){
 		.ring_slots = a->blk.ring_slots,
 		.cq_slots = a->cq_slots,
@@ -560,7 +564,7 @@ int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
 	}
 	d = desc_of(a, op);
 	slot = a->desc + (size_t)op->ag.ring * OMS_AD_LEN;
-	if (oms_ad_encode(slot, &d))
+	if (oms_ad_encode(slot, &d, a->fmt))
 		return -EPROTO;	/* cannot happen (checked at post): the
 				 * ring slot is spent, the caller fails the
 				 * connection */

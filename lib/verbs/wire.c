@@ -55,7 +55,8 @@ static int64_t header_flags(const uint8_t *p, size_t len, uint16_t len_v2,
 	if (version == OMS_VW_VERSION && length == len_v2 && !flags)
 		return len >= len_v2 ? 0 : -1;
 	if (version == OMS_VW_VERSION_AGENT && length == len_v3 &&
-	    (flags == OMS_VW_F_AGENT || flags == OMS_VW_F_AGENT_BUSY))
+	    (flags == OMS_VW_F_AGENT || flags == OMS_VW_F_AGENT_BUSY ||
+	     flags == (OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C)))
 		return len >= len_v3 ? (int64_t)flags : -1;
 	return -1;
 }
@@ -70,7 +71,9 @@ static const struct le_field hello_agent_fields[] = {
 
 static int hello_ok(const struct oms_vw_hello *h)
 {
-	if (h->flags & ~OMS_VW_F_AGENT)
+	if (h->flags & ~(OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C))
+		return 0;
+	if ((h->flags & OMS_VW_F_AGENT_CRC32C) && !(h->flags & OMS_VW_F_AGENT))
 		return 0;
 	if (!(h->flags & OMS_VW_F_AGENT))
 		return !h->cq.addr && !h->cq.rkey && !h->cq.slots;
@@ -95,7 +98,12 @@ size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h)
 		   OMS_VW_F_AGENT);
 	le_put_fields(p, h, hello_agent_fields,
 		      LE_NFIELDS(hello_agent_fields));
-	return OMS_VW_HELLO_AGENT_LEN;
+	if (!(h->flags & OMS_VW_F_AGENT_CRC32C))
+		return OMS_VW_HELLO_AGENT_LEN;
+	/* after the message, where today's decoders see padding */
+	le_put32(p + OMS_VW_HELLO_AGENT_LEN, OMS_VW_OFFER_MAGIC);
+	le_put32(p + OMS_VW_HELLO_AGENT_LEN + 4, OMS_VW_F_AGENT_CRC32C);
+	return OMS_VW_HELLO_AGENT_LEN + OMS_VW_OFFER_LEN;
 }
 
 int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out)
@@ -109,13 +117,19 @@ int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out)
 	if (!buf)
 		return -EPROTO;
 	flags = header_flags(p, len, OMS_VW_HELLO_LEN, OMS_VW_HELLO_AGENT_LEN);
-	if (flags < 0 || le_get32(p + 12))
+	/* the offer travels after the message, never in its flags */
+	if (flags < 0 || (flags & ~(int64_t)OMS_VW_F_AGENT) || le_get32(p + 12))
 		return -EPROTO;
 	memset(&h, 0, sizeof(h));
 	h.flags = (uint32_t)flags;
 	if (flags)
 		le_get_fields(p, &h, hello_agent_fields,
 			      LE_NFIELDS(hello_agent_fields));
+	/* the offer: no magic is padding; bits beyond ours, later formats */
+	if (flags && len >= OMS_VW_HELLO_AGENT_LEN + OMS_VW_OFFER_LEN &&
+	    le_get32(p + OMS_VW_HELLO_AGENT_LEN) == OMS_VW_OFFER_MAGIC)
+		h.flags |= le_get32(p + OMS_VW_HELLO_AGENT_LEN + 4) &
+			   OMS_VW_F_AGENT_CRC32C;
 	if (!hello_ok(&h))
 		return -EPROTO;
 	*out = h;
@@ -168,7 +182,8 @@ static int region_ok(const struct oms_vw_region *r)
 	if (!block_ok(r->flush_addr, 1, 8, 8))
 		return 0;
 	if (r->flags != 0 && r->flags != OMS_VW_F_AGENT &&
-	    r->flags != OMS_VW_F_AGENT_BUSY)
+	    r->flags != OMS_VW_F_AGENT_BUSY &&
+	    r->flags != (OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C))
 		return 0;
 	if (!(r->flags & OMS_VW_F_AGENT))
 		return !memcmp(&r->agent, &none, sizeof(none));
@@ -225,4 +240,10 @@ int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 		return -EPROTO;
 	*out = r;
 	return 0;
+}
+
+uint32_t oms_vw_desc_fmt(uint32_t flags)
+{
+	return flags & OMS_VW_F_AGENT_CRC32C ? OMS_AD_FMT_CRC32C :
+					       OMS_AD_FMT_FNV1A;
 }

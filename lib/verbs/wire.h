@@ -13,7 +13,8 @@
  *   4  version  u16  OMS_VW_VERSION (2), or OMS_VW_VERSION_AGENT (3)
  *   6  length   u16  bytes of the message (the CM may pad beyond it)
  *   8  flags    u32  version 2: 0; version 3: OMS_VW_F_AGENT, or (a
- *                    region only) OMS_VW_F_AGENT_BUSY
+ *                    region only) OMS_VW_F_AGENT_BUSY, or (a region
+ *                    only) OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C
  *
  * hello, after the header (version 2: 16 bytes; version 3: 32):
  *  12  rsvd     u32  0
@@ -22,6 +23,12 @@
  *  24  cq_rkey  u32  v3: its rkey (remote write)
  *  28  cq_slots u32  v3: answer records (OMS_AD_ANSWER_LEN), power of two
  *                    16..4096
+ * and, after a version-3 hello (its length stays 32), the requester's
+ * offer of descriptor formats, 8 bytes:
+ *  32  magic    u32  OMS_VW_OFFER_MAGIC
+ *  36  offer    u32  OMS_VW_F_AGENT_CRC32C: it writes CRC32C descriptors
+ *                    when told to; other bits: formats this side does not
+ *                    know, ignored
  *
  * region, after the header (version 2: 56 bytes; version 3: 96):
  *  12  access   u32  OMS_ACCESS_* (non-zero, known bits only)
@@ -58,6 +65,18 @@
  * connection is one-sided, and the requester can say why (-EUSERS) when it
  * needs the agent.
  *
+ * Descriptor formats (lib/agent/agent_desc.h).  A listener of today's
+ * decoders sees the offer as the CM's padding beyond the message and
+ * ignores it; one that knows it and sees OMS_VW_F_AGENT_CRC32C offered
+ * answers with OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C, and the ring of
+ * that connection carries OMS_AD_FMT_CRC32C descriptors.  Anything else
+ * - no offer (the padding of a requester that does not know it: no
+ * magic), or a reply without the flag - is OMS_AD_FMT_FNV1A, as both
+ * ends of an older pair use.  The region decoder refuses the flag unless
+ * @asked offered it, so each end knows the other's choice.  In struct
+ * oms_vw_hello the offer is the flag OMS_VW_F_AGENT_CRC32C beside
+ * OMS_VW_F_AGENT, so a requester passes its hello's flags as @asked.
+ *
  * The flush word (version 2) is 8 bytes every listener registers with
  * remote read access on its own protection domain: the initiator's flush
  * is an 8-byte RDMA READ of it.  The response of a READ that touches
@@ -80,6 +99,10 @@
 #define OMS_VW_VERSION_AGENT	3u	/* 3: the destination agent */
 #define OMS_VW_F_AGENT		(1u << 0)
 #define OMS_VW_F_AGENT_BUSY	(1u << 1)	/* region: asked, no slot */
+#define OMS_VW_F_AGENT_CRC32C	(1u << 2)	/* hello: offered; region:
+						 * agreed (see above) */
+#define OMS_VW_OFFER_MAGIC	0x46444d4fu	/* the bytes "OMDF" */
+#define OMS_VW_OFFER_LEN	8u
 #define OMS_VW_HELLO_LEN	16u
 #define OMS_VW_HELLO_AGENT_LEN	32u
 #define OMS_VW_REGION_LEN	56u
@@ -95,7 +118,8 @@ struct oms_vw_cq {
 };
 
 struct oms_vw_hello {
-	uint32_t flags;		/* OMS_VW_F_AGENT: @cq is set */
+	uint32_t flags;		/* OMS_VW_F_AGENT: @cq is set; with it,
+				 * OMS_VW_F_AGENT_CRC32C: the offer */
 	struct oms_vw_cq cq;
 };
 
@@ -128,8 +152,9 @@ struct oms_vw_region {
 /*
  * Encode into @buf (at least the message length, OMS_VW_MAX_LEN will do);
  * returns the length: version 3 when @flags has OMS_VW_F_AGENT, else
- * version 2.  0 when the message would not decode (a block out of range,
- * an unknown flag): nothing a decoder refuses leaves this side.
+ * version 2; a hello's offer, when it makes one, included.  0 when the
+ * message would not decode (a block out of range, an unknown flag):
+ * nothing a decoder refuses leaves this side.
  */
 size_t oms_vw_hello_encode(void *buf, const struct oms_vw_hello *h);
 size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r);
@@ -148,5 +173,13 @@ size_t oms_vw_region_encode(void *buf, const struct oms_vw_region *r);
 int oms_vw_hello_decode(const void *buf, size_t len, struct oms_vw_hello *out);
 int oms_vw_region_decode(const void *buf, size_t len, uint32_t asked,
 			 struct oms_vw_region *out);
+
+/*
+ * The descriptor format (enum oms_ad_fmt) agreed by a hello's or a
+ * region's @flags: OMS_AD_FMT_CRC32C when they carry
+ * OMS_VW_F_AGENT_CRC32C, else OMS_AD_FMT_FNV1A.  A listener answers a
+ * hello whose offer it takes with the flag, so the two ends read the same.
+ */
+uint32_t oms_vw_desc_fmt(uint32_t flags);
 
 #endif

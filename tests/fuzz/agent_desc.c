@@ -5,7 +5,8 @@
  * is attacker-controlled bytes.
  *
  * Input: byte 0 = mode (bit 0: seal the descriptor, so the fuzzer reaches
- * the field rules past the check code; bits 1-2: regions given, 0..3);
+ * the field rules past the check code; bits 1-2: regions given, 0..3;
+ * bit 3: the descriptor's format is FNV-1a, else CRC32C);
  * bytes 1..64 = the descriptor; then, if present, bytes that vary the
  * connection (each stream's next sequence number, the window, the
  * regions' keys, rights and lengths, staging slots).
@@ -58,20 +59,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct oms_ad_conn c;
 	struct oms_ad_desc d, untouched;
 	const struct oms_ad_region *reg = (const void *)1;
+	enum oms_ad_fmt fmt;
 	int r;
 
 	if (size < 1 + OMS_AD_LEN)
 		return 0;
+	fmt = data[0] & 8 ? OMS_AD_FMT_FNV1A : OMS_AD_FMT_CRC32C;
 	memcpy(b, data + 1, OMS_AD_LEN);
 	if (data[0] & 1)
-		t_ad_seal(b);
+		t_ad_seal_as(b, fmt == OMS_AD_FMT_CRC32C);
 	memset(&d, 0x5c, sizeof(d));
 	untouched = d;
-	if (oms_ad_decode(b, &d)) {
+	if (oms_ad_decode(b, &d, fmt)) {
 		check(!memcmp(&d, &untouched, sizeof(d)));
 		return 0;
 	}
-	check(oms_ad_encode(again, &d) == 0);
+	check(oms_ad_encode(again, &d, fmt) == 0);
 	check(!memcmp(b, again, sizeof(b)));
 
 	/* one input byte per statement: the order fields take them in is

@@ -259,7 +259,7 @@ static void structured(struct fz *f, unsigned i, const uint8_t **p,
 		d.tag = TAG_MARK | f->ntags;
 		f->flags_of[f->ntags++] = d.flags;
 	}
-	if (oms_ad_encode(out, &d))
+	if (oms_ad_encode(out, &d, OMS_AD_FMT_CRC32C))
 		return;
 	submit(f, i, out);
 }

@@ -160,7 +160,7 @@ static inline int peer_connect(struct peer *p, const char *port,
 		if (ibv_post_recv(p->qp, &r, &bad))
 			return -EIO;
 	}
-	h.flags = OMS_VW_F_AGENT;
+	h.flags = OMS_VW_F_AGENT | OMS_VW_F_AGENT_CRC32C;	/* the offer */
 	h.cq.addr = (uintptr_t)answers(p);
 	h.cq.rkey = p->mr->rkey;
 	h.cq.slots = CQ_SLOTS;
@@ -177,7 +177,7 @@ static inline int peer_connect(struct peer *p, const char *port,
 		return err;
 	err = oms_vw_region_decode(ev->param.conn.private_data,
 				   ev->param.conn.private_data_len,
-				   OMS_VW_F_AGENT, &p->reg);
+				   h.flags, &p->reg);
 	rdma_ack_cm_event(ev);
 	if (!err && p->own_qp) {	/* ready to send; no RTU yet */
 		err = own_qp_to(p, IBV_QPS_RTR);
@@ -257,7 +257,8 @@ static inline void get_desc(uint8_t *out, struct peer *p, uint32_t key,
 		.laddr = (uintptr_t)landing(p), .tag = tag,
 	};
 
-	if (oms_ad_encode(out, &d))
+	/* the format the listener's answer agreed */
+	if (oms_ad_encode(out, &d, oms_vw_desc_fmt(p->reg.flags)))
 		memset(out, 0, OMS_AD_LEN);
 }
 

@@ -122,6 +122,7 @@ struct va_conn {
 	size_t out_len;
 	struct ibv_mr *lmr;
 	uint32_t ring_slots;
+	enum oms_ad_fmt fmt;	/* its descriptors, as the hello offered */
 	uint64_t ring_pos;	/* the next descriptor to read */
 	uint64_t out_head, out_tail;	/* free-running, bytes */
 	uint64_t ans_pos;	/* answers made */
@@ -516,11 +517,11 @@ static int post_recv(struct va_conn *ac)
 
 /* Bytes an answer to descriptor @d may land (0 for one the core will
  * refuse as torn: it lands nothing).  The core decodes the same bytes. */
-static uint32_t land_need(const uint8_t *d)
+static uint32_t land_need(const struct va_conn *ac, const uint8_t *d)
 {
 	struct oms_ad_desc dd;
 
-	if (oms_ad_decode(d, &dd))
+	if (oms_ad_decode(d, &dd, ac->fmt))
 		return 0;
 	if (dd.op == OMS_AD_GET)
 		return dd.len;
@@ -565,7 +566,7 @@ static uint32_t take(struct va_srv *s, struct va_conn *ac)
 		uint32_t need;
 
 		memcpy(d, slot, sizeof(d));	/* decoded from our copy */
-		need = land_need(d);
+		need = land_need(ac, d);
 		if (!admit(ac, need))
 			break;
 		ac->resv_bytes += need;
@@ -1052,8 +1053,10 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 		       const struct oms_vw_hello *h, struct va_conn **out,
 		       struct oms_vw_agent *blk)
 {
-	struct oms_agent_conn_attr ca = { .nstreams = 1,
-					  .window = OMS_AD_MAX_WINDOW };
+	struct oms_agent_conn_attr ca = {
+		.nstreams = 1, .window = OMS_AD_MAX_WINDOW,
+		.fmt = oms_vw_desc_fmt(h->flags),
+	};
 	struct ibv_qp_init_attr qa;
 	uint32_t slots = h->cq.slots < VA_MAX_SLOTS ? h->cq.slots :
 			 VA_MAX_SLOTS;
@@ -1075,6 +1078,7 @@ int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
 	ac->gen = s->gen[i];
 	ac->aid = UINT32_MAX;
 	ac->ring_slots = pow2_at_least(slots);
+	ac->fmt = (enum oms_ad_fmt)ca.fmt;
 	ac->cq = h->cq;
 	ac->progress_ns = ac->rung_ns = oms_now_ns();
 	s->conn[i] = ac;

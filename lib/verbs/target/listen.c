@@ -182,7 +182,11 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	p.private_data = l->reply;
 	p.private_data_len = l->reply_len;
 	if (pc->ac || busy) {
-		reg.flags = pc->ac ? OMS_VW_F_AGENT : OMS_VW_F_AGENT_BUSY;
+		/* an offered descriptor format is taken (the agent's
+		 * connection did, from the same hello) */
+		reg.flags = pc->ac ? OMS_VW_F_AGENT |
+			    (h.flags & OMS_VW_F_AGENT_CRC32C) :
+			    OMS_VW_F_AGENT_BUSY;
 		p.private_data = reply;
 		p.private_data_len = (uint8_t)oms_vw_region_encode(reply, &reg);
 	}
