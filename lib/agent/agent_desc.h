@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The destination agent's request descriptor (docs/dest-agent.md, issue
- * 16), as bytes, and its check against what a listener serves.  Pure
- * functions, no I/O: the agent decodes and validates a descriptor that a
- * requester wrote into its ring before it uses any field, so a requester
- * can never make the agent touch memory, a staging slot or a stream it was
- * not given.  (The agent loop and the backend's send path that use it are
- * the next steps of the issue; this is the codec they will share.)
+ * The destination agent's request descriptor (docs/dest-agent.md), as
+ * bytes, and its check against what a listener serves.  Pure functions,
+ * no I/O: the agent decodes and validates a descriptor that a requester
+ * wrote into its ring before it uses any field, so a requester can never
+ * make the agent touch memory, a staging slot or a stream it was not
+ * given.  The agent's core (agent.c) and the requesters (client.c, the
+ * verbs backend's agent_req.c) share this codec.
  *
  * A descriptor is 64 bytes, little-endian:
  *
