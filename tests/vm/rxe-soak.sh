@@ -443,6 +443,11 @@ soak_series_check() {	# soak_series_check SERIES POINTS
 	}' "$2")
 	rc=$?
 	echo "# soak: KVS server: $res"
+	# the QPs: none left behind by a requester that vanished (the
+	# liveness probe), in the short form too
+	qps=$(awk 'NR == 1 { b = $7 } $7 > b { bad = bad " cycle " $1 ": " $7 } END { print b ":" bad }' "$2")
+	[ -z "${qps#*:}" ]
+	tap $? "soak: the KVS server holds no more QPs at any cycle's end than at the first's (${qps%%:*})${qps#*:}"
 	cycles=$(wc -l <"$2")
 	if [ "$cycles" -lt 6 ]; then
 		# a vanished requester's connection is found by the probe

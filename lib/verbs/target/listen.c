@@ -35,6 +35,8 @@ struct vb_passive {
 	struct va_conn *ac;	/* served by the agent */
 	struct vb_probe_conn probe;	/* a plain one: is its initiator there? */
 	int disconnected;
+	int released;	/* QP and agent state gone, the id waits for its
+			 * disconnect to end (release()) */
 	struct vb_passive *next;
 };
 
@@ -65,7 +67,8 @@ static void passive_free(struct vb_listener *l, struct vb_passive *p)
 {
 	if (!p->disconnected)
 		rdma_disconnect(p->id);
-	rdma_destroy_qp(p->id);
+	if (p->id->qp)
+		rdma_destroy_qp(p->id);
 	if (p->ac)
 		vb_agent_conn_close(p->ac);
 	vb_teardown_id(&l->teardown, p->id);
@@ -222,7 +225,9 @@ static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id)
 
 		if (p->id == id) {
 			*pp = p->next;
-			__atomic_sub_fetch(&l->peers, 1, __ATOMIC_RELEASE);
+			if (!p->released)
+				__atomic_sub_fetch(&l->peers, 1,
+						   __ATOMIC_RELEASE);
 			if (!p->ac)
 				vb_probe_forget(&l->probe, &p->probe);
 			p->disconnected = 1;
@@ -264,6 +269,40 @@ static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
 }
 
 /*
+ * A connection the listener gives up on (its probe failed, the agent
+ * closed it) is disconnected and taken apart at once, its QP and the
+ * agent's registered memory with it; its id stays until the disconnect
+ * ends (the DISCONNECTED event, drop_passive()), because destroying it
+ * would stop the connection manager resending the disconnect request: a
+ * requester that has not yet taken it (one still sending its RTU) would
+ * never hear.  To a requester that vanished the request is resent until
+ * the manager gives up, a minute on, which costs only the id meanwhile.
+ */
+static void release(struct vb_listener *l, struct vb_passive *p)
+{
+	if (!p->disconnected)
+		rdma_disconnect(p->id);
+	p->disconnected = 1;
+	if (!p->ac)
+		vb_probe_forget(&l->probe, &p->probe);
+	if (p->id->qp)
+		rdma_destroy_qp(p->id);
+	if (p->ac)
+		vb_agent_conn_close(p->ac);
+	p->ac = NULL;
+	p->released = 1;
+	__atomic_sub_fetch(&l->peers, 1, __ATOMIC_RELEASE);
+}
+
+/* Connections the agent closed (conn_broken: its goodbye is sent). */
+static void release_failed(struct vb_listener *l)
+{
+	for (struct vb_passive *p = l->conns; p; p = p->next)
+		if (p->ac && vb_agent_conn_failed(p->ac))
+			release(l, p);
+}
+
+/*
  * The probe's round: take its completions (a failed one drops its
  * connection: the initiator is gone), then probe the connections that are
  * due.
@@ -271,24 +310,23 @@ static void handle(struct vb_listener *l, struct rdma_cm_event *ev)
 static void probe_round(struct vb_listener *l)
 {
 	uint64_t now = oms_now_ns(), id;
-	struct vb_passive *p, *next;
+	struct vb_passive *p;
 	int ok;
 
 	while (vb_probe_reap(&l->probe, &id, &ok)) {
-		for (p = l->conns; p && (p->ac || p->probe.id != id);
-		     p = p->next)
+		for (p = l->conns; p && (p->ac || p->released ||
+					 p->probe.id != id); p = p->next)
 			;
 		if (!p)
-			continue;	/* dropped since it was posted */
+			continue;	/* let go since it was posted */
 		vb_probe_done(&l->probe, &p->probe, now);
 		if (!ok) {
 			l->probe_drops++;
-			drop_passive(l, p->id);
+			release(l, p);
 		}
 	}
-	for (p = l->conns; p; p = next) {
-		next = p->next;
-		if (p->ac)
+	for (p = l->conns; p; p = p->next) {
+		if (p->ac || p->released)
 			continue;
 		if (vb_probe_overdue(&p->probe, now)) {
 			l->probe.overdue++;
@@ -296,26 +334,10 @@ static void probe_round(struct vb_listener *l)
 			continue;
 		}
 		l->probe_drops++;
-		drop_passive(l, p->id);
+		release(l, p);
 	}
 }
 
-/*
- * Connections the agent closed (conn_broken: it said goodbye already)
- * are taken apart at once, their QP and registered memory with them,
- * rather than when the disconnect's answer comes: to a requester that
- * vanished, that is when the connection manager gives up, a minute on.
- */
-static void drop_failed(struct vb_listener *l)
-{
-	struct vb_passive *p, *next;
-
-	for (p = l->conns; p; p = next) {
-		next = p->next;
-		if (p->ac && vb_agent_conn_failed(p->ac))
-			drop_passive(l, p->id);
-	}
-}
 
 static int min_ms(int a, int b)
 {
@@ -362,7 +384,7 @@ static void *listener_thread(void *arg)
 			fprintf(stderr, "liboms: agent: its completion queue "
 				"failed\n");
 		if (l->agent)
-			drop_failed(l);
+			release_failed(l);
 		while (!rdma_get_cm_event(l->ch, &ev))
 			handle(l, ev);
 		probe_round(l);
@@ -558,13 +580,18 @@ static int stats_wanted(void)
 static void report_open(const struct vb_listener *l)
 {
 	char plain[256] = "", agent[256] = "";
-	int np = 0, na = 0;
+	int np = 0, na = 0, nr = 0;
 
 	if (!stats_wanted())
 		return;
 	for (const struct vb_passive *p = l->conns; p; p = p->next) {
 		char *b = p->ac ? agent : plain;
 		size_t n = strlen(b);
+
+		if (p->released) {
+			nr++;
+			continue;
+		}
 
 		if (p->ac)
 			na++;
@@ -575,7 +602,8 @@ static void report_open(const struct vb_listener *l)
 				 p->id->qp->qp_num);
 	}
 	fprintf(stderr, "liboms: listener: open at close: %d plain (QPs%s), "
-		"%d served by the agent (QPs%s)\n", np, plain, na, agent);
+		"%d served by the agent (QPs%s), %d let go and disconnecting\n",
+		np, plain, na, agent, nr);
 }
 
 /* OMS_AGENT_STATS=1: one line at close, the connections and their end. */
