@@ -153,12 +153,12 @@ struct oms_attach {
  * without one (then @kind is OMS_WINDOW_NONE and the rest is zero).
  *
  * @generation names the attached window: it counts the device's attaches
- * since load (never 0).  A file is bound to one window: the one attached when it was
- * opened, else the first one it meets (INFO, mmap() or a data ioctl), and
- * the file that attaches a window is bound to it.  A file bound to a
- * window that was detached gets ESTALE from mmap() and the data ioctls,
- * whatever is attached now, and INFO sets OMS_INFO_STALE: open the device
- * again to use the new window.
+ * since load (never 0).  A file is bound to one window: the one attached
+ * when it was opened, else the first one it meets (INFO, mmap() or a data
+ * ioctl), and the file that attaches a window is bound to it.  A file
+ * bound to a window that was detached gets ESTALE from mmap() and the data
+ * ioctls, whatever is attached now, and INFO sets OMS_INFO_STALE: open the
+ * device again to use the new window.
  *
  * @hole lists, in pages (sysconf(_SC_PAGESIZE)), the parts of a PCI BAR
  * that hold the device's MSI-X table or pending-bit array (@holes entries,
