@@ -138,7 +138,11 @@ static int t_child(int dev, int victim, int ready, int go)
 		m[i] = t_word(dev, 1, i);
 	if (t_flush(fd, OFF, NULL))
 		return 4;
-	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+	/*
+	 * Each child closes its end once it has written, so a child that
+	 * failed before gives the test EOF, not a wait for ever.
+	 */
+	if (write(ready, "r", 1) != 1 || close(ready) || read(go, &c, 1) != 1)
 		return 5;
 
 	if (dev == victim) {
