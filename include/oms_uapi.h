@@ -2,10 +2,16 @@
 /*
  * oms_uapi.h - user interface of oms.ko, shared by the module and liboms.
  *
- * oms.ko exposes one "window" at a time through the misc device /dev/oms:
+ * oms.ko exposes one "window" at a time per device; its devices are the
+ * misc devices /dev/oms, /dev/oms1, ... (OMS_DEVICE_NAME, then the name
+ * with the device's index: the module parameter devices= says how many,
+ * at most OMS_MAX_DEVICES).  A window is
  * either a memory BAR of a PCI device (one that no driver claimed, unless
  * the administrator set the module parameter allow_claimed) or an emulated
- * window made of kernel pages.  The window is
+ * window made of kernel pages.  Every call below acts on the window of the
+ * device the file was opened on; the devices' windows, mappings and
+ * bindings are independent: detaching one leaves the others as they are.
+ * The window is
  * mmap()ed write-combining (or uncached, OMS_ATTACH_UC) and written through
  * the ioctls below with exactly the barriers each ordering class needs.
  *
@@ -60,7 +66,8 @@
 
 #include "oms_order.h"	/* OMS_STORE_*: the numbering liboms uses too */
 
-#define OMS_DEVICE_NAME		"oms"
+#define OMS_DEVICE_NAME		"oms"	/* the first device; then oms1, ... */
+#define OMS_MAX_DEVICES		8
 #define OMS_IOC_MAGIC		0xB8
 
 /* Limits enforced by the module (part of the ABI). */
@@ -103,7 +110,8 @@
  * Errors: EBADF (read-only file), EPERM (no CAP_SYS_ADMIN, no
  * CAP_SYS_RAWIO for a PCI BAR, or a PCI BAR while the kernel is locked
  * down), EACCES (every page of the BAR holds the MSI-X table or PBA),
- * EBUSY (a window is attached, or the BAR is claimed by a driver), ENODEV
+ * EBUSY (a window is attached to this device, the BAR is the window of
+ * another device, or the BAR is claimed by a driver), ENODEV
  * (no such PCI device), EINVAL (@bar > 5, @slot > 31, @func > 7, @length
  * set for a PCI window, bad emulated length), ENODATA (the BAR is
  * unimplemented: zero length, e.g. the upper half of a 64-bit BAR),
@@ -132,8 +140,9 @@ struct oms_attach {
 };
 
 /*
- * OMS_IOC_DETACH - detach the window (needs CAP_SYS_ADMIN and a file open
- * for writing): zap every user mapping, stop a running MMIO_BENCH, wait
+ * OMS_IOC_DETACH - detach the device's window (needs CAP_SYS_ADMIN and a
+ * file open for writing): zap every user mapping of it, stop a running
+ * MMIO_BENCH on it, wait
  * for the calls using the window, unmap the kernel view, release the BAR
  * and the device reference.
  * Errors: EBADF, EPERM, ENODEV (nothing attached), EINTR.
@@ -143,13 +152,13 @@ struct oms_attach {
  * OMS_IOC_INFO - describe the window.  Never fails with a window or
  * without one (then @kind is OMS_WINDOW_NONE and the rest is zero).
  *
- * @generation names the attached window: it counts attaches since load
- * (never 0).  A file is bound to one window: the one attached when it was
- * opened, else the first one it meets (INFO, mmap() or a data ioctl), and
- * the file that attaches a window is bound to it.  A file bound to a
- * window that was detached gets ESTALE from mmap() and the data ioctls,
- * whatever is attached now, and INFO sets OMS_INFO_STALE: open the device
- * again to use the new window.
+ * @generation names the attached window: it counts the device's attaches
+ * since load (never 0).  A file is bound to one window: the one attached
+ * when it was opened, else the first one it meets (INFO, mmap() or a data
+ * ioctl), and the file that attaches a window is bound to it.  A file
+ * bound to a window that was detached gets ESTALE from mmap() and the data
+ * ioctls, whatever is attached now, and INFO sets OMS_INFO_STALE: open the
+ * device again to use the new window.
  *
  * @hole lists, in pages (sysconf(_SC_PAGESIZE)), the parts of a PCI BAR
  * that hold the device's MSI-X table or pending-bit array (@holes entries,

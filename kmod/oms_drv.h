@@ -3,26 +3,35 @@
  * oms_drv.h - internal interfaces of oms.ko (the public header of liboms
  * is include/oms.h; this one is the driver's own).
  *
+ * The module has one or more devices (struct oms_device, module parameter
+ * devices=): /dev/oms, /dev/oms1, ...  Each has its own window, locks,
+ * misc device, PCI notifier and address space; a file reaches its device
+ * through the misc device it was opened on (container_of, at open) and no
+ * code names a device by anything but the pointer it was handed.  The
+ * functions below take a device as @od.
+ *
  * The window is an object with its own lifetime (struct oms_window): one
- * per attach, reference counted, found from the device (oms.win, under
- * oms.win_lock), from a VMA (vm_private_data) or held by a running call.
+ * per attach, reference counted, found from its device (od->win, under
+ * od->win_lock), from a VMA (vm_private_data) or held by a running call.
  * Detach takes the device's pointer away, marks the window dead, zaps the
  * user mappings and waits for the calls that use it, then releases the BAR
  * or the pages; the struct itself goes with its last reference.
  *
- * Every open file of the device, whichever device node it was opened
- * through, shares one address space: that of an inode of the module's own
+ * Every open file of a device, whichever device node it was opened
+ * through, shares one address space: that of an inode of the device's own
  * (oms_mapping.c), as vfio does, so one unmap_mapping_range() zaps every
- * user mapping.
+ * user mapping of that device and of no other.
  *
- * Locks, outermost first; none of them is held while user memory is
- * touched, so a page fault on the window never recurses into one:
- *   oms.lock        attach and detach (and the PCI notifier), killable
+ * Locks of one device, outermost first (a PCI device's own lock comes
+ * before them all, oms_lock.c; no call holds the locks of two oms
+ * devices); none of them is held while user memory is touched, so a page
+ * fault on the window never recurses into one:
+ *   od->lock        attach and detach (and the PCI notifier), killable
  *   w->use          read: a store, doorbell, flush or bench on the window;
  *                   write: detach releasing what the window maps
  *   w->map_lock     a fault inserting a page against detach marking the
  *                   window dead, held briefly
- *   oms.win_lock    spinlock: oms.win and oms.generation
+ *   od->win_lock    spinlock: od->win and od->generation
  * A benchmark holds only w->use for reading, so open, release, INFO and
  * page faults never wait behind it; detach makes it stop at its next chunk.
  */
@@ -31,8 +40,10 @@
 
 #include <linux/fs.h>
 #include <linux/kref.h>
+#include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
@@ -56,7 +67,7 @@ struct oms_window {
 	u64 len;			/* bytes */
 	phys_addr_t phys;		/* physical start, for mmap */
 	void __iomem *base;		/* kernel view, same memory type */
-	u32 generation;			/* oms.generation at attach */
+	u32 generation;			/* its device's generation at attach */
 	/* PCI windows */
 	struct pci_dev *pdev;		/* referenced with pci_dev_get() */
 	int bar;
@@ -83,32 +94,46 @@ struct oms_device {
 	struct inode *inode;		/* its i_mapping: every open file's */
 	void *emu_pages;		/* OMS_EMU_MAX_LEN bytes, under lock */
 	enum oms_emu_type emu_type;
+	struct miscdevice misc;		/* /dev/oms, /dev/oms1, ... */
+	struct notifier_block pci_nb;	/* detach when the device goes */
+	char name[16];			/* misc.name */
 };
 
 /*
- * An open file: the window it is bound to (the generation it was attached
- * with; 0 until the file first meets a window).  A file bound to one
- * window never reaches another (ESTALE): see oms_window_get_bound().
+ * An open file: its device, and the window it is bound to (the generation
+ * it was attached with; 0 until the file first meets a window).  A file
+ * bound to one window never reaches another (ESTALE): see
+ * oms_window_get_bound().
  */
 struct oms_file {
+	struct oms_device *od;		/* set at open, never changed */
 	u32 generation;			/* cmpxchg()ed from 0 once */
 };
 
-extern struct oms_device oms;
+static inline struct oms_device *oms_file_device(struct file *filp)
+{
+	struct oms_file *f = filp->private_data;
 
-/* oms_lock.c: a PCI device's lock, then oms.lock */
-int oms_lock(struct pci_dev *pdev, bool wait);
-void oms_unlock(struct pci_dev *pdev);
-int oms_lock_window(struct pci_dev **pdev, bool wait);
+	return f->od;
+}
+
+/* oms_main.c: is BAR @bar of @pdev a window of any device? */
+bool oms_bar_attached(struct pci_dev *pdev, int bar);
+
+/* oms_lock.c: a PCI device's lock, then od->lock */
+int oms_lock(struct oms_device *od, struct pci_dev *pdev, bool wait);
+void oms_unlock(struct oms_device *od, struct pci_dev *pdev);
+int oms_lock_window(struct oms_device *od, struct pci_dev **pdev, bool wait);
 
 /* oms_window.c: attach/detach under oms_lock() */
 struct pci_dev *oms_attach_pci_find(const struct oms_attach *a);
-int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev);
-int oms_attach_emulated(const struct oms_attach *a);
-int oms_detach(void);
-void oms_emu_free(void);
+int oms_attach_pci(struct oms_device *od, const struct oms_attach *a,
+		   struct pci_dev *pdev);
+int oms_attach_emulated(struct oms_device *od, const struct oms_attach *a);
+int oms_detach(struct oms_device *od);
+void oms_emu_free(struct oms_device *od);
 void oms_fill_info(struct file *filp, struct oms_info *info);
-struct oms_window *oms_window_get(void);
+struct oms_window *oms_window_get(struct oms_device *od);
 struct oms_window *oms_window_get_bound(struct file *filp);
 void oms_file_bind(struct file *filp, u32 generation);
 bool oms_file_stale(struct file *filp, u32 generation);
@@ -117,17 +142,17 @@ int oms_window_lockdown(const struct oms_window *w);
 void oms_window_put(struct oms_window *w);
 int oms_window_use(struct oms_window *w);
 void oms_window_unuse(struct oms_window *w);
-int oms_notifier_register(void);
-void oms_notifier_unregister(void);
+int oms_notifier_register(struct oms_device *od);
+void oms_notifier_unregister(struct oms_device *od);
 
 /* oms_mmap.c */
 int oms_mmap(struct file *filp, struct vm_area_struct *vma);
 
-/* oms_mapping.c: the address space of every open file */
-int oms_mapping_init(void);
-void oms_mapping_exit(void);
-void oms_mapping_attach(struct file *filp);
-void oms_zap_mappings(void);
+/* oms_mapping.c: the address space of every open file of a device */
+int oms_mapping_init(struct oms_device *od);
+void oms_mapping_exit(struct oms_device *od);
+void oms_mapping_attach(struct oms_device *od, struct file *filp);
+void oms_zap_mappings(struct oms_device *od);
 
 /* oms_ioctl.c */
 long oms_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

@@ -4,10 +4,11 @@
  *
  * Boring on purpose: look the command up, check the file mode and the
  * capability, copy the argument in and run the lock-free checks (which
- * also copy user buffers in), then call one helper: attach and detach
- * under oms.lock (killable), INFO under the spinlock that publishes the
- * window, the data calls on a referenced window they use (the one the
- * file is bound to; killable, never behind a benchmark), then copy out.
+ * also copy user buffers in), then call one helper on the file's device:
+ * attach and detach under its lock (killable), INFO under the spinlock
+ * that publishes the window, the data calls on a referenced window they
+ * use (the one the file is bound to; killable, never behind a
+ * benchmark), then copy out.
  * For commands that write results back, the argument is written back
  * unchanged before the operation, so an unwritable argument fails with
  * EFAULT before anything happens.
@@ -129,15 +130,17 @@ out_put:
 }
 
 /*
- * Attach or detach.  A PCI BAR also needs CAP_SYS_RAWIO, as the kernel's
- * /proc/bus/pci mmap of a BAR does: the attach hands the BAR to every
- * user of the device file.  The file that attaches is bound to the new
- * window.  A PCI device's lock is taken before oms.lock (oms_lock.c).
+ * Attach or detach the window of @filp's device.  A PCI BAR also needs
+ * CAP_SYS_RAWIO, as the kernel's /proc/bus/pci mmap of a BAR does: the
+ * attach hands the BAR to every user of the device file.  The file that
+ * attaches is bound to the new window.  A PCI device's lock is taken
+ * before od->lock (oms_lock.c).
  */
 static int oms_call_attach(struct file *filp, unsigned int cmd,
 			   const struct oms_attach *a)
 {
 	struct oms_file *f = filp->private_data;
+	struct oms_device *od = f->od;
 	bool emulated = a->flags & OMS_ATTACH_EMULATED;
 	struct pci_dev *pdev = NULL;
 	int ret;
@@ -148,23 +151,23 @@ static int oms_call_attach(struct file *filp, unsigned int cmd,
 		pdev = oms_attach_pci_find(a);
 		if (IS_ERR(pdev))
 			return PTR_ERR(pdev);
-		ret = oms_lock(pdev, false);
+		ret = oms_lock(od, pdev, false);
 	} else if (cmd == OMS_IOC_DETACH) {
-		ret = oms_lock_window(&pdev, false);
+		ret = oms_lock_window(od, &pdev, false);
 	} else {
-		ret = oms_lock(NULL, false);
+		ret = oms_lock(od, NULL, false);
 	}
 	if (ret)
 		goto out_put;
 	if (cmd == OMS_IOC_DETACH)
-		ret = oms_detach();
+		ret = oms_detach(od);
 	else if (emulated)
-		ret = oms_attach_emulated(a);
+		ret = oms_attach_emulated(od, a);
 	else
-		ret = oms_attach_pci(a, pdev);
+		ret = oms_attach_pci(od, a, pdev);
 	if (!ret && cmd == OMS_IOC_ATTACH)
-		WRITE_ONCE(f->generation, oms.win->generation);
-	oms_unlock(pdev);
+		WRITE_ONCE(f->generation, od->win->generation);
+	oms_unlock(od, pdev);
 out_put:
 	pci_dev_put(pdev);
 	return ret;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * oms_lock.c - the locks of attach and detach: the PCI device's own lock,
- * then oms.lock.
+ * then the oms device's, od->lock.
  *
  * The module is not the device's driver, so root can write the device's
  * sysfs "enable" while a window holds an enable count: enable_store()
@@ -10,9 +10,9 @@
  * enabled, both disable it, and its count goes below zero ("disabling
  * already-disabled device").  The driver core calls the bus notifier with
  * the device locked when it unbinds a driver, and the notifier takes
- * oms.lock: so the device lock always comes first, and every attach or
- * detach of a PCI window takes it before oms.lock.  The device of a
- * detach is the window's, which may change until oms.lock is held:
+ * od->lock: so the device lock always comes first, and every attach or
+ * detach of a PCI window takes it before od->lock.  The device of a
+ * detach is the window's, which may change until od->lock is held:
  * oms_lock_window() looks, locks, and looks again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -23,10 +23,10 @@
 #include "oms_drv.h"
 
 /*
- * oms_lock() - lock @pdev's device (if any), then oms.lock.  Killable
+ * oms_lock() - lock @pdev's device (if any), then od->lock.  Killable
  * unless @wait: the module's own load and unload wait.
  */
-int oms_lock(struct pci_dev *pdev, bool wait)
+int oms_lock(struct oms_device *od, struct pci_dev *pdev, bool wait)
 {
 	if (pdev) {
 		if (wait)
@@ -34,59 +34,59 @@ int oms_lock(struct pci_dev *pdev, bool wait)
 		else if (device_lock_interruptible(&pdev->dev))
 			return -EINTR;
 	}
-	if (!wait && mutex_lock_killable(&oms.lock)) {
+	if (!wait && mutex_lock_killable(&od->lock)) {
 		if (pdev)
 			device_unlock(&pdev->dev);
 		return -EINTR;
 	}
 	if (wait)
-		mutex_lock(&oms.lock);
+		mutex_lock(&od->lock);
 	return 0;
 }
 
-void oms_unlock(struct pci_dev *pdev)
+void oms_unlock(struct oms_device *od, struct pci_dev *pdev)
 {
-	mutex_unlock(&oms.lock);
+	mutex_unlock(&od->lock);
 	if (pdev)
 		device_unlock(&pdev->dev);
 }
 
-/* The attached window's PCI device, with a reference, or NULL. */
-static struct pci_dev *oms_window_pdev(void)
+/* The PCI device of @od's window, with a reference, or NULL. */
+static struct pci_dev *oms_window_pdev(struct oms_device *od)
 {
 	struct pci_dev *pdev = NULL;
 
-	spin_lock(&oms.win_lock);
-	if (oms.win && oms.win->kind == OMS_WINDOW_PCI)
-		pdev = pci_dev_get(oms.win->pdev);
-	spin_unlock(&oms.win_lock);
+	spin_lock(&od->win_lock);
+	if (od->win && od->win->kind == OMS_WINDOW_PCI)
+		pdev = pci_dev_get(od->win->pdev);
+	spin_unlock(&od->win_lock);
 	return pdev;
 }
 
 /*
- * oms_lock_window() - oms_lock() on the attached window's PCI device, the
- * one it still has once oms.lock is held.  *@pdev: that device with a
+ * oms_lock_window() - oms_lock() on the PCI device of @od's window, the
+ * one it still has once od->lock is held.  *@pdev: that device with a
  * reference (NULL for no window or an emulated one), for oms_unlock()
  * and pci_dev_put().
  */
-int oms_lock_window(struct pci_dev **pdev, bool wait)
+int oms_lock_window(struct oms_device *od, struct pci_dev **pdev, bool wait)
 {
 	struct pci_dev *p;
 	int ret;
 
 	for (;;) {
-		p = oms_window_pdev();
-		ret = oms_lock(p, wait);
+		p = oms_window_pdev(od);
+		ret = oms_lock(od, p, wait);
 		if (ret) {
 			pci_dev_put(p);
 			return ret;
 		}
-		lockdep_assert_held(&oms.lock);
-		if ((oms.win && oms.win->kind == OMS_WINDOW_PCI ?
-		     oms.win->pdev : NULL) == p)
+		lockdep_assert_held(&od->lock);
+		if ((od->win && od->win->kind == OMS_WINDOW_PCI ?
+		     od->win->pdev : NULL) == p)
 			break;
-		/* detached, or attached elsewhere, before oms.lock */
-		oms_unlock(p);
+		/* detached, or attached elsewhere, before od->lock */
+		oms_unlock(od, p);
 		pci_dev_put(p);
 	}
 	*pdev = p;

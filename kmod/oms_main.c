@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * oms_main.c - module entry, misc device /dev/oms and module parameters.
+ * oms_main.c - module entry, the devices and module parameters.
  *
- * Load with pci=DDDD:BB:SS.F and bar=N to attach that memory BAR, or with
- * no pci= to start with an emulated window of kernel pages.
+ * devices=N makes N devices, misc devices /dev/oms, /dev/oms1, ...
+ * /dev/oms(N-1), each with a window of its own, attached and detached
+ * through its own node.  The first one, /dev/oms, starts with a window:
+ * load with pci=DDDD:BB:SS.F and bar=N to attach that memory BAR, or with
+ * no pci= for an emulated window of kernel pages.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -12,17 +15,20 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/stringify.h>
 
 #include "oms_drv.h"
 
-struct oms_device oms = {
-	.lock = __MUTEX_INITIALIZER(oms.lock),
-	.win_lock = __SPIN_LOCK_UNLOCKED(oms.win_lock),
-};
+static struct oms_device *oms_devs;
+
+static uint devices = 1;
+module_param(devices, uint, 0444);
+MODULE_PARM_DESC(devices, "number of devices, /dev/oms, /dev/oms1, ... (1 to "
+		 __stringify(OMS_MAX_DEVICES) ", default 1)");
 
 static char *pci;
 module_param(pci, charp, 0444);
-MODULE_PARM_DESC(pci, "PCI device [DDDD:]BB:SS.F whose BAR to attach (default: emulated window)");
+MODULE_PARM_DESC(pci, "PCI device [DDDD:]BB:SS.F whose BAR /dev/oms attaches at load (default: emulated window)");
 
 static int bar;
 module_param(bar, int, 0444);
@@ -34,7 +40,7 @@ MODULE_PARM_DESC(uc, "map the window uncached instead of write-combining");
 
 static ulong emu_len = OMS_EMU_DEFAULT_LEN;
 module_param(emu_len, ulong, 0444);
-MODULE_PARM_DESC(emu_len, "bytes of the emulated window attached without pci=");
+MODULE_PARM_DESC(emu_len, "bytes of the emulated window /dev/oms attaches without pci=");
 
 static int oms_parse_pci(const char *s, struct oms_attach *a)
 {
@@ -56,7 +62,8 @@ static int oms_parse_pci(const char *s, struct oms_attach *a)
 	return 0;
 }
 
-static int oms_attach_at_load(void)
+/* The window of the first device, from pci=, bar=, uc= and emu_len=. */
+static int oms_attach_at_load(struct oms_device *od)
 {
 	struct oms_attach a = { .flags = uc ? OMS_ATTACH_UC : 0 };
 	struct pci_dev *pdev;
@@ -65,11 +72,9 @@ static int oms_attach_at_load(void)
 	if (!pci) {
 		a.flags |= OMS_ATTACH_EMULATED;
 		a.length = emu_len;
-		oms_lock(NULL, true);
-		ret = oms_attach_emulated(&a);
-		if (ret)
-			oms_emu_free();
-		oms_unlock(NULL);
+		oms_lock(od, NULL, true);
+		ret = oms_attach_emulated(od, &a);
+		oms_unlock(od, NULL);
 		goto out;
 	}
 	if (bar < 0 || bar >= PCI_STD_NUM_BARS) {
@@ -87,9 +92,9 @@ static int oms_attach_at_load(void)
 		ret = PTR_ERR(pdev);
 		goto out;
 	}
-	oms_lock(pdev, true);
-	ret = oms_attach_pci(&a, pdev);
-	oms_unlock(pdev);
+	oms_lock(od, pdev, true);
+	ret = oms_attach_pci(od, &a, pdev);
+	oms_unlock(od, pdev);
 	pci_dev_put(pdev);
 out:
 	if (ret)
@@ -98,32 +103,58 @@ out:
 }
 
 /* Detach at unload (or a failed load), and free the emulated pages. */
-static void oms_detach_at_unload(void)
+static void oms_detach_at_unload(struct oms_device *od)
 {
 	struct pci_dev *pdev;
 
-	oms_lock_window(&pdev, true);
-	oms_detach();
-	oms_emu_free();
-	oms_unlock(pdev);
+	oms_lock_window(od, &pdev, true);
+	oms_detach(od);
+	oms_emu_free(od);
+	oms_unlock(od, pdev);
 	pci_dev_put(pdev);
 }
 
 /*
- * A new file: it takes the module's address space (every mapping of every
- * file in one place for detach to zap) and is bound to the window attached
- * now, if any.
+ * Is BAR @bar of @pdev the window of a device?  Called by an attach of
+ * that BAR, which holds @pdev's device lock, as every attach of it does:
+ * no other device can attach it before the caller publishes its window.
+ */
+bool oms_bar_attached(struct pci_dev *pdev, int bar)
+{
+	struct oms_window *w;
+	bool found = false;
+	uint i;
+
+	device_lock_assert(&pdev->dev);
+	for (i = 0; i < devices && !found; i++) {
+		spin_lock(&oms_devs[i].win_lock);
+		w = oms_devs[i].win;
+		found = w && w->kind == OMS_WINDOW_PCI && w->pdev == pdev &&
+			w->bar == bar;
+		spin_unlock(&oms_devs[i].win_lock);
+	}
+	return found;
+}
+
+/*
+ * A new file: its device is the one whose misc device it was opened on
+ * (misc_open() leaves that in private_data).  It takes the device's
+ * address space (every mapping of every file of the device in one place
+ * for detach to zap) and is bound to the window attached now, if any.
  */
 static int oms_open(struct inode *inode, struct file *filp)
 {
+	struct oms_device *od = container_of(filp->private_data,
+					     struct oms_device, misc);
 	struct oms_window *w;
 	struct oms_file *f;
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
-	oms_mapping_attach(filp);
-	w = oms_window_get();
+	f->od = od;
+	oms_mapping_attach(od, filp);
+	w = oms_window_get(od);
 	if (w) {
 		f->generation = w->generation;
 		oms_window_put(w);
@@ -148,48 +179,97 @@ static const struct file_operations oms_fops = {
 	.llseek = noop_llseek,
 };
 
-static struct miscdevice oms_misc = {
-	.minor = MISC_DYNAMIC_MINOR,
-	.name = OMS_DEVICE_NAME,
-	.fops = &oms_fops,
-	.mode = 0600,
-};
-
-static int __init oms_init(void)
+/*
+ * Device @i without its misc device: "oms" for the first, "oms<i>" for
+ * the others.
+ */
+static int oms_device_init(struct oms_device *od, uint i)
 {
 	int ret;
 
-	ret = oms_mapping_init();
+	mutex_init(&od->lock);
+	spin_lock_init(&od->win_lock);
+	if (i)
+		snprintf(od->name, sizeof(od->name), "%s%u", OMS_DEVICE_NAME, i);
+	else
+		strscpy(od->name, OMS_DEVICE_NAME, sizeof(od->name));
+	od->misc.minor = MISC_DYNAMIC_MINOR;
+	od->misc.name = od->name;
+	od->misc.fops = &oms_fops;
+	od->misc.mode = 0600;
+
+	ret = oms_mapping_init(od);
 	if (ret)
 		return ret;
-	ret = oms_notifier_register();
+	ret = oms_notifier_register(od);
 	if (ret)
 		goto err_mapping;
-
-	ret = oms_attach_at_load();
-	if (ret)
-		goto err_notifier;
-
-	ret = misc_register(&oms_misc);
-	if (ret)
-		goto err_detach;
 	return 0;
 
-err_detach:
-	oms_detach_at_unload();
-err_notifier:
-	oms_notifier_unregister();
 err_mapping:
-	oms_mapping_exit();
+	oms_mapping_exit(od);
+	return ret;
+}
+
+/* The mirror of oms_device_init(), detaching the device's window. */
+static void oms_device_exit(struct oms_device *od)
+{
+	oms_detach_at_unload(od);
+	oms_notifier_unregister(od);
+	oms_mapping_exit(od);
+	mutex_destroy(&od->lock);
+}
+
+static int __init oms_init(void)
+{
+	uint n, m;
+	int ret;
+
+	if (!devices || devices > OMS_MAX_DEVICES) {
+		pr_err("devices=%u out of range (1 to %u)\n", devices,
+		       OMS_MAX_DEVICES);
+		return -EINVAL;
+	}
+	oms_devs = kcalloc(devices, sizeof(*oms_devs), GFP_KERNEL);
+	if (!oms_devs)
+		return -ENOMEM;
+
+	for (n = 0; n < devices; n++) {
+		ret = oms_device_init(&oms_devs[n], n);
+		if (ret)
+			goto err_devices;
+	}
+
+	ret = oms_attach_at_load(&oms_devs[0]);
+	if (ret)
+		goto err_devices;
+
+	for (m = 0; m < devices; m++) {
+		ret = misc_register(&oms_devs[m].misc);
+		if (ret)
+			goto err_misc;
+	}
+	return 0;
+
+err_misc:
+	while (m--)
+		misc_deregister(&oms_devs[m].misc);
+err_devices:
+	while (n--)
+		oms_device_exit(&oms_devs[n]);
+	kfree(oms_devs);
 	return ret;
 }
 
 static void __exit oms_exit(void)
 {
-	misc_deregister(&oms_misc);
-	oms_detach_at_unload();
-	oms_notifier_unregister();
-	oms_mapping_exit();
+	uint i;
+
+	for (i = 0; i < devices; i++)
+		misc_deregister(&oms_devs[i].misc);
+	for (i = 0; i < devices; i++)
+		oms_device_exit(&oms_devs[i]);
+	kfree(oms_devs);
 }
 
 module_init(oms_init);

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * oms_mapping.c - one address space for every open file of the device.
+ * oms_mapping.c - one address space for every open file of a device.
  *
- * Files opened through different device nodes of the device (a second
+ * Files opened through different device nodes of a device (a second
  * mknod, a container's /dev) have different inodes, so each would have its
  * own address space, and detach would have to find and zap each.  Instead
- * every file takes, at open, the address space of one inode of the
- * module's own, on a small pseudo filesystem (the pattern of vfio's device
- * inode): its mappings are linked there, and one unmap_mapping_range()
- * zaps every user mapping of the device, whoever made it and however many
- * files there are.
+ * every file takes, at open, the address space of one inode of its
+ * device's own, on a small pseudo filesystem of the module (the pattern of
+ * vfio's device inode): its mappings are linked there, and one
+ * unmap_mapping_range() zaps every user mapping of that device, whoever
+ * made it and however many files there are, and no mapping of another
+ * device.
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
@@ -38,11 +39,12 @@ static struct file_system_type oms_fs_type = {
 	.kill_sb = kill_anon_super,
 };
 
+/* One mount, pinned once per device. */
 static struct vfsmount *oms_fs_mnt;
 static int oms_fs_count;
 
-/* The inode whose address space every open file shares: at load. */
-int oms_mapping_init(void)
+/* The inode whose address space every open file of @od shares: at load. */
+int oms_mapping_init(struct oms_device *od)
 {
 	struct inode *inode;
 	int ret;
@@ -55,30 +57,30 @@ int oms_mapping_init(void)
 		simple_release_fs(&oms_fs_mnt, &oms_fs_count);
 		return PTR_ERR(inode);
 	}
-	oms.inode = inode;
+	od->inode = inode;
 	return 0;
 }
 
 /* At unload: no file is open (each holds a module reference). */
-void oms_mapping_exit(void)
+void oms_mapping_exit(struct oms_device *od)
 {
-	iput(oms.inode);
-	oms.inode = NULL;
+	iput(od->inode);
+	od->inode = NULL;
 	simple_release_fs(&oms_fs_mnt, &oms_fs_count);
 }
 
 /* At open, before any mmap() of @filp can link a mapping anywhere else. */
-void oms_mapping_attach(struct file *filp)
+void oms_mapping_attach(struct oms_device *od, struct file *filp)
 {
-	filp->f_mapping = oms.inode->i_mapping;
+	filp->f_mapping = od->inode->i_mapping;
 }
 
 /*
- * Zap every user mapping of every open file.  Called by detach after the
- * window is marked dead, with oms.lock held: a fault that comes later
- * finds the window dead and raises SIGBUS.
+ * Zap every user mapping of every open file of @od.  Called by detach
+ * after the window is marked dead, with od->lock held: a fault that comes
+ * later finds the window dead and raises SIGBUS.
  */
-void oms_zap_mappings(void)
+void oms_zap_mappings(struct oms_device *od)
 {
-	unmap_mapping_range(oms.inode->i_mapping, 0, 0, 1);
+	unmap_mapping_range(od->inode->i_mapping, 0, 0, 1);
 }

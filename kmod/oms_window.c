@@ -20,8 +20,9 @@
  * write them could make the device DMA anywhere (oms_msix_holes()).  On x86, PAT gives a range one
  * memory type: if another mapping of the BAR holds uncached-minus,
  * ioremap_wc() takes that type silently, so INFO's OMS_INFO_WC says what
- * was asked (docs/kmod.md).  Attach and detach run with oms.lock held,
- * and for a PCI window first its device's lock (oms_lock.c says why).
+ * was asked (docs/kmod.md).  Attach and detach run with the oms device's
+ * lock held, and for a PCI window first the PCI device's lock (oms_lock.c
+ * says why).  A BAR is the window of one oms device at a time.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,16 +57,16 @@ static void oms_window_free(struct kref *ref)
 	kfree(container_of(ref, struct oms_window, ref));
 }
 
-/* The attached window with a reference, or NULL. */
-struct oms_window *oms_window_get(void)
+/* The window attached to @od, with a reference, or NULL. */
+struct oms_window *oms_window_get(struct oms_device *od)
 {
 	struct oms_window *w;
 
-	spin_lock(&oms.win_lock);
-	w = oms.win;
+	spin_lock(&od->win_lock);
+	w = od->win;
 	if (w)
 		kref_get(&w->ref);
-	spin_unlock(&oms.win_lock);
+	spin_unlock(&od->win_lock);
 	return w;
 }
 
@@ -92,13 +93,14 @@ bool oms_file_stale(struct file *filp, u32 generation)
 }
 
 /*
- * oms_window_get_bound() - the attached window with a reference, if it is
- * the one @filp is bound to (binding a file that is bound to none):
- * ERR_PTR(-ENODEV) without a window, ERR_PTR(-ESTALE) for another one.
+ * oms_window_get_bound() - the window attached to @filp's device, with a
+ * reference, if it is the one @filp is bound to (binding a file that is
+ * bound to none): ERR_PTR(-ENODEV) without a window, ERR_PTR(-ESTALE) for
+ * another one.
  */
 struct oms_window *oms_window_get_bound(struct file *filp)
 {
-	struct oms_window *w = oms_window_get();
+	struct oms_window *w = oms_window_get(oms_file_device(filp));
 
 	if (!w)
 		return ERR_PTR(-ENODEV);
@@ -154,22 +156,23 @@ static struct oms_window *oms_window_alloc(void)
 	return w;
 }
 
-/* Publish @w as the attached window; the device owns its first reference. */
-static void oms_window_publish(struct oms_window *w, void __iomem *base,
-			       phys_addr_t phys, u64 len, bool wc, u32 kind)
+/* Publish @w as @od's window; the device owns its first reference. */
+static void oms_window_publish(struct oms_device *od, struct oms_window *w,
+			       void __iomem *base, phys_addr_t phys, u64 len,
+			       bool wc, u32 kind)
 {
 	w->base = base;
 	w->phys = phys;
 	w->len = len;
 	w->wc = wc;
 	w->kind = kind;
-	spin_lock(&oms.win_lock);
+	spin_lock(&od->win_lock);
 	/* 0 means "no window" to a file's binding: skipped when it wraps */
-	if (!++oms.generation)
-		++oms.generation;
-	w->generation = oms.generation;
-	oms.win = w;
-	spin_unlock(&oms.win_lock);
+	if (!++od->generation)
+		++od->generation;
+	w->generation = od->generation;
+	od->win = w;
+	spin_unlock(&od->win_lock);
 }
 
 static int oms_note_busy(struct resource *res, void *arg)
@@ -315,10 +318,12 @@ struct pci_dev *oms_attach_pci_find(const struct oms_attach *a)
 
 /*
  * oms_attach_pci() - attach BAR a->bar of @pdev (from
- * oms_attach_pci_find()), with its device lock and oms.lock held.  The
- * window takes a reference of its own.
+ * oms_attach_pci_find()) to @od, with the PCI device's lock and od->lock
+ * held.  The window takes a reference of its own.  The PCI device's lock
+ * also keeps another oms device from attaching the same BAR meanwhile.
  */
-int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev)
+int oms_attach_pci(struct oms_device *od, const struct oms_attach *a,
+		   struct pci_dev *pdev)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
 	struct oms_window *w;
@@ -327,9 +332,9 @@ int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev)
 	resource_size_t start, len;
 	int ret;
 
-	lockdep_assert_held(&oms.lock);
+	lockdep_assert_held(&od->lock);
 	device_lock_assert(&pdev->dev);
-	if (oms.win)
+	if (od->win)
 		return -EBUSY;
 	ret = security_locked_down(LOCKDOWN_PCI_ACCESS);
 	if (ret)
@@ -344,6 +349,8 @@ int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev)
 		return -ENODATA;
 	if (wc && !(flags & IORESOURCE_PREFETCH))
 		return -EINVAL;
+	if (oms_bar_attached(pdev, a->bar))
+		return -EBUSY;
 
 	w = oms_window_alloc();
 	if (!w)
@@ -375,7 +382,7 @@ int oms_attach_pci(const struct oms_attach *a, struct pci_dev *pdev)
 
 	w->pdev = pci_dev_get(pdev);
 	w->bar = a->bar;
-	oms_window_publish(w, base, start, len, wc, OMS_WINDOW_PCI);
+	oms_window_publish(od, w, base, start, len, wc, OMS_WINDOW_PCI);
 	pci_info_ratelimited(pdev, "attached BAR %d (%pR) %s\n", a->bar,
 			     &pdev->resource[a->bar],
 			     wc ? "write-combining" : "uncached");
@@ -414,73 +421,74 @@ static int oms_pages_set_type(void *va, u64 len, enum oms_emu_type type)
 }
 
 /*
- * oms_emu_backing() - the emulated window's pages, of memory type @type.
+ * oms_emu_backing() - the pages of @od's emulated window, of memory type
+ * @type.
  *
  * Changing the memory type of kernel pages splits the large pages of the
  * kernel's direct map that cover them, and nothing merges them again.  So
  * the pages are allocated once (OMS_EMU_MAX_LEN bytes, at the first
  * emulated attach) and kept until the module unloads: attach and detach
  * cycles only switch the type of the same, already split, range.  Called
- * with oms.lock held.
+ * with od->lock held.
  */
-static void *oms_emu_backing(enum oms_emu_type type)
+static void *oms_emu_backing(struct oms_device *od, enum oms_emu_type type)
 {
-	if (!oms.emu_pages) {
-		oms.emu_pages = alloc_pages_exact(OMS_EMU_MAX_LEN, GFP_KERNEL);
-		if (!oms.emu_pages)
+	if (!od->emu_pages) {
+		od->emu_pages = alloc_pages_exact(OMS_EMU_MAX_LEN, GFP_KERNEL);
+		if (!od->emu_pages)
 			return ERR_PTR(-ENOMEM);
-		oms.emu_type = OMS_EMU_WB;
+		od->emu_type = OMS_EMU_WB;
 	}
-	if (oms.emu_type != type) {
+	if (od->emu_type != type) {
 		/*
 		 * PAT takes a new type only on write-back RAM.  A change that
 		 * fails may have changed some pages: the type is then not
 		 * known, and only write-back set again makes it known.
 		 */
-		if (oms.emu_type != OMS_EMU_WB) {
-			oms.emu_type = OMS_EMU_UNKNOWN;
-			if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN,
+		if (od->emu_type != OMS_EMU_WB) {
+			od->emu_type = OMS_EMU_UNKNOWN;
+			if (oms_pages_set_type(od->emu_pages, OMS_EMU_MAX_LEN,
 					       OMS_EMU_WB))
 				return ERR_PTR(-EIO);
-			oms.emu_type = OMS_EMU_WB;
+			od->emu_type = OMS_EMU_WB;
 		}
-		oms.emu_type = OMS_EMU_UNKNOWN;
-		if (oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, type))
+		od->emu_type = OMS_EMU_UNKNOWN;
+		if (oms_pages_set_type(od->emu_pages, OMS_EMU_MAX_LEN, type))
 			return ERR_PTR(-EIO);
-		oms.emu_type = type;
+		od->emu_type = type;
 	}
-	return oms.emu_pages;
+	return od->emu_pages;
 }
 
-/* At unload, after the last detach. */
-void oms_emu_free(void)
+/* At unload, after the device's last detach. */
+void oms_emu_free(struct oms_device *od)
 {
-	if (!oms.emu_pages)
+	if (!od->emu_pages)
 		return;
-	if (oms.emu_type != OMS_EMU_WB &&
-	    oms_pages_set_type(oms.emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB)) {
+	if (od->emu_type != OMS_EMU_WB &&
+	    oms_pages_set_type(od->emu_pages, OMS_EMU_MAX_LEN, OMS_EMU_WB)) {
 		/*
 		 * Pages that may still be WC or UC must not go back to the
 		 * page allocator: keep them.
 		 */
 		pr_warn("emulated window pages not write-back again: %u KiB leaked\n",
 			OMS_EMU_MAX_LEN >> 10);
-		oms.emu_pages = NULL;
+		od->emu_pages = NULL;
 		return;
 	}
-	free_pages_exact(oms.emu_pages, OMS_EMU_MAX_LEN);
-	oms.emu_pages = NULL;
+	free_pages_exact(od->emu_pages, OMS_EMU_MAX_LEN);
+	od->emu_pages = NULL;
 }
 
-int oms_attach_emulated(const struct oms_attach *a)
+int oms_attach_emulated(struct oms_device *od, const struct oms_attach *a)
 {
 	bool wc = !(a->flags & OMS_ATTACH_UC);
 	u64 len = a->length ? a->length : OMS_EMU_DEFAULT_LEN;
 	struct oms_window *w;
 	void *va;
 
-	lockdep_assert_held(&oms.lock);
-	if (oms.win)
+	lockdep_assert_held(&od->lock);
+	if (od->win)
 		return -EBUSY;
 	if (a->domain || a->bus || a->slot || a->func || a->bar ||
 	    len > OMS_EMU_MAX_LEN || !PAGE_ALIGNED(len))
@@ -495,7 +503,7 @@ int oms_attach_emulated(const struct oms_attach *a)
 	w = oms_window_alloc();
 	if (!w)
 		return -ENOMEM;
-	va = oms_emu_backing(wc ? OMS_EMU_WC : OMS_EMU_UC);
+	va = oms_emu_backing(od, wc ? OMS_EMU_WC : OMS_EMU_UC);
 	if (IS_ERR(va)) {
 		kfree(w);
 		return PTR_ERR(va);
@@ -504,7 +512,7 @@ int oms_attach_emulated(const struct oms_attach *a)
 	memset(va, 0, len);
 	wmb();	/* the zeroes leave the WC buffers before the window is used */
 
-	oms_window_publish(w, (void __force __iomem *)va, virt_to_phys(va),
+	oms_window_publish(od, w, (void __force __iomem *)va, virt_to_phys(va),
 			   len, wc, OMS_WINDOW_EMULATED);
 	pr_info_ratelimited("attached an emulated window of %llu bytes %s\n",
 			    len, wc ? "write-combining" : "uncached");
@@ -518,12 +526,12 @@ int oms_attach_emulated(const struct oms_attach *a)
  * zapped, then the calls still using it drain, then the kernel view and
  * the device are released.
  */
-static void oms_window_kill(struct oms_window *w)
+static void oms_window_kill(struct oms_device *od, struct oms_window *w)
 {
 	mutex_lock(&w->map_lock);
 	WRITE_ONCE(w->dead, true);
 	mutex_unlock(&w->map_lock);
-	oms_zap_mappings();
+	oms_zap_mappings(od);
 
 	down_write(&w->use);
 	if (w->kind == OMS_WINDOW_PCI) {
@@ -544,35 +552,37 @@ static void oms_window_kill(struct oms_window *w)
 }
 
 /*
- * Detach the attached window: -ENODEV if there is none.  Called under
- * oms_lock_window() (or the notifier's locks).
+ * Detach @od's window: -ENODEV if there is none.  Called under
+ * oms_lock_window() (or the notifier's locks).  Another device's window
+ * and mappings are not touched.
  */
-int oms_detach(void)
+int oms_detach(struct oms_device *od)
 {
 	struct oms_window *w;
 
-	lockdep_assert_held(&oms.lock);
-	spin_lock(&oms.win_lock);
-	w = oms.win;
-	oms.win = NULL;
-	spin_unlock(&oms.win_lock);
+	lockdep_assert_held(&od->lock);
+	spin_lock(&od->win_lock);
+	w = od->win;
+	od->win = NULL;
+	spin_unlock(&od->win_lock);
 	if (!w)
 		return -ENODEV;
 
-	oms_window_kill(w);
+	oms_window_kill(od, w);
 	oms_window_put(w);
 	return 0;
 }
 
 void oms_fill_info(struct file *filp, struct oms_info *info)
 {
+	struct oms_device *od = oms_file_device(filp);
 	const struct oms_window *w;
 	u32 i;
 
 	memset(info, 0, sizeof(*info));
-	spin_lock(&oms.win_lock);
-	w = oms.win;
-	info->generation = oms.generation;
+	spin_lock(&od->win_lock);
+	w = od->win;
+	info->generation = od->generation;
 	if (w) {
 		oms_file_bind(filp, w->generation);
 		info->kind = w->kind;
@@ -594,7 +604,7 @@ void oms_fill_info(struct file *filp, struct oms_info *info)
 		info->func = PCI_FUNC(w->pdev->devfn);
 		info->bar = w->bar;
 	}
-	spin_unlock(&oms.win_lock);
+	spin_unlock(&od->win_lock);
 }
 
 /*
@@ -609,6 +619,7 @@ void oms_fill_info(struct file *filp, struct oms_info *info)
 static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 			  void *data)
 {
+	struct oms_device *od = container_of(nb, struct oms_device, pci_nb);
 	struct pci_dev *pdev = to_pci_dev(data);
 	bool removal = action == BUS_NOTIFY_DEL_DEVICE ||
 		       action == BUS_NOTIFY_REMOVED_DEVICE;
@@ -621,41 +632,39 @@ static int oms_pci_notify(struct notifier_block *nb, unsigned long action,
 	/*
 	 * The driver core holds the device lock around a driver's unbind, and
 	 * an attach of this device waits for it; around a removal it does
-	 * not, so the lock is taken here (before oms.lock, as everywhere).
+	 * not, so the lock is taken here (before od->lock, as everywhere).
 	 * A window attached after this look is caught by the second event.
 	 */
-	spin_lock(&oms.win_lock);
-	ours = oms.win && oms.win->kind == OMS_WINDOW_PCI &&
-	       oms.win->pdev == pdev;
-	spin_unlock(&oms.win_lock);
+	spin_lock(&od->win_lock);
+	ours = od->win && od->win->kind == OMS_WINDOW_PCI &&
+	       od->win->pdev == pdev;
+	spin_unlock(&od->win_lock);
 	if (!ours)
 		return NOTIFY_DONE;
 
 	if (removal)
 		device_lock(&pdev->dev);
-	mutex_lock(&oms.lock);
-	if (oms.win && oms.win->kind == OMS_WINDOW_PCI &&
-	    oms.win->pdev == pdev) {
+	mutex_lock(&od->lock);
+	if (od->win && od->win->kind == OMS_WINDOW_PCI &&
+	    od->win->pdev == pdev) {
 		pci_info(pdev, "device going away (%s), detaching\n",
 			 removal ? "removal" : "unbind");
-		oms_detach();
+		oms_detach(od);
 	}
-	mutex_unlock(&oms.lock);
+	mutex_unlock(&od->lock);
 	if (removal)
 		device_unlock(&pdev->dev);
 	return NOTIFY_OK;
 }
 
-static struct notifier_block oms_pci_nb = {
-	.notifier_call = oms_pci_notify,
-};
-
-int oms_notifier_register(void)
+/* Each device has a notifier of its own, for its own window. */
+int oms_notifier_register(struct oms_device *od)
 {
-	return bus_register_notifier(&pci_bus_type, &oms_pci_nb);
+	od->pci_nb.notifier_call = oms_pci_notify;
+	return bus_register_notifier(&pci_bus_type, &od->pci_nb);
 }
 
-void oms_notifier_unregister(void)
+void oms_notifier_unregister(struct oms_device *od)
 {
-	bus_unregister_notifier(&pci_bus_type, &oms_pci_nb);
+	bus_unregister_notifier(&pci_bus_type, &od->pci_nb);
 }

@@ -84,27 +84,57 @@ static inline int t_sysfs_mmap(const char *bdf, int bar)
 	return ret;
 }
 
-/* The ivshmem device, or -1 when the guest has none. */
-static inline int t_find_ivshmem(struct t_pci *p)
+static inline int t_pci_cmp(const struct t_pci *a, const struct t_pci *b)
 {
+	if (a->domain != b->domain)
+		return a->domain < b->domain ? -1 : 1;
+	if (a->bus != b->bus)
+		return a->bus < b->bus ? -1 : 1;
+	if (a->slot != b->slot)
+		return a->slot < b->slot ? -1 : 1;
+	return a->func == b->func ? 0 : a->func < b->func ? -1 : 1;
+}
+
+/*
+ * The ivshmem device of rank @n by address (0: the lowest, the one the
+ * guest loads the module on), or -1 when the guest has fewer.
+ */
+static inline int t_find_ivshmem_n(struct t_pci *p, int n)
+{
+	struct t_pci found[8], q, tmp;
 	struct dirent *de;
 	DIR *d = opendir("/sys/bus/pci/devices");
-	int ret = -1;
+	int k = 0, i, j;
 
 	if (!d)
 		return -1;
-	while ((de = readdir(d))) {
+	while ((de = readdir(d)) && k < 8) {
 		if (de->d_name[0] == '.')
 			continue;
 		if (t_sysfs_hex(de->d_name, "vendor") == T_IVSHMEM_VENDOR &&
 		    t_sysfs_hex(de->d_name, "device") == T_IVSHMEM_DEVICE &&
-		    !t_parse_bdf(de->d_name, p)) {
-			ret = 0;
-			break;
-		}
+		    !t_parse_bdf(de->d_name, &q))
+			found[k++] = q;
 	}
 	closedir(d);
-	return ret;
+	/* sysfs lists devices in no particular order */
+	for (i = 0; i < k; i++)
+		for (j = i + 1; j < k; j++)
+			if (t_pci_cmp(&found[j], &found[i]) < 0) {
+				tmp = found[i];
+				found[i] = found[j];
+				found[j] = tmp;
+			}
+	if (n >= k)
+		return -1;
+	*p = found[n];
+	return 0;
+}
+
+/* The ivshmem device (the lowest address), or -1 when the guest has none. */
+static inline int t_find_ivshmem(struct t_pci *p)
+{
+	return t_find_ivshmem_n(p, 0);
 }
 
 /* A device with an I/O port BAR (flags bit 0x100 in sysfs "resource"). */

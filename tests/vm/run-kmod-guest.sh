@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs inside the guest (see run-kmod-tests.sh): load oms.ko on the ivshmem
-# BAR by module parameter, run the kselftests in order, unload.  Prints TAP;
+# Runs inside the guest (see run-kmod-tests.sh): load oms.ko with two
+# devices, /dev/oms on the first ivshmem BAR by module parameter and
+# /dev/oms1 without a window, run the kselftests in order, unload.  Prints TAP;
 # a test binary that dies without a "not ok" line still yields one.
 #
 # Each test binary gets a freshly loaded module, so one that fails or times
@@ -25,7 +26,7 @@ done
 # Order matters: the data the host checks is written after the fuzzer, and
 # detach_live (rmmod, PCI remove/rescan) runs last.  lockdown raises the
 # kernel's lockdown for good, so it runs after everything else (below).
-tests="compat32 attach caps security msix generation pci_state directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
+tests="compat32 attach caps security msix generation two_windows pci_state directmap bad_input fuzz_ioctl mmap ordered_store doorbell bench killable detach_live"
 [ -n "$only" ] && tests=$only
 # Bounds for hangs only, far above an idle run's need (the longest binary,
 # fuzz_ioctl, takes about a minute): on a loaded 2-core host, two make
@@ -54,12 +55,19 @@ if [ "$kind" = debug ]; then
 	tap $? "debug kernel: KASAN, KFENCE, lockdep, kmemleak and hung-task detection on"
 fi
 
-bdf=""
+# The ivshmem devices in address order: the first is the suite's (its
+# backing file is checked on the host), the second is two_windows' other BAR.
+bdf="" bdf2=""
 for d in /sys/bus/pci/devices/*; do
 	if [ "$(cat "$d/vendor")" = 0x1af4 ] && [ "$(cat "$d/device")" = 0x1110 ]; then
-		bdf=$(basename "$d")
+		if [ -z "$bdf" ]; then
+			bdf=$(basename "$d")
+		elif [ -z "$bdf2" ]; then
+			bdf2=$(basename "$d")
+		fi
 	fi
 done
+echo "# ivshmem: ${bdf:-none} ${bdf2:-none}"
 # Bad module parameters: the load fails and leaves nothing behind.  kmod's
 # insmod words EINVAL as "Invalid parameters".
 bad_load() {	# bad_load WANT_ERRNO_TEXT PARAMS...
@@ -81,21 +89,23 @@ bad_load "Invalid parameters" pci=00:03.0 bar=6
 # a domain too long for 16 bits: refused, not truncated to 0000:00:03.0
 bad_load "Invalid parameters" pci=100000000:00:03.0
 bad_load "Invalid parameters" emu_len=12345
+bad_load "Invalid parameters" devices=0
+bad_load "Invalid parameters" devices=9
 [ -n "$bdf" ] && bad_load "No data available" pci="$bdf" bar=1
 
 if [ -n "$bdf" ]; then
-	insmod "$ko" pci="$bdf" bar=2
-	tap $? "insmod oms.ko pci=$bdf bar=2"
-	export OMS_LOAD_PCI="$bdf" OMS_LOAD_PARAMS="pci=$bdf bar=2"
+	insmod "$ko" pci="$bdf" bar=2 devices=2
+	tap $? "insmod oms.ko pci=$bdf bar=2 devices=2"
+	export OMS_LOAD_PCI="$bdf" OMS_LOAD_PARAMS="pci=$bdf bar=2 devices=2"
 else
 	echo "# no ivshmem device: emulated window only"
-	insmod "$ko"
-	tap $? "insmod oms.ko (emulated window)"
-	export OMS_LOAD_PARAMS=""
+	insmod "$ko" devices=2
+	tap $? "insmod oms.ko devices=2 (emulated window)"
+	export OMS_LOAD_PARAMS="devices=2"
 fi
 export OMS_KO="$ko"
-[ -c /dev/oms ]
-tap $? "/dev/oms exists"
+[ -c /dev/oms ] && [ -c /dev/oms1 ] && [ ! -e /dev/oms2 ]
+tap $? "/dev/oms and /dev/oms1 exist, /dev/oms2 does not"
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 out=/tmp/kmod-test.out
