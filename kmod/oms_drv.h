@@ -117,8 +117,8 @@ static inline struct oms_device *oms_file_device(struct file *filp)
 	return f->od;
 }
 
-/* oms_main.c: is BAR @bar of @pdev a window of any device? */
-bool oms_bar_attached(struct pci_dev *pdev, int bar);
+/* oms_window.c: the module's devices, so that one BAR is one window */
+void oms_window_devices(struct oms_device *devs, uint n);
 
 /* oms_lock.c: a PCI device's lock, then od->lock */
 int oms_lock(struct oms_device *od, struct pci_dev *pdev, bool wait);

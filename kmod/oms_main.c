@@ -115,28 +115,6 @@ static void oms_detach_at_unload(struct oms_device *od)
 }
 
 /*
- * Is BAR @bar of @pdev the window of a device?  Called by an attach of
- * that BAR, which holds @pdev's device lock, as every attach of it does:
- * no other device can attach it before the caller publishes its window.
- */
-bool oms_bar_attached(struct pci_dev *pdev, int bar)
-{
-	struct oms_window *w;
-	bool found = false;
-	uint i;
-
-	device_lock_assert(&pdev->dev);
-	for (i = 0; i < devices && !found; i++) {
-		spin_lock(&oms_devs[i].win_lock);
-		w = oms_devs[i].win;
-		found = w && w->kind == OMS_WINDOW_PCI && w->pdev == pdev &&
-			w->bar == bar;
-		spin_unlock(&oms_devs[i].win_lock);
-	}
-	return found;
-}
-
-/*
  * A new file: its device is the one whose misc device it was opened on
  * (misc_open() leaves that in private_data).  It takes the device's
  * address space (every mapping of every file of the device in one place
@@ -233,6 +211,7 @@ static int __init oms_init(void)
 	oms_devs = kcalloc(devices, sizeof(*oms_devs), GFP_KERNEL);
 	if (!oms_devs)
 		return -ENOMEM;
+	oms_window_devices(oms_devs, devices);
 
 	for (n = 0; n < devices; n++) {
 		ret = oms_device_init(&oms_devs[n], n);
@@ -257,6 +236,7 @@ err_misc:
 err_devices:
 	while (n--)
 		oms_device_exit(&oms_devs[n]);
+	oms_window_devices(NULL, 0);
 	kfree(oms_devs);
 	return ret;
 }
@@ -269,6 +249,7 @@ static void __exit oms_exit(void)
 		misc_deregister(&oms_devs[i].misc);
 	for (i = 0; i < devices; i++)
 		oms_device_exit(&oms_devs[i]);
+	oms_window_devices(NULL, 0);
 	kfree(oms_devs);
 }
 

@@ -144,6 +144,41 @@ void oms_window_unuse(struct oms_window *w)
 	up_read(&w->use);
 }
 
+/*
+ * The module's devices, made by oms_main.c and handed over here before
+ * any of them can attach: an attach looks at the others' windows.
+ */
+static struct oms_device *oms_all_devs;
+static uint oms_all_n;
+
+void oms_window_devices(struct oms_device *devs, uint n)
+{
+	oms_all_devs = devs;
+	oms_all_n = n;
+}
+
+/*
+ * Is BAR @bar of @pdev the window of a device?  Called by an attach of
+ * that BAR, which holds @pdev's device lock, as every attach of it does:
+ * no other device can attach it before the caller publishes its window.
+ */
+static bool oms_bar_attached(struct pci_dev *pdev, int bar)
+{
+	struct oms_window *w;
+	bool found = false;
+	uint i;
+
+	device_lock_assert(&pdev->dev);
+	for (i = 0; i < oms_all_n && !found; i++) {
+		spin_lock(&oms_all_devs[i].win_lock);
+		w = oms_all_devs[i].win;
+		found = w && w->kind == OMS_WINDOW_PCI && w->pdev == pdev &&
+			w->bar == bar;
+		spin_unlock(&oms_all_devs[i].win_lock);
+	}
+	return found;
+}
+
 static struct oms_window *oms_window_alloc(void)
 {
 	struct oms_window *w = kzalloc(sizeof(*w), GFP_KERNEL);

@@ -339,6 +339,8 @@ void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
 uint64_t emu_wall_ns(void);			/* CLOCK_MONOTONIC */
 uint64_t emu_now(const struct oms_emu *dev);	/* model ns; 0 if no model */
 uint64_t emu_rand(struct oms_emu *dev);
+
+/* advance.c: the clock's move, by the device thread */
 #define EMU_NO_EVENT	UINT64_MAX
 uint64_t emu_next_event(struct oms_emu *dev);		/* lock held */
 int emu_clock_advance(struct oms_emu *dev, uint64_t horizon); /* lock held */
