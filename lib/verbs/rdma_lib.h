@@ -54,7 +54,9 @@
 
 #define VB_NUMA_SYMS(X)							\
 	X(numa_available) X(numa_max_node) X(numa_alloc_onnode)		\
-	X(numa_free) X(numa_run_on_node)
+	X(numa_free) X(numa_run_on_node) X(numa_node_to_cpus)		\
+	X(numa_allocate_cpumask) X(numa_bitmask_isbitset)		\
+	X(numa_bitmask_free)
 
 /* __typeof__ of the headers' own prototypes: a call through the table is
  * type-checked exactly as a direct call would be. */
@@ -122,6 +124,10 @@ int vb_rdma_load(char *why, size_t whylen);
 #define numa_alloc_onnode		(*vb_rdma.numa_alloc_onnode)
 #define numa_free			(*vb_rdma.numa_free)
 #define numa_run_on_node		(*vb_rdma.numa_run_on_node)
+#define numa_node_to_cpus		(*vb_rdma.numa_node_to_cpus)
+#define numa_allocate_cpumask		(*vb_rdma.numa_allocate_cpumask)
+#define numa_bitmask_isbitset		(*vb_rdma.numa_bitmask_isbitset)
+#define numa_bitmask_free		(*vb_rdma.numa_bitmask_free)
 #endif
 
 #endif /* OMS_RDMA_LIB_H */

@@ -19,7 +19,9 @@
  *        requester, returns the new value.  Control: the put on another
  *        connection (another QP), which nothing orders against the get.
  * And a class-2 get to a listener without an agent is refused
- * (-EOPNOTSUPP) and changes nothing.
+ * (-EOPNOTSUPP) and changes nothing.  This host's own listener with the
+ * agent on three serving threads (OMS_AGENT_THREADS) serves each of its
+ * connections, dealt over them; a setting out of range is refused.
  *
  * The poster's puts are on its own context: the agent's hold counts the
  * puts of every context of its process (docs/dest-agent.md).
@@ -343,6 +345,116 @@ TEST_F(hold, class2_get_without_an_agent_is_refused)
 	ASSERT_EQ(0, oms_query_caps(self->ctx, &c));
 	EXPECT_TRUE(c.flags & OMS_CAP_RESP_HOLD);
 	EXPECT_STREQ("source", c.dest_ordering);
+}
+
+#define POOL_CONNS	6	/* two for each of three serving threads */
+#define POOL_LEN	4096
+
+static uint8_t pool_mem[POOL_CONNS * POOL_LEN] __attribute__((aligned(4096)));
+
+static struct oms_ctx *verbs_ctx(void)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	struct oms_ctx *ctx = NULL;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT;
+	a.backend = OMS_BACKEND_VERBS;
+	a.timeout_ms = 20000;
+	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
+}
+
+/* This host's listener with the agent, OMS_AGENT_THREADS=@threads, on
+ * the back port + 20 (into @port). */
+static int agent_listen(struct oms_ctx *ctx, struct oms_mr *mr,
+			const char *threads, char *port,
+			struct oms_listener **l)
+{
+	int err;
+
+	snprintf(port, 16, "%d", atoi(getenv("OMS_RXE_BACK_PORT")) + 20);
+	setenv("OMS_AGENT", "1", 1);
+	setenv("OMS_AGENT_THREADS", threads, 1);
+	err = oms_listen(ctx, NULL, port, mr, l);
+	unsetenv("OMS_AGENT_THREADS");
+	unsetenv("OMS_AGENT");
+	return err;
+}
+
+/* OMS_AGENT_THREADS not a count of 1..64: oms_listen() says -EINVAL and
+ * listens on nothing (the port is free for the next). */
+TEST(agent_threads_out_of_range_refused)
+{
+	static const char *const bad[] = { "0", "65", "-1", "2x", "two" };
+	struct oms_listener *l;
+	struct oms_ctx *ctx;
+	struct oms_mr *mr;
+	char port[16];
+
+	if (!getenv("OMS_RXE_BACK_PORT"))
+		SKIP(return, "OMS_RXE_* not set (guest test)");
+	ctx = verbs_ctx();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, oms_mr_reg(ctx, pool_mem, sizeof(pool_mem),
+				OMS_ACCESS_ALL, &mr));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		l = NULL;
+		EXPECT_EQ(-EINVAL, agent_listen(ctx, mr, bad[i], port, &l))
+			TH_LOG("OMS_AGENT_THREADS=%s", bad[i]);
+		EXPECT_EQ(NULL, l);
+	}
+	ASSERT_EQ(0, agent_listen(ctx, mr, "2", port, &l));
+	EXPECT_EQ(0, oms_listener_close(l));
+	oms_ctx_destroy(ctx);
+}
+
+/*
+ * Three serving threads, six requesters' connections dealt over them:
+ * each says the agent serves it, and each one's acquire gets, taken in
+ * turn over all six, read what the owner wrote.
+ */
+TEST(agent_on_three_threads_serves_every_connection)
+{
+	struct oms_caps c = { .size = sizeof(c) };
+	struct oms_ctx *ctx, *req;
+	struct oms_rmr r[POOL_CONNS];
+	struct oms_listener *l;
+	struct oms_mr *mr;
+	uint8_t got[POOL_LEN];
+	char port[16];
+	int bad = 0;
+
+	if (!getenv("OMS_RXE_BACK_PORT") || !getenv("OMS_RXE_SELF"))
+		SKIP(return, "OMS_RXE_* not set (guest test)");
+	for (size_t i = 0; i < sizeof(pool_mem); i++)
+		pool_mem[i] = (uint8_t)(i * 7 + i / POOL_LEN);
+	ctx = verbs_ctx();
+	req = verbs_ctx();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_NE(NULL, req);
+	ASSERT_EQ(0, oms_mr_reg(ctx, pool_mem, sizeof(pool_mem),
+				OMS_ACCESS_ALL, &mr));
+	ASSERT_EQ(0, agent_listen(ctx, mr, "3", port, &l));
+	for (int i = 0; i < POOL_CONNS; i++) {
+		ASSERT_EQ(0, oms_connect(req, getenv("OMS_RXE_SELF"), port,
+					 3000, &r[i]));
+		ASSERT_EQ(0, oms_query_caps(req, &c));
+		EXPECT_STREQ("agent", c.dest_ordering) TH_LOG("connection %d", i);
+	}
+	for (int round = 0; round < 20; round++)
+		for (int i = 0; i < POOL_CONNS; i++) {
+			uint64_t off = (uint64_t)((i + round) % POOL_CONNS) *
+				       POOL_LEN;
+
+			memset(got, 0, sizeof(got));
+			ASSERT_EQ(0, oms_get(req, got, &r[i], off, POOL_LEN,
+					     OMS_READ_ACQUIRE));
+			ASSERT_EQ(0, oms_quiet(req));
+			bad += !!memcmp(got, pool_mem + off, POOL_LEN);
+		}
+	EXPECT_EQ(0, bad);
+	oms_ctx_destroy(req);
+	EXPECT_EQ(0, oms_listener_close(l));
+	oms_ctx_destroy(ctx);
 }
 
 TEST_HARNESS_MAIN

@@ -7,8 +7,9 @@
  *
  * The same region is served three times: on PORT one-sided, as a
  * listener always does; on PORT + 1 by a listener that runs the
- * destination agent (OMS_AGENT=1 while it is created, docs/dest-agent.md),
- * which the agent's tests (litmus_rxe, agent_forge, hold_rxe) use; and on
+ * destination agent (OMS_AGENT=1 while it is created, docs/dest-agent.md)
+ * on two serving threads (OMS_AGENT_THREADS=2), which the agent's tests
+ * (litmus_rxe, agent_forge, agent_share, hold_rxe) use; and on
  * PORT + 3 by another agent, made on a context with OMS_CTX_F_HOLD_GLOBAL
  * (hold_rxe's L24); and on PORT + 4 by an agent made on a context with
  * OMS_CTX_F_NO_ORDERING, which ignores sequence numbers and performs
@@ -281,7 +282,11 @@ int main(int argc, char **argv)
 	a.comp_mask |= OMS_CTX_ATTR_FLAGS;
 	a.flags = OMS_CTX_F_HOLD_GLOBAL;
 	setenv("OMS_AGENT", "1", 1);
+	/* two serving threads on the guest's one CPU: the agent's tests
+	 * run with connections dealt to both, each stream kept by one */
+	setenv("OMS_AGENT_THREADS", "2", 1);
 	err = oms_listen(ctx, NULL, aport, mr, &la);
+	unsetenv("OMS_AGENT_THREADS");
 	if (!err)
 		err = oms_ctx_create(&a, &gctx);
 	if (!err)

@@ -62,128 +62,21 @@
  * outstanding is dropped (oms_agent_conn_close()), and nothing of it is
  * written again.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "verbs/target/agent_srv.h"
 #include "verbs/target/probe.h"
-#include "verbs/target/target.h"
-#include "agent/agent.h"
-#include "verbs/wire.h"
 #include "util/barrier.h"
-
-#define VA_MAX_CONNS	16		/* agent connections per listener */
-#define VA_MAX_SLOTS	256u		/* request ring slots per connection */
-#define VA_STAGE_SLOTS	256u		/* a DEST_SEQ requester's numbers
-					 * in flight, each with its slot */
-#define VA_STAGE_LEN	4096u
-#define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
-#define VA_CHAIN	64		/* WRs per ibv_post_send */
-#define VA_PROBE_N	0xffu		/* a wr_id's count that marks the
-					 * liveness probe: above any chain's */
-#define VA_PEER_MAX	12		/* slots one node may hold */
-#define VA_QUANTUM	16u		/* descriptors a connection's turn */
-#define VA_IDLE_TIMEOUTS 5		/* idle this many context timeouts: a
-					 * slot another requester may take */
-#define VA_WR_PER_REQ	4u		/* bytes back (two WRs when they wrap
-					 * the ring) and two of records */
-
-/*
- * wr_id of a chain's last WR, the only one signaled: connection,
- * generation, how many WRs the chain had, and where its bytes end in out
- * (RC completes a QP's WRs in order: its completion frees them all).
- */
-#define VA_POS_MASK	((1ull << 44) - 1)
-#define VA_WRID(i, gen, n, pos) ((uint64_t)(i) << 60 |			\
-				 (uint64_t)((gen) & 0xff) << 52 |	\
-				 (uint64_t)((n) & 0xff) << 44 |		\
-				 ((pos) & VA_POS_MASK))
-#define VA_WRID_IDX(id)	((uint32_t)((id) >> 60))
-#define VA_WRID_GEN(id)	((uint8_t)((id) >> 52))
-#define VA_WRID_N(id)	((uint32_t)((id) >> 44) & 0xff)
-#define VA_WRID_POS(id)	((id) & VA_POS_MASK)
-
-struct va_conn {
-	struct va_srv *s;
-	struct rdma_cm_id *id;
-	uint32_t idx;		/* in s->conn[] */
-	uint8_t gen;
-	uint32_t aid;		/* the core's connection id */
-	int err;		/* the QP failed or the requester misbehaved */
-	uint8_t *mem;		/* ring | staging (remote write) */
-	size_t mem_len;
-	struct ibv_mr *rmr;
-	uint8_t *out;		/* VA_OUT_LEN bytes back | answer records */
-	size_t out_len;
-	struct ibv_mr *lmr;
-	uint32_t ring_slots;
-	enum oms_ad_fmt fmt;	/* its descriptors, as the hello offered */
-	uint64_t ring_pos;	/* the next descriptor to read */
-	uint64_t out_head, out_tail;	/* free-running, bytes */
-	uint64_t ans_pos;	/* answers made */
-	uint64_t ans_sent;	/* of which in a chain posted */
-	uint32_t sq_depth, sq_used;
-	uint32_t peer;		/* the requester's node (peers.c) */
-	uint32_t backlog;	/* rung, not yet handed to the core */
-	uint32_t inflight;	/* handed to the core, not yet answered */
-	uint64_t resv_bytes;	/* bytes back the inflight may still land */
-	uint32_t resv_wr;	/* WRs they and their answers may still take */
-	uint32_t release_wr;	/* of which the next chain posted frees */
-	uint64_t progress_ns;	/* last descriptor taken or send completed */
-	uint64_t rung_ns;	/* last doorbell with work (or the connect) */
-	uint64_t probe_ns;	/* last liveness probe posted or answered */
-	int probing;		/* one in flight (its own send slot) */
-	/* the open chain: bytes back, then the answer records */
-	struct ibv_send_wr pend[VA_CHAIN];
-	struct ibv_sge psge[VA_CHAIN];
-	uint32_t npend;
-	/* the k-th successful get or atomic answered is the k-th WRITE of
-	 * bytes back (the core lands and completes in the same order); one
-	 * still in the chain becomes its own answer (agent_desc.h) */
-	uint64_t lands;		/* WRITEs of bytes back, ever */
-	uint64_t lands_answered;
-	uint64_t chain_lands;	/* lands before the open chain */
-	uint8_t land_at[VA_CHAIN];	/* its WR, per land in the chain */
-	struct oms_vw_cq cq;	/* the requester's completion ring */
-};
-
-struct va_srv {
-	struct vb_ctx *vc;
-	struct oms_agent *ag;
-	struct va_hold *hold;	/* this process's puts, for the core's hold */
-	int hold_global;	/* OMS_AGENT_F_HOLD_GLOBAL */
-	struct ibv_comp_channel *cch;
-	struct ibv_cq *rcq;	/* doorbells: receive completions */
-	struct ibv_cq *scq;	/* the agent's writes */
-	int scq_armed;		/* its completions wake the thread */
-	uint32_t rr;		/* the connection whose turn is next */
-	struct va_conn *conn[VA_MAX_CONNS];
-	uint8_t gen[VA_MAX_CONNS];
-	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
-	uint64_t doorbells, descs, answers, chains;
-	uint64_t probes, probe_fails;	/* liveness probes answered, failed
-					 * or overdue */
-};
 
 int vb_agent_wanted(void)
 {
 	const char *e = getenv("OMS_AGENT");
 
 	return e && !strcmp(e, "1");
-}
-
-static uint32_t pow2_at_least(uint32_t v)
-{
-	uint32_t p = 16;
-
-	while (p < v && p < 4096)
-		p <<= 1;
-	return p;
 }
 
 /*
@@ -200,15 +93,17 @@ static uint32_t pow2_at_least(uint32_t v)
  * established, so the DREQ goes; when the RTU was already taken this is
  * a no-op (-EISCONN).
  */
-static void conn_broken(struct va_conn *ac, int err)
+void va_conn_broken(struct va_conn *ac, int err)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
 	if (ac->err)
 		return;
-	if (err != -ECONNRESET)	/* not the requester's own goodbye */
+	if (err != -ECONNRESET) {	/* not the requester's own goodbye */
 		fprintf(stderr, "liboms: agent: connection %u closed: %s\n",
 			ac->idx, strerror(-err));
+		ac->s->broken++;
+	}
 	ac->err = err;
 	ac->npend = 0;
 	ac->chain_lands = ac->lands;
@@ -225,13 +120,7 @@ static void conn_broken(struct va_conn *ac, int err)
 static void conn_refuse(struct va_conn *ac, const char *why)
 {
 	fprintf(stderr, "liboms: agent: %s: connection closed\n", why);
-	conn_broken(ac, -EPROTO);
-}
-
-/* The context's timeout, in ns: how long a requester may owe progress. */
-static uint64_t timeout_ns(const struct va_srv *s)
-{
-	return (uint64_t)oms_be_view(s->vc->ctx)->attr->timeout_ms * 1000000ull;
+	va_conn_broken(ac, -EPROTO);
 }
 
 static void send_done(struct va_srv *s, const struct ibv_wc *w)
@@ -246,7 +135,7 @@ static void send_done(struct va_srv *s, const struct ibv_wc *w)
 	if (w->status != IBV_WC_SUCCESS) {
 		if (n == VA_PROBE_N)
 			s->probe_fails++;
-		conn_broken(ac, vb_wc_status(w->status));
+		va_conn_broken(ac, vb_wc_status(w->status));
 		return;
 	}
 	if (n == VA_PROBE_N) {	/* the requester is there */
@@ -339,7 +228,7 @@ static int flush(struct va_conn *ac)
 	/* admit() reserved these WRs: the queue has room, unless the
 	 * books are wrong; then this connection alone fails */
 	if (ac->sq_used + ac->npend > ac->sq_depth) {
-		conn_broken(ac, -ENOBUFS);
+		va_conn_broken(ac, -ENOBUFS);
 		return ac->err;
 	}
 	for (uint32_t i = 0; i + 1 < ac->npend; i++)
@@ -350,7 +239,7 @@ static int flush(struct va_conn *ac)
 	w->wr_id = VA_WRID(ac->idx, ac->gen, ac->npend, ac->out_head);
 	ret = ibv_post_send(ac->id->qp, ac->pend, &bad);
 	if (ret) {
-		conn_broken(ac, ret > 0 ? -ret : -EIO);
+		va_conn_broken(ac, ret > 0 ? -ret : -EIO);
 		return ac->err;
 	}
 	ac->sq_used += ac->npend;
@@ -506,7 +395,7 @@ static void answer_all(struct va_srv *s)
 	}
 }
 
-static int post_recv(struct va_conn *ac)
+int va_post_recv(struct va_conn *ac)
 {
 	struct ibv_recv_wr r, *bad;
 
@@ -616,8 +505,8 @@ static void doorbell(struct va_srv *s, struct va_conn *ac, uint32_t n)
 		conn_refuse(ac, "more descriptors rung than the ring holds");
 		return;
 	}
-	if (post_recv(ac)) {
-		conn_broken(ac, -EIO);
+	if (va_post_recv(ac)) {
+		va_conn_broken(ac, -EIO);
 		return;
 	}
 	ac->backlog += n;
@@ -635,7 +524,7 @@ static void recv_done(struct va_srv *s, const struct ibv_wc *w)
 	if (!ac || ac->gen != VA_WRID_GEN(w->wr_id) || ac->err)
 		return;
 	if (w->status != IBV_WC_SUCCESS) {
-		conn_broken(ac, vb_wc_status(w->status));
+		va_conn_broken(ac, vb_wc_status(w->status));
 		return;
 	}
 	if (w->opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
@@ -654,7 +543,7 @@ static void recv_done(struct va_srv *s, const struct ibv_wc *w)
  */
 static void reap_stalled(struct va_srv *s)
 {
-	uint64_t now = oms_now_ns(), limit = timeout_ns(s);
+	uint64_t now = oms_now_ns(), limit = va_timeout_ns(s);
 
 	for (int i = 0; i < VA_MAX_CONNS; i++) {
 		struct va_conn *ac = s->conn[i];
@@ -667,7 +556,7 @@ static void reap_stalled(struct va_srv *s)
 			"acknowledged): connection closed\n",
 			(unsigned long long)(limit / 1000000), ac->backlog,
 			ac->sq_used);
-		conn_broken(ac, -ETIMEDOUT);
+		va_conn_broken(ac, -ETIMEDOUT);
 	}
 }
 
@@ -687,7 +576,7 @@ static void reap_stalled(struct va_srv *s)
  */
 static void probe_idle(struct va_srv *s)
 {
-	uint64_t now = oms_now_ns(), limit = timeout_ns(s);
+	uint64_t now = oms_now_ns(), limit = va_timeout_ns(s);
 
 	for (int i = 0; i < VA_MAX_CONNS; i++) {
 		struct va_conn *ac = s->conn[i];
@@ -704,7 +593,7 @@ static void probe_idle(struct va_srv *s)
 				"connection closed\n", (unsigned long long)
 				(VB_PROBE_GRACE * limit / 1000000));
 			s->probe_fails++;
-			conn_broken(ac, -ETIMEDOUT);
+			va_conn_broken(ac, -ETIMEDOUT);
 			continue;
 		}
 		last = ac->rung_ns > ac->progress_ns ? ac->rung_ns :
@@ -717,7 +606,7 @@ static void probe_idle(struct va_srv *s)
 		w.opcode = IBV_WR_RDMA_WRITE;
 		w.send_flags = IBV_SEND_SIGNALED;	/* zero bytes: no sge */
 		if (ibv_post_send(ac->id->qp, &w, &bad)) {
-			conn_broken(ac, -EIO);
+			va_conn_broken(ac, -EIO);
 			continue;
 		}
 		ac->probing = 1;
@@ -837,7 +726,8 @@ static uint64_t look_due(const struct va_conn *ac, uint64_t limit)
  */
 int vb_agent_poll_ms(const struct va_srv *s)
 {
-	uint64_t now = oms_now_ns(), limit = timeout_ns(s), next = UINT64_MAX;
+	uint64_t now = oms_now_ns(), limit = va_timeout_ns(s);
+	uint64_t next = UINT64_MAX;
 
 	if (oms_agent_held(s->ag))
 		return 1;
@@ -955,244 +845,42 @@ err_free:
  * lives through thousands of requesters would keep the most it ever had),
  * and never shares a page with other data.  Zeroed by the kernel.
  */
-static void *pages_map(size_t len)
+/* What @s did, added into *@st (the pool's report at close). */
+void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct oms_agent_stats core;
 
-	return p == MAP_FAILED ? NULL : p;
+	oms_agent_stats(s->ag, &core);
+	st->doorbells += s->doorbells;
+	st->descs += s->descs;
+	st->answers += s->answers;
+	st->chains += s->chains;
+	st->refused += core.refused;
+	st->key_drops += core.key_drops;
+	st->probes += s->probes;
+	st->probe_fails += s->probe_fails;
 }
 
-static void pages_unmap(void *p, size_t len)
+/* Connections @s closed on its own (a stall, a broken protocol, a probe):
+ * a count that moves when the listener has one to take apart. */
+uint64_t vb_agent_broken(const struct va_srv *s)
 {
-	if (p)
-		munmap(p, len);
+	return s->broken;
 }
 
-/* Free what vb_agent_conn_open() made; the QP is the caller's. */
-static void conn_free(struct va_conn *ac)
+struct va_srv *vb_agent_conn_srv(const struct va_conn *ac)
 {
-	struct va_srv *s = ac->s;
-
-	if (ac->aid != UINT32_MAX) {
-		oms_agent_conn_close(s->ag, ac->aid);
-		s->by_aid[ac->aid] = NULL;
-	}
-	if (ac->rmr)
-		ibv_dereg_mr(ac->rmr);
-	if (ac->lmr)
-		ibv_dereg_mr(ac->lmr);
-	pages_unmap(ac->mem, ac->mem_len);
-	pages_unmap(ac->out, ac->out_len);
-	s->conn[ac->idx] = NULL;
-	s->gen[ac->idx]++;
-	free(ac);
-}
-
-/*
- * Is there a slot for a requester on @id's node?  0: yes.  1: yes, once
- * *@victim is closed: the connection idle longest (no work owed, no
- * doorbell for VA_IDLE_TIMEOUTS context timeouts), of that node's own when
- * it holds
- * VA_PEER_MAX slots already.  -EUSERS: no slot, none idle.
- */
-int vb_agent_slot(struct va_srv *s, struct rdma_cm_id *id,
-		  struct va_conn **victim)
-{
-	uint32_t peer = (uint32_t)vb_peer_id((struct sockaddr *)
-					     &id->route.addr.dst_addr);
-	uint64_t now = oms_now_ns(), idlest = 0;
-	uint64_t limit = VA_IDLE_TIMEOUTS * timeout_ns(s);
-	uint32_t used = 0, mine = 0;
-
-	*victim = NULL;
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		used += !!s->conn[i];
-		mine += s->conn[i] && s->conn[i]->peer == peer;
-	}
-	if (used < VA_MAX_CONNS && mine < VA_PEER_MAX)
-		return 0;
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
-		uint64_t idle;
-
-		if (!ac || (mine >= VA_PEER_MAX && ac->peer != peer))
-			continue;
-		idle = now - ac->rung_ns;
-		if (!ac->err && (ac->backlog || ac->inflight || ac->sq_used ||
-				 ac->npend || idle < limit))
-			continue;
-		if (ac->err)
-			idle = UINT64_MAX;	/* failed: its disconnect is due */
-		if (idle > idlest) {
-			idlest = idle;
-			*victim = ac;
-		}
-	}
-	if (!*victim) {
-		fprintf(stderr, "liboms: agent: no slot for a requester (%u of "
-			"%d in use, %u by its node, none idle for %llu ms)\n",
-			used, VA_MAX_CONNS, mine,
-			(unsigned long long)(limit / 1000000));
-		return -EUSERS;
-	}
-	if (!(*victim)->err)
-		fprintf(stderr, "liboms: agent: closed a connection idle for "
-			"%llu ms to make room for another\n",
-			(unsigned long long)(idlest / 1000000));
-	return 1;
-}
-
-/*
- * A connection whose hello asked for the agent (@h): its QP on @id with
- * the agent's completion queues, its ring and staging, its receives, and
- * what to tell it in *@blk.  -EUSERS (no slot: the caller answers without
- * the agent), -ENOMEM, -EIO.
- */
-int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
-		       const struct oms_vw_hello *h, struct va_conn **out,
-		       struct oms_vw_agent *blk)
-{
-	struct oms_agent_conn_attr ca = {
-		.nstreams = 1, .window = OMS_AD_MAX_WINDOW,
-		.fmt = oms_vw_desc_fmt(h->flags),
-	};
-	struct ibv_qp_init_attr qa;
-	uint32_t slots = h->cq.slots < VA_MAX_SLOTS ? h->cq.slots :
-			 VA_MAX_SLOTS;
-	size_t ring_len = (size_t)slots * OMS_AD_LEN;
-	size_t stage_len = (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
-	struct va_conn *ac;
-	uint32_t i;
-	int err = -ENOMEM;
-
-	for (i = 0; i < VA_MAX_CONNS && s->conn[i]; i++)
-		;
-	if (i == VA_MAX_CONNS)
-		return -EUSERS;	/* vb_agent_slot() first */
-	ac = calloc(1, sizeof(*ac));
-	if (!ac)
-		return -ENOMEM;
-	ac->s = s;
-	ac->idx = i;
-	ac->gen = s->gen[i];
-	ac->aid = UINT32_MAX;
-	ac->ring_slots = pow2_at_least(slots);
-	ac->fmt = (enum oms_ad_fmt)ca.fmt;
-	ac->cq = h->cq;
-	ac->progress_ns = ac->rung_ns = oms_now_ns();
-	s->conn[i] = ac;
-	ac->mem_len = ring_len + stage_len;
-	ac->out_len = VA_OUT_LEN + (size_t)h->cq.slots * OMS_AD_ANSWER_LEN;
-	ac->mem = pages_map(ac->mem_len);
-	ac->out = pages_map(ac->out_len);
-	if (!ac->mem || !ac->out)
-		goto err;
-	ac->rmr = ibv_reg_mr(s->vc->pd, ac->mem, ac->mem_len,
-			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	ac->lmr = ibv_reg_mr(s->vc->pd, ac->out, ac->out_len,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (!ac->rmr || !ac->lmr)
-		goto err;
-	/* the requester's node, as this process's contexts name it when
-	 * they send it puts (peers.c) */
-	ca.peer = (uint32_t)vb_peer_id((struct sockaddr *)
-				       &id->route.addr.dst_addr);
-	ac->peer = ca.peer;
-	ca.stage_slots = VA_STAGE_SLOTS;
-	ca.stage_len = VA_STAGE_LEN;
-	ca.stage = ac->mem + ring_len;
-	err = oms_agent_conn_open(s->ag, &ca, &ac->aid);
-	if (err) {
-		ac->aid = UINT32_MAX;
-		goto err;
-	}
-	s->by_aid[ac->aid] = ac;
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = s->scq;
-	qa.recv_cq = s->rcq;
-	qa.qp_type = IBV_QPT_RC;
-	/* what admit() may reserve for a full ring, and a chain; and the
-	 * liveness probe's slot (probe_idle) */
-	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;
-	qa.cap.max_recv_wr = ac->ring_slots;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(id, s->vc->pd, &qa)) {
-		err = vb_errno(-ENOMEM);
-		goto err;
-	}
-	ac->id = id;
-	ac->sq_depth = qa.cap.max_send_wr - 1;
-	for (uint32_t r = 0; r < ac->ring_slots; r++) {
-		if (post_recv(ac)) {
-			err = -EIO;
-			rdma_destroy_qp(id);
-			ac->id = NULL;
-			goto err;
-		}
-	}
-	*blk = (struct oms_vw_agent){
-		.ring_addr = (uintptr_t)ac->mem,
-		.ring_rkey = ac->rmr->rkey,
-		.ring_slots = ac->ring_slots,
-		.stage_addr = (uintptr_t)(ac->mem + ring_len),
-		.stage_rkey = ac->rmr->rkey,
-		.stage_slots = VA_STAGE_SLOTS,
-		.stage_len = VA_STAGE_LEN,
-		.nstreams = 1,
-		.window = OMS_AD_MAX_WINDOW,
-	};
-	*out = ac;
-	return 0;
-
-err:
-	conn_free(ac);
-	return err;
-}
-
-/* Did the agent close @ac (a stall, a broken protocol, a failed or
- * overdue probe, a failed QP)?  Its listener then takes it apart. */
-int vb_agent_conn_failed(const struct va_conn *ac)
-{
-	return ac->err != 0;
-}
-
-/* The requester left (or the listener closes): drop what it had. */
-void vb_agent_conn_close(struct va_conn *ac)
-{
-	conn_broken(ac, -ECONNRESET);
-	conn_free(ac);
-}
-
-/* OMS_AGENT_STATS=1: one line at close, what the agent did and cost. */
-void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns)
-{
-	struct oms_agent_stats st;
-	const char *e = getenv("OMS_AGENT_STATS");
-
-	if (!e || strcmp(e, "1"))
-		return;
-	oms_agent_stats(s->ag, &st);
-	fprintf(stderr, "liboms: agent: %llu doorbells, %llu requests, %llu "
-		"answers in %llu chains, %llu refused, %llu key drops, %llu "
-		"probes answered, %llu failed; thread CPU %.3f ms, %.2f us per "
-		"request\n",
-		(unsigned long long)s->doorbells,
-		(unsigned long long)s->descs, (unsigned long long)s->answers,
-		(unsigned long long)s->chains,
-		(unsigned long long)st.refused,
-		(unsigned long long)st.key_drops,
-		(unsigned long long)s->probes,
-		(unsigned long long)s->probe_fails, (double)cpu_ns / 1e6,
-		s->descs ? (double)cpu_ns / 1e3 / (double)s->descs : 0.0);
+	return ac->s;
 }
 
 void vb_agent_destroy(struct va_srv *s)
 {
-	for (int i = 0; i < VA_MAX_CONNS; i++)
-		if (s->conn[i])
-			conn_free(s->conn[i]);
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		struct va_conn *ac = s->conn[i];
+
+		if (ac)
+			vb_agent_conn_close(ac);
+	}
 	ibv_destroy_cq(s->scq);
 	ibv_destroy_cq(s->rcq);
 	ibv_destroy_comp_channel(s->cch);

@@ -51,7 +51,8 @@ struct vb_listener {
 	struct oms_vw_region reg;	/* what every accept describes */
 	uint8_t reply[OMS_VW_MAX_LEN];
 	uint8_t reply_len;		/* the version-2 region */
-	struct va_srv *agent;		/* OMS_AGENT=1: the destination agent */
+	struct va_pool *agent;		/* OMS_AGENT=1: the destination agent's
+					 * serving threads (agent_pool.c) */
 	struct vb_probe probe;		/* of the plain connections (probe.c) */
 	struct vb_teardown teardown;	/* destroys the ids let go */
 	uint64_t probe_drops;		/* connections whose initiator was gone */
@@ -61,16 +62,23 @@ struct vb_listener {
 	int peers;		/* conns' length, read by other threads */
 };
 
+/* @id's QP destroyed, and the agent's part of the connection, if any. */
+static void qp_free(struct vb_listener *l, struct rdma_cm_id *id,
+		    struct va_conn *ac)
+{
+	if (ac)
+		va_pool_close(l->agent, ac, id);
+	else if (id->qp)
+		rdma_destroy_qp(id);
+}
+
 /* Take a connection apart: what does not wait here, its id on the
  * teardown thread (teardown.c). */
 static void passive_free(struct vb_listener *l, struct vb_passive *p)
 {
 	if (!p->disconnected)
 		rdma_disconnect(p->id);
-	if (p->id->qp)
-		rdma_destroy_qp(p->id);
-	if (p->ac)
-		vb_agent_conn_close(p->ac);
+	qp_free(l, p->id, p->ac);
 	vb_teardown_id(&l->teardown, p->id);
 	free(p);
 }
@@ -78,8 +86,10 @@ static void passive_free(struct vb_listener *l, struct vb_passive *p)
 static void drop_passive(struct vb_listener *l, struct rdma_cm_id *id);
 
 /* Close the connection the agent serves as @ac, to give its slot away. */
-static void evict(struct vb_listener *l, struct va_conn *ac)
+static void evict(void *arg, struct va_conn *ac)
 {
+	struct vb_listener *l = arg;
+
 	for (struct vb_passive *p = l->conns; p; p = p->next)
 		if (p->ac == ac) {
 			drop_passive(l, p->id);
@@ -116,18 +126,11 @@ static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
 		   const struct oms_vw_hello *h, struct vb_passive *pc,
 		   struct oms_vw_agent *blk, int *busy)
 {
-	struct va_conn *victim;
 	int err = -EUSERS;
 
 	*busy = 0;
 	if (l->agent && (h->flags & OMS_VW_F_AGENT)) {
-		err = vb_agent_slot(l->agent, id, &victim);
-		if (err == 1) {
-			evict(l, victim);
-			err = 0;
-		}
-		if (!err)
-			err = vb_agent_conn_open(l->agent, id, h, &pc->ac, blk);
+		err = va_pool_open(l->agent, id, h, &pc->ac, blk, evict, l);
 		*busy = err == -EUSERS;
 	}
 	if (err == -EUSERS)	/* no agent, or no slot in it: one-sided */
@@ -137,12 +140,10 @@ static int make_qp(struct vb_listener *l, struct rdma_cm_id *id,
 	return err;
 }
 
-static void unmake_qp(struct rdma_cm_id *id, struct vb_passive *pc)
+static void unmake_qp(struct vb_listener *l, struct rdma_cm_id *id,
+		      struct vb_passive *pc)
 {
-	if (id->qp)
-		rdma_destroy_qp(id);
-	if (pc->ac)
-		vb_agent_conn_close(pc->ac);
+	qp_free(l, id, pc->ac);
 	pc->ac = NULL;
 }
 
@@ -177,7 +178,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 		return -ENOMEM;
 	err = make_qp(l, id, &h, pc, &reg.agent, &busy);
 	if (err) {
-		unmake_qp(id, pc);
+		unmake_qp(l, id, pc);
 		free(pc);
 		return err;
 	}
@@ -203,7 +204,7 @@ static int accept_one(struct vb_listener *l, struct rdma_cm_event *ev)
 	p.rnr_retry_count = pc->ac ? 6 : 7;
 	if (!p.private_data_len || rdma_accept(id, &p)) {
 		err = p.private_data_len ? vb_errno(-ECONNABORTED) : -EINVAL;
-		unmake_qp(id, pc);
+		unmake_qp(l, id, pc);
 		free(pc);
 		return err;
 	}
@@ -285,20 +286,19 @@ static void release(struct vb_listener *l, struct vb_passive *p)
 	p->disconnected = 1;
 	if (!p->ac)
 		vb_probe_forget(&l->probe, &p->probe);
-	if (p->id->qp)
-		rdma_destroy_qp(p->id);
-	if (p->ac)
-		vb_agent_conn_close(p->ac);
+	qp_free(l, p->id, p->ac);
 	p->ac = NULL;
 	p->released = 1;
 	__atomic_sub_fetch(&l->peers, 1, __ATOMIC_RELEASE);
 }
 
-/* Connections the agent closed (conn_broken: its goodbye is sent). */
+/* Connections the agent's threads closed (va_conn_broken: their goodbye
+ * is sent). */
 static void release_failed(struct vb_listener *l)
 {
+	va_pool_drain(l->agent);
 	for (struct vb_passive *p = l->conns; p; p = p->next)
-		if (p->ac && vb_agent_conn_failed(p->ac))
+		if (p->ac && va_pool_failed(l->agent, p->ac))
 			release(l, p);
 }
 
@@ -339,11 +339,6 @@ static void probe_round(struct vb_listener *l)
 }
 
 
-static int min_ms(int a, int b)
-{
-	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
-}
-
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -364,26 +359,17 @@ static void *listener_thread(void *arg)
 		struct pollfd pfd[3] = {
 			{ .fd = l->ch->fd, .events = POLLIN },
 			{ .fd = l->stop[0], .events = POLLIN },
-			{ .fd = l->agent ? vb_agent_fd(l->agent) : -1,
+			{ .fd = l->agent ? va_pool_fd(l->agent) : -1,
 			  .events = POLLIN },
 		};
 		struct rdma_cm_event *ev;
-
-		int n = poll(pfd, 3, min_ms(l->agent ?
-					   vb_agent_poll_ms(l->agent) : -1,
-					   vb_probe_wait_ms(&l->probe)));
+		int n = poll(pfd, 3, vb_probe_wait_ms(&l->probe));
 
 		if (n < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
-		/* the agent first: a disconnect frees what it serves (the
-		 * poll also times out for the probe, agent or not) */
-		if (l->agent && (pfd[2].revents ? vb_agent_service(l->agent) :
-				 n == 0 ? vb_agent_tick(l->agent) : 0))
-			fprintf(stderr, "liboms: agent: its completion queue "
-				"failed\n");
-		if (l->agent)
+		if (n > 0 && pfd[2].revents)
 			release_failed(l);
 		while (!rdma_get_cm_event(l->ch, &ev))
 			handle(l, ev);
@@ -497,7 +483,7 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	if (err)
 		goto err_flush;
 	if (vb_agent_wanted()) {
-		err = vb_agent_create(vc, served, &l->agent);
+		err = va_pool_create(vc, served, &l->agent);
 		if (err)
 			goto err_flush;
 	}
@@ -551,8 +537,7 @@ err_id:
 err_ch:
 	rdma_destroy_event_channel(l->ch);
 err_flush:
-	if (l->agent)
-		vb_agent_destroy(l->agent);
+	va_pool_destroy(l->agent);
 	vb_probe_fini(&l->probe);
 	flush_word_dereg(l);
 err_free:
@@ -613,14 +598,15 @@ static void report(const struct vb_listener *l)
 		return;
 	fprintf(stderr, "liboms: listener: %llu connections accepted; probes "
 		"%llu answered, %llu failed, %llu overdue, %llu connections "
-		"dropped for it; %llu ids torn down, the slowest in %.1f ms\n",
+		"dropped for it; %llu ids torn down, the slowest in %.1f ms; "
+		"thread CPU %.1f ms\n",
 		(unsigned long long)l->accepted,
 		(unsigned long long)l->probe.answered,
 		(unsigned long long)l->probe.failed,
 		(unsigned long long)l->probe.overdue,
 		(unsigned long long)l->probe_drops,
 		(unsigned long long)l->teardown.destroyed,
-		(double)l->teardown.slowest_ns / 1e6);
+		(double)l->teardown.slowest_ns / 1e6, (double)l->cpu_ns / 1e6);
 }
 
 void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
@@ -642,10 +628,7 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 	/* every id gone before the channel they report to */
 	vb_teardown_stop(&l->teardown);
 	report(l);
-	if (l->agent) {
-		vb_agent_report(l->agent, l->cpu_ns);
-		vb_agent_destroy(l->agent);
-	}
+	va_pool_destroy(l->agent);
 	rdma_destroy_id(l->lid);
 	rdma_destroy_event_channel(l->ch);
 	close(l->stop[0]);

@@ -13,11 +13,31 @@
 
 #include "verbs/verbs.h"
 
-/* agent_srv.c: the destination agent of a listener (OMS_AGENT=1) */
+/*
+ * agent_srv.c, agent_conn.c: one serving thread's destination agent
+ * (OMS_AGENT=1): its connections, rings, admission and answers.  Every
+ * call on a struct va_srv or one of its connections is made under that
+ * thread's lock (agent_pool.c), but prepare and discard, which touch only
+ * the connection's own memory.
+ */
+#define VB_AGENT_CONNS	16	/* agent connections per listener */
+#define VB_AGENT_PEER_MAX 12	/* of which one node's at most */
 struct va_srv;
 struct va_conn;
 struct oms_vw_hello;
 struct oms_vw_agent;
+struct vb_agent_census {
+	uint32_t used, mine;	/* connections; of which the node's */
+	uint64_t limit_ns;	/* idle this long: a slot to take */
+	struct va_conn *victim;	/* the idlest that may be taken, or NULL */
+	uint64_t idle_ns;	/* its idle time (UINT64_MAX: it failed) */
+	int victim_failed;
+};
+struct vb_agent_stats {
+	uint64_t doorbells, descs, answers, chains;
+	uint64_t refused, key_drops;	/* the core's */
+	uint64_t probes, probe_fails;
+};
 int vb_agent_wanted(void);
 int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		    struct va_srv **out);
@@ -26,14 +46,38 @@ int vb_agent_fd(const struct va_srv *s);
 int vb_agent_poll_ms(const struct va_srv *s);
 int vb_agent_tick(struct va_srv *s);
 int vb_agent_service(struct va_srv *s);
-int vb_agent_slot(struct va_srv *s, struct rdma_cm_id *id,
-		  struct va_conn **victim);
-int vb_agent_conn_open(struct va_srv *s, struct rdma_cm_id *id,
-		       const struct oms_vw_hello *h, struct va_conn **out,
-		       struct oms_vw_agent *blk);
+uint64_t vb_agent_broken(const struct va_srv *s);
+void vb_agent_census(struct va_srv *s, uint32_t peer, int own,
+		     struct vb_agent_census *c);
+int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
+			  struct va_conn **out);
+int vb_agent_conn_install(struct va_conn *ac, struct rdma_cm_id *id,
+			  struct oms_vw_agent *blk);
+void vb_agent_conn_detach(struct va_conn *ac);
+void vb_agent_conn_discard(struct va_conn *ac);
 void vb_agent_conn_close(struct va_conn *ac);
 int vb_agent_conn_failed(const struct va_conn *ac);
-void vb_agent_report(const struct va_srv *s, uint64_t cpu_ns);
+struct va_srv *vb_agent_conn_srv(const struct va_conn *ac);
+void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st);
+
+/*
+ * agent_pool.c: a listener's serving threads, each with its own va_srv;
+ * the listener's thread does the connection manager's work and hands
+ * connections to them.
+ */
+struct va_pool;
+int va_pool_create(struct vb_ctx *vc, const struct oms_be_region *served,
+		   struct va_pool **out);
+void va_pool_destroy(struct va_pool *p);
+int va_pool_fd(struct va_pool *p);
+int va_pool_open(struct va_pool *p, struct rdma_cm_id *id,
+		 const struct oms_vw_hello *h, struct va_conn **out,
+		 struct oms_vw_agent *blk,
+		 void (*evict)(void *arg, struct va_conn *victim), void *arg);
+void va_pool_close(struct va_pool *p, struct va_conn *ac,
+		   struct rdma_cm_id *id);
+int va_pool_failed(struct va_pool *p, struct va_conn *ac);
+void va_pool_drain(struct va_pool *p);
 
 /* agent_hold.c: this process's puts, told to an agent's hold */
 struct va_hold;

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A listener's agent connections, opened and closed (docs/dest-agent.md,
+ * "Sharing"): the slot a requester gets on a serving thread, the memory
+ * it is given, its QP on that thread's completion queues.
+ *
+ * Opening is two halves so that the connection manager's slow work never
+ * holds a serving thread (agent_pool.c): vb_agent_conn_prepare() maps and
+ * registers the connection's memory and touches nothing the thread
+ * serves; vb_agent_conn_install() takes a slot, opens the core's
+ * connection and makes the QP, under the thread's lock.  Closing likewise:
+ * vb_agent_conn_detach() under the lock, vb_agent_conn_discard() after.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "verbs/target/agent_srv.h"
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 16;
+
+	while (p < v && p < 4096)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * A connection's buffers are pages of their own, mapped at accept and
+ * unmapped at close: registered (so pinned) memory leaves with its
+ * connection instead of staying in the allocator's heap (a server that
+ * lives through thousands of requesters would keep the most it ever had),
+ * and never shares a page with other data.  Zeroed by the kernel.
+ */
+static void *pages_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void pages_unmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
+/*
+ * @s's part of a listener's slot count (agent_pool.c decides): *@c gets
+ * its connections, those of node @peer, and the one idle longest that may
+ * be taken (no work owed, no doorbell with work for VA_IDLE_TIMEOUTS
+ * context timeouts; a failed one first, its disconnect being due), only
+ * among @peer's own when @own.  Under the serving thread's lock.
+ */
+void vb_agent_census(struct va_srv *s, uint32_t peer, int own,
+		     struct vb_agent_census *c)
+{
+	uint64_t now = oms_now_ns();
+	uint64_t limit = VA_IDLE_TIMEOUTS * va_timeout_ns(s);
+
+	*c = (struct vb_agent_census){ .limit_ns = limit };
+	for (int i = 0; i < VA_MAX_CONNS; i++) {
+		struct va_conn *ac = s->conn[i];
+		uint64_t idle;
+
+		if (!ac)
+			continue;
+		c->used++;
+		c->mine += ac->peer == peer;
+		if (own && ac->peer != peer)
+			continue;
+		idle = now - ac->rung_ns;
+		if (!ac->err && (ac->backlog || ac->inflight || ac->sq_used ||
+				 ac->npend || idle < limit))
+			continue;
+		if (ac->err)
+			idle = UINT64_MAX;
+		if (idle > c->idle_ns) {
+			c->idle_ns = idle;
+			c->victim = ac;
+			c->victim_failed = !!ac->err;
+		}
+	}
+}
+
+/*
+ * A connection whose hello asked for the agent (@h), to be served by @s:
+ * its memory, mapped and registered, and what the core and the QP will
+ * need.  Touches nothing that @s's thread serves: no lock.  -ENOMEM.
+ */
+int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
+			  struct va_conn **out)
+{
+	uint32_t slots = h->cq.slots < VA_MAX_SLOTS ? h->cq.slots :
+			 VA_MAX_SLOTS;
+	size_t ring_len = (size_t)slots * OMS_AD_LEN;
+	size_t stage_len = (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
+	struct va_conn *ac = calloc(1, sizeof(*ac));
+
+	if (!ac)
+		return -ENOMEM;
+	ac->s = s;
+	ac->idx = UINT32_MAX;
+	ac->aid = UINT32_MAX;
+	ac->ring_slots = pow2_at_least(slots);
+	ac->fmt = (enum oms_ad_fmt)oms_vw_desc_fmt(h->flags);
+	ac->cq = h->cq;
+	ac->mem_len = ring_len + stage_len;
+	ac->out_len = VA_OUT_LEN + (size_t)h->cq.slots * OMS_AD_ANSWER_LEN;
+	ac->mem = pages_map(ac->mem_len);
+	ac->out = pages_map(ac->out_len);
+	if (!ac->mem || !ac->out)
+		goto err;
+	ac->rmr = ibv_reg_mr(s->vc->pd, ac->mem, ac->mem_len,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ac->lmr = ibv_reg_mr(s->vc->pd, ac->out, ac->out_len,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (!ac->rmr || !ac->lmr)
+		goto err;
+	*out = ac;
+	return 0;
+err:
+	vb_agent_conn_discard(ac);
+	return -ENOMEM;
+}
+
+/* @ac's QP on @id, on its thread's completion queues, with a receive per
+ * ring slot.  0, -ENOMEM, -EIO. */
+static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
+{
+	struct va_srv *s = ac->s;
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	qa.qp_type = IBV_QPT_RC;
+	/* what admit() may reserve for a full ring, and a chain; and the
+	 * liveness probe's slot (probe_idle) */
+	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;
+	qa.cap.max_recv_wr = ac->ring_slots;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, s->vc->pd, &qa))
+		return vb_errno(-ENOMEM);
+	ac->id = id;
+	ac->sq_depth = qa.cap.max_send_wr - 1;
+	for (uint32_t r = 0; r < ac->ring_slots; r++) {
+		if (va_post_recv(ac)) {
+			rdma_destroy_qp(id);
+			ac->id = NULL;
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Prepared @ac into a free slot of its thread, the core's connection and
+ * its QP on @id; *@blk says what to tell the requester.  Under the
+ * serving thread's lock.  -EUSERS (no free slot),
+ * -ENOMEM, -EIO; on failure @ac is as prepared.
+ */
+int vb_agent_conn_install(struct va_conn *ac, struct rdma_cm_id *id,
+			  struct oms_vw_agent *blk)
+{
+	struct va_srv *s = ac->s;
+	struct oms_agent_conn_attr ca = {
+		.nstreams = 1, .window = OMS_AD_MAX_WINDOW, .fmt = ac->fmt,
+		.stage_slots = VA_STAGE_SLOTS, .stage_len = VA_STAGE_LEN,
+	};
+	size_t ring_len = ac->mem_len - (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < VA_MAX_CONNS && s->conn[i]; i++)
+		;
+	if (i == VA_MAX_CONNS)
+		return -EUSERS;	/* the pool counts: not reached */
+	/* the requester's node, as this process's contexts name it when
+	 * they send it puts (peers.c) */
+	ca.peer = (uint32_t)vb_peer_id((struct sockaddr *)
+				       &id->route.addr.dst_addr);
+	ca.stage = ac->mem + ring_len;
+	err = oms_agent_conn_open(s->ag, &ca, &ac->aid);
+	if (err) {
+		ac->aid = UINT32_MAX;
+		return err;
+	}
+	ac->idx = i;
+	ac->gen = s->gen[i];
+	ac->peer = ca.peer;
+	ac->progress_ns = ac->rung_ns = oms_now_ns();
+	err = conn_qp(ac, id);
+	if (err) {
+		oms_agent_conn_close(s->ag, ac->aid);
+		ac->aid = UINT32_MAX;
+		ac->idx = UINT32_MAX;
+		return err;
+	}
+	s->conn[i] = ac;
+	s->by_aid[ac->aid] = ac;
+	*blk = (struct oms_vw_agent){
+		.ring_addr = (uintptr_t)ac->mem,
+		.ring_rkey = ac->rmr->rkey,
+		.ring_slots = ac->ring_slots,
+		.stage_addr = (uintptr_t)(ac->mem + ring_len),
+		.stage_rkey = ac->rmr->rkey,
+		.stage_slots = VA_STAGE_SLOTS,
+		.stage_len = VA_STAGE_LEN,
+		.nstreams = 1,
+		.window = OMS_AD_MAX_WINDOW,
+	};
+	return 0;
+}
+
+/* Did the agent close @ac (a stall, a broken protocol, a failed or
+ * overdue probe, a failed QP)?  Its listener then takes it apart.  Under
+ * the serving thread's lock. */
+int vb_agent_conn_failed(const struct va_conn *ac)
+{
+	return ac->err != 0;
+}
+
+/*
+ * The requester left (or the listener closes): drop what it had, free its
+ * slot; its QP goes to error and is the caller's to destroy, before
+ * vb_agent_conn_discard() frees the memory its WRs name.  Under the
+ * serving thread's lock.
+ */
+void vb_agent_conn_detach(struct va_conn *ac)
+{
+	struct va_srv *s = ac->s;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	/* nothing more leaves the QP; what it had flushes with this
+	 * generation, which the thread no longer serves */
+	if (!ac->err && ac->id && ac->id->qp)
+		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
+	ac->err = ac->err ? ac->err : -ECONNRESET;
+	ac->npend = 0;
+	if (ac->aid != UINT32_MAX) {
+		oms_agent_conn_close(s->ag, ac->aid);
+		s->by_aid[ac->aid] = NULL;
+		ac->aid = UINT32_MAX;
+	}
+	if (ac->idx != UINT32_MAX) {
+		s->conn[ac->idx] = NULL;
+		s->gen[ac->idx]++;
+		ac->idx = UINT32_MAX;
+	}
+	ac->id = NULL;
+}
+
+/* Free a connection prepared, or detached: its memory.  No lock. */
+void vb_agent_conn_discard(struct va_conn *ac)
+{
+	if (ac->rmr)
+		ibv_dereg_mr(ac->rmr);
+	if (ac->lmr)
+		ibv_dereg_mr(ac->lmr);
+	pages_unmap(ac->mem, ac->mem_len);
+	pages_unmap(ac->out, ac->out_len);
+	free(ac);
+}
+
+/* Detach and discard, for a thread that is no longer running; @id's QP,
+ * if any, destroyed between. */
+void vb_agent_conn_close(struct va_conn *ac)
+{
+	struct rdma_cm_id *id = ac->id;
+
+	vb_agent_conn_detach(ac);
+	if (id && id->qp)
+		rdma_destroy_qp(id);
+	vb_agent_conn_discard(ac);
+}
