@@ -193,7 +193,7 @@ for b in engine agent kvs_get mmio_tx ordered_read rdma_ops msg_pass dma_pattern
 	tap $? "$b --bogus: exit 2, stderr names it"
 done
 
-check_help agent --size --iters --no-order
+check_help agent --size --iters --no-order --check --threads
 check_bad agent --size -s 12
 check_bad agent --size -s 8192
 check_bad agent --iters -n 10
