@@ -70,7 +70,7 @@
 
 #include "agent/agent_desc.h"
 
-#define OMS_AGENT_MAX_CONNS	64
+#define OMS_AGENT_MAX_CONNS	256
 #define OMS_AGENT_MAX_REGIONS	64
 #define OMS_AGENT_MAX_PEERS	64	/* reader nodes the hold tracks */
 #define OMS_AGENT_MAX_STREAMS	64	/* per connection */

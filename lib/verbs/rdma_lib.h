@@ -38,6 +38,7 @@
 	X(ibv_get_device_name) X(ibv_query_device) X(ibv_alloc_pd)	\
 	X(ibv_dealloc_pd) X(ibv_reg_mr) X(ibv_dereg_mr)			\
 	X(ibv_create_cq) X(ibv_destroy_cq) X(ibv_modify_qp)		\
+	X(ibv_resize_cq)						\
 	X(ibv_create_comp_channel) X(ibv_destroy_comp_channel)		\
 	X(ibv_get_cq_event) X(ibv_ack_cq_events) X(_ibv_query_gid_ex)
 
@@ -90,6 +91,7 @@ int vb_rdma_load(char *why, size_t whylen);
 #define ibv_dereg_mr			(*vb_rdma.ibv_dereg_mr)
 #define ibv_create_cq			(*vb_rdma.ibv_create_cq)
 #define ibv_destroy_cq			(*vb_rdma.ibv_destroy_cq)
+#define ibv_resize_cq			(*vb_rdma.ibv_resize_cq)
 #define ibv_modify_qp			(*vb_rdma.ibv_modify_qp)
 #define ibv_create_comp_channel		(*vb_rdma.ibv_create_comp_channel)
 #define ibv_destroy_comp_channel	(*vb_rdma.ibv_destroy_comp_channel)

@@ -63,12 +63,10 @@ void vb_agent_census(struct va_srv *s, uint32_t peer, int own,
 	uint64_t limit = VA_IDLE_TIMEOUTS * va_timeout_ns(s);
 
 	*c = (struct vb_agent_census){ .limit_ns = limit };
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
+	for (uint32_t i = 0; i < s->nlive; i++) {
+		struct va_conn *ac = s->live[i];
 		uint64_t idle;
 
-		if (!ac)
-			continue;
 		c->used++;
 		c->mine += ac->peer == peer;
 		if (own && ac->peer != peer)
@@ -88,17 +86,22 @@ void vb_agent_census(struct va_srv *s, uint32_t peer, int own,
 }
 
 /*
- * A connection whose hello asked for the agent (@h), to be served by @s:
- * its memory, mapped and registered, and what the core and the QP will
- * need.  Touches nothing that @s's thread serves: no lock.  -ENOMEM.
+ * A connection whose hello asked for the agent (@h), on @s's device: its
+ * memory, mapped and registered, and what the core and the QP will need.
+ * Touches nothing that a thread serves: no lock.  -ENOMEM.
+ *
+ * What it registers: its request ring (64 bytes a slot) and as many
+ * staging slots of VA_STAGE_LEN (remote write), and its bytes back ring
+ * (VA_OUT_MIN, grown on a large get up to VA_OUT_LEN) and answer records
+ * (16 bytes a slot of the requester's completion ring), local only.  A
+ * requester with 16 slots costs 129 KiB; one with 256 (liboms's default
+ * depth), 1.1 MiB; at most 3.1 MiB, once it has asked for a 1 MiB get.
  */
 int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
 			  struct va_conn **out)
 {
 	uint32_t slots = h->cq.slots < VA_MAX_SLOTS ? h->cq.slots :
 			 VA_MAX_SLOTS;
-	size_t ring_len = (size_t)slots * OMS_AD_LEN;
-	size_t stage_len = (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
 	struct va_conn *ac = calloc(1, sizeof(*ac));
 
 	if (!ac)
@@ -107,10 +110,15 @@ int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
 	ac->idx = UINT32_MAX;
 	ac->aid = UINT32_MAX;
 	ac->ring_slots = pow2_at_least(slots);
+	/* a numbered request holds a ring slot and, a put, a staging slot
+	 * until answered: as many as the ring, no more */
+	ac->stage_slots = ac->ring_slots;
 	ac->fmt = (enum oms_ad_fmt)oms_vw_desc_fmt(h->flags);
 	ac->cq = h->cq;
-	ac->mem_len = ring_len + stage_len;
-	ac->out_len = VA_OUT_LEN + (size_t)h->cq.slots * OMS_AD_ANSWER_LEN;
+	ac->mem_len = (size_t)ac->ring_slots * OMS_AD_LEN +
+		      (size_t)ac->stage_slots * VA_STAGE_LEN;
+	ac->out_cap = VA_OUT_MIN;
+	ac->out_len = ac->out_cap + (size_t)h->cq.slots * OMS_AD_ANSWER_LEN;
 	ac->mem = pages_map(ac->mem_len);
 	ac->out = pages_map(ac->out_len);
 	if (!ac->mem || !ac->out)
@@ -128,6 +136,34 @@ err:
 	return -ENOMEM;
 }
 
+/* Sends a connection may have in flight: what admit() may reserve for a
+ * full ring, and a chain; and the liveness probe's slot (probe_idle). */
+static uint32_t send_depth(const struct va_conn *ac)
+{
+	return VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;
+}
+
+/*
+ * Room on @cq for @more completions beside @used: a completion queue
+ * that overflows fails every connection of its thread, so each thread
+ * counts what its connections may complete at once (the receives posted,
+ * the sends in flight) and grows its queues to hold it, up to the
+ * device's limit.  0, or -EUSERS (the thread is full).
+ */
+static int cq_room(struct va_srv *s, struct ibv_cq *cq, uint32_t used,
+		   uint32_t more)
+{
+	int max = s->vc->dattr.max_cqe > 0 ? s->vc->dattr.max_cqe : 4096;
+	uint64_t want = 2 * ((uint64_t)used + more);
+
+	if ((uint64_t)used + more <= (uint64_t)cq->cqe)
+		return 0;
+	if ((uint64_t)used + more > (uint64_t)max)
+		return -EUSERS;
+	return ibv_resize_cq(cq, want < (uint64_t)max ? (int)want : max) ?
+	       -EUSERS : 0;
+}
+
 /* @ac's QP on @id, on its thread's completion queues, with a receive per
  * ring slot.  0, -ENOMEM, -EIO. */
 static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
@@ -139,16 +175,15 @@ static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
 	qa.send_cq = s->scq;
 	qa.recv_cq = s->rcq;
 	qa.qp_type = IBV_QPT_RC;
-	/* what admit() may reserve for a full ring, and a chain; and the
-	 * liveness probe's slot (probe_idle) */
-	qa.cap.max_send_wr = VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;
+	qa.cap.max_send_wr = send_depth(ac);
 	qa.cap.max_recv_wr = ac->ring_slots;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(id, s->vc->pd, &qa))
 		return vb_errno(-ENOMEM);
 	ac->id = id;
-	ac->sq_depth = qa.cap.max_send_wr - 1;
+	/* what the queues were counted for, whatever the QP's own depth */
+	ac->sq_depth = send_depth(ac) - 1;
 	for (uint32_t r = 0; r < ac->ring_slots; r++) {
 		if (va_post_recv(ac)) {
 			rdma_destroy_qp(id);
@@ -160,27 +195,29 @@ static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
 }
 
 /*
- * Prepared @ac into a free slot of its thread, the core's connection and
- * its QP on @id; *@blk says what to tell the requester.  Under the
- * serving thread's lock.  -EUSERS (no free slot),
- * -ENOMEM, -EIO; on failure @ac is as prepared.
+ * Prepared @ac into a free slot of @s, the core's connection and its QP
+ * on @id; *@blk says what to tell the requester.  Under @s's lock.
+ * -EUSERS (no free slot, or no room on its completion queues: another
+ * thread may have it), -ENOMEM, -EIO; on failure @ac is as prepared.
  */
-int vb_agent_conn_install(struct va_conn *ac, struct rdma_cm_id *id,
-			  struct oms_vw_agent *blk)
+int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
+			  struct rdma_cm_id *id, struct oms_vw_agent *blk)
 {
-	struct va_srv *s = ac->s;
 	struct oms_agent_conn_attr ca = {
 		.nstreams = 1, .window = OMS_AD_MAX_WINDOW, .fmt = ac->fmt,
-		.stage_slots = VA_STAGE_SLOTS, .stage_len = VA_STAGE_LEN,
+		.stage_slots = ac->stage_slots, .stage_len = VA_STAGE_LEN,
 	};
-	size_t ring_len = ac->mem_len - (size_t)VA_STAGE_SLOTS * VA_STAGE_LEN;
+	size_t ring_len = (size_t)ac->ring_slots * OMS_AD_LEN;
 	uint32_t i;
 	int err;
 
 	for (i = 0; i < VA_MAX_CONNS && s->conn[i]; i++)
 		;
-	if (i == VA_MAX_CONNS)
-		return -EUSERS;	/* the pool counts: not reached */
+	if (i == VA_MAX_CONNS ||
+	    cq_room(s, s->rcq, s->recv_used, ac->ring_slots) ||
+	    cq_room(s, s->scq, s->send_used, send_depth(ac)))
+		return -EUSERS;
+	ac->s = s;
 	/* the requester's node, as this process's contexts name it when
 	 * they send it puts (peers.c) */
 	ca.peer = (uint32_t)vb_peer_id((struct sockaddr *)
@@ -204,13 +241,17 @@ int vb_agent_conn_install(struct va_conn *ac, struct rdma_cm_id *id,
 	}
 	s->conn[i] = ac;
 	s->by_aid[ac->aid] = ac;
+	ac->live_at = s->nlive;
+	s->live[s->nlive++] = ac;
+	s->recv_used += ac->ring_slots;
+	s->send_used += send_depth(ac);
 	*blk = (struct oms_vw_agent){
 		.ring_addr = (uintptr_t)ac->mem,
 		.ring_rkey = ac->rmr->rkey,
 		.ring_slots = ac->ring_slots,
 		.stage_addr = (uintptr_t)(ac->mem + ring_len),
 		.stage_rkey = ac->rmr->rkey,
-		.stage_slots = VA_STAGE_SLOTS,
+		.stage_slots = ac->stage_slots,
 		.stage_len = VA_STAGE_LEN,
 		.nstreams = 1,
 		.window = OMS_AD_MAX_WINDOW,
@@ -252,8 +293,39 @@ void vb_agent_conn_detach(struct va_conn *ac)
 		s->conn[ac->idx] = NULL;
 		s->gen[ac->idx]++;
 		ac->idx = UINT32_MAX;
+		s->live[ac->live_at] = s->live[--s->nlive];
+		s->live[ac->live_at]->live_at = ac->live_at;
+		s->recv_used -= ac->ring_slots;
+		s->send_used -= send_depth(ac);
 	}
 	ac->id = NULL;
+}
+
+int va_out_grow(struct va_conn *ac, uint64_t want)
+{
+	uint32_t cap = ac->out_cap;
+	size_t rec = ac->out_len - ac->out_cap, len;
+	struct ibv_mr *mr;
+	uint8_t *p;
+
+	while (cap < want && cap < VA_OUT_LEN)
+		cap <<= 1;
+	len = cap + rec;
+	p = pages_map(len);
+	if (!p)
+		return -ENOMEM;
+	mr = ibv_reg_mr(ac->s->vc->pd, p, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		pages_unmap(p, len);
+		return -ENOMEM;
+	}
+	ibv_dereg_mr(ac->lmr);
+	pages_unmap(ac->out, ac->out_len);
+	ac->lmr = mr;
+	ac->out = p;
+	ac->out_len = len;
+	ac->out_cap = cap;
+	return 0;
 }
 
 /* Free a connection prepared, or detached: its memory.  No lock. */

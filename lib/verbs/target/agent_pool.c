@@ -51,22 +51,40 @@ struct va_worker {
 struct va_pool {
 	struct va_worker w[VA_POOL_MAX];
 	uint32_t n, started;
+	uint32_t conns_max;	/* OMS_AGENT_CONNS */
+	uint32_t peer_max;	/* of which one node's: three in four */
 	int note[2];		/* pipe: a thread closed a connection */
 	uint32_t rr;		/* where the next tie-break starts */
 };
 
+/* A setting @name of 1..@max, @def when unset; -EINVAL, said, else. */
+static long setting(const char *name, long def, long max)
+{
+	const char *e = getenv(name);
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return def;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (errno || *end || v < 1 || v > max) {
+		fprintf(stderr, "liboms: agent: %s=%s: not a number 1..%ld\n",
+			name, e, max);
+		return -EINVAL;
+	}
+	return v;
+}
+
 /*
  * OMS_AGENT_THREADS: 1..VA_POOL_MAX, or unset for the CPUs of the NIC's
- * node (of this process's when the node is not known).  -EINVAL for
- * anything else, said.
+ * node (of this process's when the node is not known); @cpus gets those
+ * CPUs.  -EINVAL for anything else, said.
  */
 static int threads_wanted(struct vb_ctx *vc, int *cpus, uint32_t *ncpus)
 {
-	const char *e = getenv("OMS_AGENT_THREADS");
 	int node = vb_numa_node(vc);
 	cpu_set_t set;
-	char *end;
-	long v;
 
 	*ncpus = 0;
 	if (node >= 0 && numa_available() >= 0) {
@@ -84,16 +102,8 @@ static int threads_wanted(struct vb_ctx *vc, int *cpus, uint32_t *ncpus)
 		for (int c = 0; c < CPU_SETSIZE && *ncpus < VA_POOL_MAX; c++)
 			if (CPU_ISSET(c, &set))
 				cpus[(*ncpus)++] = c;
-	if (!e || !*e)
-		return *ncpus ? (int)*ncpus : 1;
-	errno = 0;
-	v = strtol(e, &end, 10);
-	if (errno || *end || v < 1 || v > VA_POOL_MAX) {
-		fprintf(stderr, "liboms: agent: OMS_AGENT_THREADS=%s: not a "
-			"number of threads 1..%d\n", e, VA_POOL_MAX);
-		return -EINVAL;
-	}
-	return (int)v;
+	return (int)setting("OMS_AGENT_THREADS", *ncpus ? (long)*ncpus : 1,
+			    VA_POOL_MAX);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -233,14 +243,20 @@ int va_pool_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	int cpus[VA_POOL_MAX];
 	uint32_t ncpus;
 	int n = threads_wanted(vc, cpus, &ncpus), err;
+	long conns = setting("OMS_AGENT_CONNS", VB_AGENT_CONNS_MAX,
+			     VB_AGENT_CONNS_MAX);
 	struct va_pool *p;
 
 	if (n < 0)
 		return n;
+	if (conns < 0)
+		return (int)conns;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->n = (uint32_t)n;
+	p->conns_max = (uint32_t)conns;
+	p->peer_max = p->conns_max - p->conns_max / 4;
 	err = pipe_nb(p->note);
 	if (err)
 		goto err_free;
@@ -332,7 +348,7 @@ static void by_load(struct va_pool *p, uint32_t *order)
 }
 
 /*
- * The listener's slots (VB_AGENT_CONNS, VB_AGENT_PEER_MAX for one node),
+ * The listener's slots (OMS_AGENT_CONNS, three in four for one node),
  * counted over every thread: *@sum gets the counts, and with @own (the
  * node holds its share) the idlest connection that may be taken, over
  * the threads, in *@vw's.
@@ -379,16 +395,16 @@ static struct va_worker *pick(struct va_pool *p, struct rdma_cm_id *id,
 	struct va_worker *vw;
 
 	census(p, peer, 0, &c, &vw);
-	if (c.used < VB_AGENT_CONNS && c.mine < VB_AGENT_PEER_MAX) {
+	if (c.used < p->conns_max && c.mine < p->peer_max) {
 		by_load(p, order);
 		return &p->w[order[0]];
 	}
-	if (c.mine >= VB_AGENT_PEER_MAX)
+	if (c.mine >= p->peer_max)
 		census(p, peer, 1, &c, &vw);
 	if (!vw) {
 		fprintf(stderr, "liboms: agent: no slot for a requester (%u of "
-			"%d in use, %u by its node, none idle for %llu ms)\n",
-			c.used, VB_AGENT_CONNS, c.mine,
+			"%u in use, %u by its node, none idle for %llu ms)\n",
+			c.used, p->conns_max, c.mine,
 			(unsigned long long)(c.limit_ns / 1000000));
 		return NULL;
 	}
@@ -412,6 +428,7 @@ int va_pool_open(struct va_pool *p, struct rdma_cm_id *id,
 		 void (*evict)(void *arg, struct va_conn *victim), void *arg)
 {
 	struct va_worker *w = pick(p, id, evict, arg);
+	uint32_t order[VA_POOL_MAX];
 	struct va_conn *ac;
 	int err;
 
@@ -420,11 +437,19 @@ int va_pool_open(struct va_pool *p, struct rdma_cm_id *id,
 	err = vb_agent_conn_prepare(w->s, h, &ac);
 	if (err)
 		return err;
-	pthread_mutex_lock(&w->mu);
-	err = vb_agent_conn_install(ac, id, blk);
-	if (!err)
-		w->nconn++;
-	pthread_mutex_unlock(&w->mu);
+	by_load(p, order);
+	/* the thread picked, else (its queues full) the others in turn */
+	for (uint32_t k = 0; k <= p->n; k++) {
+		if (k)
+			w = &p->w[order[k - 1]];
+		pthread_mutex_lock(&w->mu);
+		err = vb_agent_conn_install(ac, w->s, id, blk);
+		if (!err)
+			w->nconn++;
+		pthread_mutex_unlock(&w->mu);
+		if (err != -EUSERS)
+			break;
+	}
 	if (err) {
 		vb_agent_conn_discard(ac);
 		return err;

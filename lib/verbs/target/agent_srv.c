@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The destination agent on a verbs listener (docs/dest-agent.md, "Layers"):
- * the transport around the agent's core (lib/agent/agent.h).  A listener
- * started with OMS_AGENT=1 in its environment runs one; the listener's
- * thread is the agent's thread, so the core is only ever driven from it.
+ * the transport around the agent's core (lib/agent/agent.h), as one
+ * serving thread runs it.  A listener started with OMS_AGENT=1 in its
+ * environment runs one or more (agent_pool.c), each with a struct va_srv
+ * and a core of its own, driven only from that thread; agent_conn.c opens
+ * and closes their connections.
  *
  * Per connection that asks for it (a version-3 hello) the listener
  * registers, on its own protection domain:
@@ -11,10 +13,10 @@
  *     only the requester writes (remote write);
  *   - the bytes in flight back to it (answers' data, answer records),
  *     local only;
- * and gives the connection's QP completion queues of the agent's own:
- * receives (the doorbells) on one with a completion channel that the
- * listener thread sleeps on, sends (what the agent writes back) on
- * another that is reaped as room is needed.
+ * (agent_conn.c says how much) and gives the connection's QP completion
+ * queues of its serving thread's own: receives (the doorbells) on one
+ * with a completion channel that the thread sleeps on, sends (what the
+ * agent writes back) on another that is reaped as room is needed.
  *
  * A doorbell is a WRITE_WITH_IMM whose immediate is a count: the
  * descriptors written into the ring since the last one, read here in ring
@@ -34,7 +36,7 @@
  * WR is signaled.
  *
  * Sharing (docs/dest-agent.md, "Sharing").  The thread serves every
- * connection and never waits for one:
+ * connection dealt to it and never waits for one:
  *   - a doorbell only counts descriptors into the connection's backlog;
  *     the backlogs are then taken round-robin, VA_QUANTUM at a time, so a
  *     requester that floods gets its turn and no more;
@@ -49,12 +51,12 @@
  *   - a connection that owes work (a backlog, sends not acknowledged) and
  *     makes no progress for the context's timeout is closed: a requester
  *     that died or keeps no receives posted frees its slot;
- *   - VA_MAX_CONNS slots, at most VA_PEER_MAX of them for one node; a new
- *     requester that finds none takes the slot of the one idle longest
- *     (no work owed, no doorbell for VA_IDLE_TIMEOUTS context timeouts),
- *     or is told
- *     that the agent is busy (wire.h's OMS_VW_F_AGENT_BUSY: -EUSERS where
- *     it needs the agent).
+ *   - the listener's slots (agent_pool.c: OMS_AGENT_CONNS, three in four
+ *     of them for one node); a new requester that finds none takes the
+ *     slot of the one idle longest (no work owed, no doorbell with work
+ *     for VA_IDLE_TIMEOUTS context timeouts), or is told that the agent
+ *     is busy (wire.h's OMS_VW_F_AGENT_BUSY: -EUSERS where it needs the
+ *     agent).
  * The requester's credits (lib/agent/client.h) keep its outstanding
  * requests at most min(ring, completion ring) slots, and a backlog past
  * the ring is a requester that ignored them: the connection is closed.
@@ -211,13 +213,13 @@ static int flush(struct va_conn *ac)
 		uint32_t k = nans < ac->cq.slots - first ? nans :
 			     ac->cq.slots - first;
 
-		w = append(ac, ac->out + VA_OUT_LEN +
+		w = append(ac, ac->out + ac->out_cap +
 			   (size_t)first * OMS_AD_ANSWER_LEN,
 			   k * OMS_AD_ANSWER_LEN,
 			   ac->cq.addr + (uint64_t)first * OMS_AD_ANSWER_LEN,
 			   ac->cq.rkey);
 		if (k < nans)	/* the rest from the ring's start */
-			w = append(ac, ac->out + VA_OUT_LEN,
+			w = append(ac, ac->out + ac->out_cap,
 				   (nans - k) * OMS_AD_ANSWER_LEN,
 				   ac->cq.addr, ac->cq.rkey);
 		w->opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -257,7 +259,7 @@ static int flush(struct va_conn *ac)
  * Room for @len more bytes back, and two WRs for them, on @ac: what
  * admit() reserved for the op being landed.  Posts the chain when it is
  * full; never waits.  0, or the connection's error, or -ENOBUFS (more than
- * VA_OUT_LEN of gets waited behind one sequence gap: admit() let the
+ * the bytes ring of gets waited behind one sequence gap: admit() let the
  * one filling it in on credit).
  */
 static int room(struct va_conn *ac, uint32_t len)
@@ -266,7 +268,7 @@ static int room(struct va_conn *ac, uint32_t len)
 		return ac->err;
 	if (ac->npend + 2 + 2 > VA_CHAIN && flush(ac))
 		return ac->err ? ac->err : -EIO;
-	if (ac->out_head + len - ac->out_tail > VA_OUT_LEN)
+	if (ac->out_head + len - ac->out_tail > ac->out_cap)
 		return -ENOBUFS;
 	return 0;
 }
@@ -289,8 +291,8 @@ static int va_land(void *arg, uint32_t conn, uint64_t laddr, uint32_t lrkey,
 	err = room(ac, len);
 	if (err)
 		return err;
-	at = (uint32_t)(ac->out_head % VA_OUT_LEN);
-	first = len < VA_OUT_LEN - at ? len : VA_OUT_LEN - at;
+	at = (uint32_t)(ac->out_head % ac->out_cap);
+	first = len < ac->out_cap - at ? len : ac->out_cap - at;
 	memcpy(ac->out + at, src, first);
 	append(ac, ac->out + at, first, laddr, lrkey);
 	if (first < len) {
@@ -326,7 +328,8 @@ static void answer(struct va_conn *ac, const struct oms_agent_cpl *c)
 	struct oms_ad_answer a = { .tag = c->tag, .status = c->status,
 				   .old = c->old };
 	uint32_t slot = (uint32_t)(ac->ans_pos % ac->cq.slots);
-	uint8_t *rec = ac->out + VA_OUT_LEN + (size_t)slot * OMS_AD_ANSWER_LEN;
+	uint8_t *rec = ac->out + ac->out_cap +
+		       (size_t)slot * OMS_AD_ANSWER_LEN;
 	uint32_t max_rec = max_records(ac);
 	int lands = c->op == OMS_AD_GET || c->op == OMS_AD_FADD ||
 		    c->op == OMS_AD_CAS;
@@ -387,10 +390,10 @@ static void answer_all(struct va_srv *s)
 		}
 		s->answers += (uint64_t)n;
 	}
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
+	for (uint32_t i = 0; i < s->nlive; i++) {
+		struct va_conn *ac = s->live[i];
 
-		if (ac && !ac->err && (ac->npend || ac->ans_pos != ac->ans_sent))
+		if (!ac->err && (ac->npend || ac->ans_pos != ac->ans_sent))
 			flush(ac);
 	}
 }
@@ -433,8 +436,23 @@ static int admit(const struct va_conn *ac, uint32_t need)
 	if (ac->sq_used + ac->npend + ac->resv_wr + VA_WR_PER_REQ >
 	    ac->sq_depth)
 		return 0;
-	return used + ac->resv_bytes + need <= VA_OUT_LEN ||
+	return used + ac->resv_bytes + need <= ac->out_cap ||
 	       (!used && !ac->sq_used && !ac->npend);
+}
+
+/*
+ * The bytes ring is small at accept (VA_OUT_MIN) and grows, up to
+ * VA_OUT_LEN, when a get needs more than it has and nothing of the ring
+ * is on the wire (no bytes, no chain, no send in flight): what most
+ * connections register stays small, and a connection that asks for
+ * large gets pays for them once.  A ring that cannot grow keeps its size:
+ * the get goes in on credit as before (admit()).
+ */
+static void grow_for(struct va_conn *ac, uint32_t need)
+{
+	if (ac->out_head == ac->out_tail && !ac->sq_used && !ac->npend &&
+	    ac->out_cap < VA_OUT_LEN && ac->resv_bytes + need > ac->out_cap)
+		va_out_grow(ac, ac->resv_bytes + need);
 }
 
 /*
@@ -456,6 +474,7 @@ static uint32_t take(struct va_srv *s, struct va_conn *ac)
 
 		memcpy(d, slot, sizeof(d));	/* decoded from our copy */
 		need = land_need(ac, d);
+		grow_for(ac, need);
 		if (!admit(ac, need))
 			break;
 		ac->resv_bytes += need;
@@ -484,13 +503,13 @@ static void take_all(struct va_srv *s)
 
 	do {
 		moved = 0;
-		for (uint32_t k = 0; k < VA_MAX_CONNS; k++) {
-			struct va_conn *ac = s->conn[(s->rr + k) % VA_MAX_CONNS];
+		for (uint32_t k = 0; k < s->nlive; k++) {
+			struct va_conn *ac = s->live[(s->rr + k) % s->nlive];
 
-			if (ac && !ac->err && ac->backlog)
+			if (!ac->err && ac->backlog)
 				moved += take(s, ac);
 		}
-		s->rr = (s->rr + 1) % VA_MAX_CONNS;
+		s->rr = s->nlive ? (s->rr + 1) % s->nlive : 0;
 	} while (moved);
 }
 
@@ -545,10 +564,10 @@ static void reap_stalled(struct va_srv *s)
 {
 	uint64_t now = oms_now_ns(), limit = va_timeout_ns(s);
 
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
+	for (uint32_t i = 0; i < s->nlive; i++) {
+		struct va_conn *ac = s->live[i];
 
-		if (!ac || ac->err || (!ac->backlog && !ac->sq_used) ||
+		if (ac->err || (!ac->backlog && !ac->sq_used) ||
 		    now - ac->progress_ns < limit)
 			continue;
 		fprintf(stderr, "liboms: agent: a requester made no progress "
@@ -578,12 +597,12 @@ static void probe_idle(struct va_srv *s)
 {
 	uint64_t now = oms_now_ns(), limit = va_timeout_ns(s);
 
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
+	for (uint32_t i = 0; i < s->nlive; i++) {
+		struct va_conn *ac = s->live[i];
 		struct ibv_send_wr w, *bad;
 		uint64_t last;
 
-		if (!ac || ac->err || !ac->id || !ac->id->qp)
+		if (ac->err || !ac->id || !ac->id->qp)
 			continue;
 		if (ac->probing) {
 			if (now - ac->probe_ns < VB_PROBE_GRACE * limit)
@@ -618,9 +637,9 @@ static void probe_idle(struct va_srv *s)
  * waits for its requester's acknowledgements, or a liveness probe's? */
 static int sends_awaited(const struct va_srv *s)
 {
-	for (int i = 0; i < VA_MAX_CONNS; i++)
-		if (s->conn[i] && !s->conn[i]->err &&
-		    (s->conn[i]->backlog || s->conn[i]->probing))
+	for (uint32_t i = 0; i < s->nlive; i++)
+		if (!s->live[i]->err &&
+		    (s->live[i]->backlog || s->live[i]->probing))
 			return 1;
 	return 0;
 }
@@ -731,11 +750,11 @@ int vb_agent_poll_ms(const struct va_srv *s)
 
 	if (oms_agent_held(s->ag))
 		return 1;
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		const struct va_conn *ac = s->conn[i];
+	for (uint32_t i = 0; i < s->nlive; i++) {
+		const struct va_conn *ac = s->live[i];
 		uint64_t due, left;
 
-		if (!ac || ac->err)
+		if (ac->err)
 			continue;
 		due = look_due(ac, limit);
 		if (due == UINT64_MAX)
@@ -771,9 +790,7 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	struct oms_agent_attr attr = { 0 };
 	const struct oms_ctx_attr *ca = oms_be_view(vc->ctx)->attr;
 	int max_cqe = vc->dattr.max_cqe > 0 ? vc->dattr.max_cqe : 4096;
-	int rq = VA_MAX_CONNS * (int)VA_MAX_SLOTS;
-	int sq = VA_MAX_CONNS * (int)(VA_WR_PER_REQ * VA_MAX_SLOTS +
-				      2 * VA_CHAIN);
+	int cqe = VA_CQ_FIRST < max_cqe ? VA_CQ_FIRST : max_cqe;
 	struct va_srv *s = calloc(1, sizeof(*s));
 	int err;
 
@@ -809,12 +826,11 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		err = -EIO;
 		goto err_cch;
 	}
-	s->rcq = ibv_create_cq(vc->verbs, rq < max_cqe ? rq : max_cqe, NULL,
-			       s->cch, 0);
+	/* grown as connections come (agent_conn.c's cq_room()) */
+	s->rcq = ibv_create_cq(vc->verbs, cqe, NULL, s->cch, 0);
 	if (!s->rcq)
 		goto err_cch;
-	s->scq = ibv_create_cq(vc->verbs, sq < max_cqe ? sq : max_cqe, NULL,
-			       s->cch, 0);
+	s->scq = ibv_create_cq(vc->verbs, cqe, NULL, s->cch, 0);
 	if (!s->scq)
 		goto err_rcq;
 	if (ibv_req_notify_cq(s->rcq, 0)) {
@@ -875,12 +891,8 @@ struct va_srv *vb_agent_conn_srv(const struct va_conn *ac)
 
 void vb_agent_destroy(struct va_srv *s)
 {
-	for (int i = 0; i < VA_MAX_CONNS; i++) {
-		struct va_conn *ac = s->conn[i];
-
-		if (ac)
-			vb_agent_conn_close(ac);
-	}
+	while (s->nlive)	/* each close takes one out */
+		vb_agent_conn_close(s->live[s->nlive - 1]);
 	ibv_destroy_cq(s->scq);
 	ibv_destroy_cq(s->rcq);
 	ibv_destroy_comp_channel(s->cch);

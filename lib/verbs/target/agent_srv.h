@@ -14,12 +14,15 @@
 #include "agent/agent.h"
 #include "verbs/wire.h"
 
-#define VA_MAX_CONNS	VB_AGENT_CONNS	/* one thread may serve them all */
+#define VA_MAX_CONNS	256		/* connections per serving thread */
 #define VA_MAX_SLOTS	256u		/* request ring slots per connection */
-#define VA_STAGE_SLOTS	256u		/* a DEST_SEQ requester's numbers
-					 * in flight, each with its slot */
-#define VA_STAGE_LEN	4096u
-#define VA_OUT_LEN	(2u << 20)	/* bytes in flight back, >= a get */
+#define VA_STAGE_LEN	4096u		/* a staging slot (one per ring
+					 * slot: a DEST_SEQ requester's
+					 * numbers in flight) */
+#define VA_OUT_MIN	(64u << 10)	/* the bytes back ring at accept */
+#define VA_OUT_LEN	(2u << 20)	/* ... grown to at most: >= a get */
+#define VA_CQ_FIRST	1024		/* a thread's queues at start: grown
+					 * as its connections need */
 #define VA_CHAIN	64		/* WRs per ibv_post_send */
 #define VA_PROBE_N	0xffu		/* a wr_id's count that marks the
 					 * liveness probe: above any chain's */
@@ -34,28 +37,31 @@
  * generation, how many WRs the chain had, and where its bytes end in out
  * (RC completes a QP's WRs in order: its completion frees them all).
  */
-#define VA_POS_MASK	((1ull << 44) - 1)
-#define VA_WRID(i, gen, n, pos) ((uint64_t)(i) << 60 |			\
-				 (uint64_t)((gen) & 0xff) << 52 |	\
-				 (uint64_t)((n) & 0xff) << 44 |		\
+#define VA_POS_MASK	((1ull << 40) - 1)
+#define VA_WRID(i, gen, n, pos) ((uint64_t)((i) & 0xff) << 56 |	\
+				 (uint64_t)((gen) & 0xff) << 48 |	\
+				 (uint64_t)((n) & 0xff) << 40 |		\
 				 ((pos) & VA_POS_MASK))
-#define VA_WRID_IDX(id)	((uint32_t)((id) >> 60))
-#define VA_WRID_GEN(id)	((uint8_t)((id) >> 52))
-#define VA_WRID_N(id)	((uint32_t)((id) >> 44) & 0xff)
+#define VA_WRID_IDX(id)	((uint32_t)((id) >> 56))
+#define VA_WRID_GEN(id)	((uint8_t)((id) >> 48))
+#define VA_WRID_N(id)	((uint32_t)((id) >> 40) & 0xff)
 #define VA_WRID_POS(id)	((id) & VA_POS_MASK)
 
 struct va_conn {
 	struct va_srv *s;
 	struct rdma_cm_id *id;
 	uint32_t idx;		/* in s->conn[] */
+	uint32_t live_at;	/* in s->live[] */
 	uint8_t gen;
 	uint32_t aid;		/* the core's connection id */
 	int err;		/* the QP failed or the requester misbehaved */
 	uint8_t *mem;		/* ring | staging (remote write) */
 	size_t mem_len;
 	struct ibv_mr *rmr;
-	uint8_t *out;		/* VA_OUT_LEN bytes back | answer records */
+	uint8_t *out;		/* out_cap bytes back | answer records */
 	size_t out_len;
+	uint32_t out_cap;	/* VA_OUT_MIN, grown up to VA_OUT_LEN */
+	uint32_t stage_slots;	/* as many as ring slots */
 	struct ibv_mr *lmr;
 	uint32_t ring_slots;
 	enum oms_ad_fmt fmt;	/* its descriptors, as the hello offered */
@@ -98,19 +104,32 @@ struct va_srv {
 	struct ibv_cq *scq;	/* the agent's writes */
 	int scq_armed;		/* its completions wake the thread */
 	uint32_t rr;		/* the connection whose turn is next */
-	struct va_conn *conn[VA_MAX_CONNS];
+	struct va_conn *conn[VA_MAX_CONNS];	/* by index: a wr_id's */
 	uint8_t gen[VA_MAX_CONNS];
+	struct va_conn *live[VA_MAX_CONNS];	/* the same, packed: what
+						 * every round walks */
+	uint32_t nlive;
 	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
 	uint64_t doorbells, descs, answers, chains;
 	uint64_t probes, probe_fails;	/* liveness probes answered, failed
 					 * or overdue */
 	uint64_t broken;	/* connections it closed (va_conn_broken) */
+	uint32_t recv_used;	/* receives its connections may complete */
+	uint32_t send_used;	/* sends they may have in flight */
 };
 
 /* Mark @ac failed: its QP to error, the requester told (agent_srv.c). */
 void va_conn_broken(struct va_conn *ac, int err);
 /* One receive for a doorbell on @ac's QP. */
 int va_post_recv(struct va_conn *ac);
+/* @ac's bytes ring grown to hold @want bytes (agent_conn.c); nothing of
+ * it may be on the wire.  0 or -ENOMEM (the ring as it was). */
+int va_out_grow(struct va_conn *ac, uint64_t want);
+
+_Static_assert(VA_MAX_CONNS <= 256 && VA_MAX_CONNS <= OMS_AGENT_MAX_CONNS,
+	       "a wr_id's connection index is 8 bits; the core's table");
+_Static_assert(VB_AGENT_CONNS_MAX <= VA_MAX_CONNS * 64,
+	       "a listener's connections fit its threads' tables");
 
 /* The context's timeout, in ns: how long a requester may owe progress. */
 static inline uint64_t va_timeout_ns(const struct va_srv *s)

@@ -20,8 +20,7 @@
  * thread's lock (agent_pool.c), but prepare and discard, which touch only
  * the connection's own memory.
  */
-#define VB_AGENT_CONNS	16	/* agent connections per listener */
-#define VB_AGENT_PEER_MAX 12	/* of which one node's at most */
+#define VB_AGENT_CONNS_MAX 1024	/* agent connections per listener */
 struct va_srv;
 struct va_conn;
 struct oms_vw_hello;
@@ -51,8 +50,8 @@ void vb_agent_census(struct va_srv *s, uint32_t peer, int own,
 		     struct vb_agent_census *c);
 int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
 			  struct va_conn **out);
-int vb_agent_conn_install(struct va_conn *ac, struct rdma_cm_id *id,
-			  struct oms_vw_agent *blk);
+int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
+			  struct rdma_cm_id *id, struct oms_vw_agent *blk);
 void vb_agent_conn_detach(struct va_conn *ac);
 void vb_agent_conn_discard(struct va_conn *ac);
 void vb_agent_conn_close(struct va_conn *ac);
