@@ -14,6 +14,8 @@
  *   - a requester whose QP vanished without a disconnect is found by the
  *     listener's liveness probe and disconnected, on an agent's
  *     connection and on a plain one;
+ *   - 256 requesters open at once to one listener of the default slots
+ *     (OMS_RXE_MANY_PORT) are each served;
  *   - a well-behaved requester (liboms, numbered operations through the
  *     agent) beside waves of 20 requesters (6 under `make check`) killed
  *     with requests in flight, 2 that keep no receives posted and ring
@@ -48,6 +50,7 @@
 #define KILLED		20	/* requesters killed a wave, make check-full */
 #define KILLED_QUICK	4	/* make check */
 #define SILENT		2
+#define MANY		256	/* requesters open at once to one agent */
 
 static const char *agent_port(void)
 {
@@ -305,14 +308,27 @@ static uint64_t counted(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
-/* Connect, ring @n acquire gets of 4 KiB, then wait to be killed. */
+/*
+ * Connect, ring @n acquire gets of 4 KiB, then wait to be killed.  A
+ * requester of a wave keeps asking while the agent is busy (its node's
+ * slots held by the attack's own connections, the dead ones of the last
+ * wave among them until the agent closes them): a wave is requesters
+ * killed with requests in flight, not requesters turned away.
+ */
 static void killed_child(int ready_fd)
 {
+	uint64_t end = now_ms() + 90000;
 	uint8_t d[16][OMS_AD_LEN];
 	struct peer p;
 	char c = 'x';
+	int err;
 
-	if (!raw_connect(&p, CQ_SLOTS)) {
+	while ((err = raw_connect(&p, CQ_SLOTS)) == -EUSERS &&
+	       now_ms() < end) {
+		peer_close(&p);
+		usleep(300000);
+	}
+	if (!err) {
 		for (uint32_t i = 0; i < 16; i++)
 			get_desc(d[i], &p, p.reg.rkey, 0, LAND, 4096 + i);
 		if (!send_raw(&p, d, 16, 16))
@@ -530,6 +546,75 @@ TEST_F(share, well_behaved_beside_killed_silent_and_reconnecting)
 	EXPECT_LT(before.reconnects, att_stats->reconnects);
 	EXPECT_LT(attacked, 10 * alone);
 	oms_ctx_destroy(ctx);
+}
+
+/* A raw peer of @port, retried for 90 s while the server may start. */
+static int raw_connect_to(struct peer *p, const char *port)
+{
+	uint64_t end = now_ms() + 90000;
+	int err;
+
+	while ((err = peer_connect(p, port, 0, CQ_SLOTS)) &&
+	       err != -EUSERS && now_ms() < end) {
+		peer_close(p);
+		usleep(300000);
+	}
+	return err;
+}
+
+/*
+ * Hundreds of requesters: MANY connections from this host, all open at
+ * once, to one listener's agent (rxe_server's PORT + 5: the default slots,
+ * two serving threads); each is served, an acquire get of the server's
+ * ready word answered with its value.
+ */
+TEST_F_TIMEOUT(share, many_requesters_each_served, 600)
+{
+	const char *port = getenv("OMS_RXE_MANY_PORT");
+	struct peer *p = calloc(MANY, sizeof(*p));
+	uint64_t t0 = now_ms(), t1;
+	int connected = 0, served = 0;
+
+	if (!port)
+		SKIP(return, "OMS_RXE_MANY_PORT not set");
+	ASSERT_NE(NULL, p);
+	for (int i = 0; i < MANY; i++) {
+		int err = i ? peer_connect(&p[i], port, 0, CQ_SLOTS) :
+			  raw_connect_to(&p[i], port);
+
+		EXPECT_EQ(0, err) TH_LOG("requester %d: %s", i, strerror(-err));
+		if (err)
+			break;
+		connected++;
+	}
+	t1 = now_ms();
+	for (int i = 0; i < connected; i++) {
+		uint8_t d[1][OMS_AD_LEN];
+
+		get_desc(d[0], &p[i], p[i].reg.rkey, RX_RES_READY, 8,
+			 0x6000 + i);
+		EXPECT_EQ(0, send_raw(&p[i], d, 1, 1));
+	}
+	for (int i = 0; i < connected; i++) {
+		uint32_t tag = 0;
+		int status = -1, err = next_answer(&p[i], &tag, &status);
+		uint64_t v;
+
+		memcpy(&v, landing(&p[i]), sizeof(v));
+		if (!err && !status && tag == 0x6000u + i && v == 1)
+			served++;
+		else
+			TH_LOG("requester %d: %d, status %d, tag %#x, word %llu",
+			       i, err, status, tag, (unsigned long long)v);
+	}
+	TH_LOG("%d requesters connected in %llu ms, %d served in %llu ms",
+	       connected, (unsigned long long)(t1 - t0), served,
+	       (unsigned long long)(now_ms() - t1));
+	EXPECT_EQ(MANY, served);
+	for (int i = 0; i < MANY; i++)
+		if (p[i].ch)
+			peer_close(&p[i]);
+	free(p);
 }
 
 TEST_HARNESS_MAIN

@@ -363,28 +363,35 @@ static struct oms_ctx *verbs_ctx(void)
 	return oms_ctx_create(&a, &ctx) ? NULL : ctx;
 }
 
-/* This host's listener with the agent, OMS_AGENT_THREADS=@threads, on
- * the back port + 20 (into @port). */
+/* This host's listener with the agent, @name=@value in its environment
+ * (OMS_AGENT_THREADS, OMS_AGENT_CONNS), on the back port + 20 (into
+ * @port). */
 static int agent_listen(struct oms_ctx *ctx, struct oms_mr *mr,
-			const char *threads, char *port,
+			const char *name, const char *value, char *port,
 			struct oms_listener **l)
 {
 	int err;
 
 	snprintf(port, 16, "%d", atoi(getenv("OMS_RXE_BACK_PORT")) + 20);
 	setenv("OMS_AGENT", "1", 1);
-	setenv("OMS_AGENT_THREADS", threads, 1);
+	setenv(name, value, 1);
 	err = oms_listen(ctx, NULL, port, mr, l);
-	unsetenv("OMS_AGENT_THREADS");
+	unsetenv(name);
 	unsetenv("OMS_AGENT");
 	return err;
 }
 
-/* OMS_AGENT_THREADS not a count of 1..64: oms_listen() says -EINVAL and
- * listens on nothing (the port is free for the next). */
-TEST(agent_threads_out_of_range_refused)
+/* OMS_AGENT_THREADS not 1..64, OMS_AGENT_CONNS not 1..1024, or not a
+ * number: oms_listen() says -EINVAL and listens on nothing (the port is
+ * free for the next). */
+TEST(agent_settings_out_of_range_refused)
 {
-	static const char *const bad[] = { "0", "65", "-1", "2x", "two" };
+	static const char *const bad[][2] = {
+		{ "OMS_AGENT_THREADS", "0" }, { "OMS_AGENT_THREADS", "65" },
+		{ "OMS_AGENT_THREADS", "-1" }, { "OMS_AGENT_THREADS", "2x" },
+		{ "OMS_AGENT_THREADS", "two" }, { "OMS_AGENT_CONNS", "0" },
+		{ "OMS_AGENT_CONNS", "1025" }, { "OMS_AGENT_CONNS", "16k" },
+	};
 	struct oms_listener *l;
 	struct oms_ctx *ctx;
 	struct oms_mr *mr;
@@ -398,11 +405,13 @@ TEST(agent_threads_out_of_range_refused)
 				OMS_ACCESS_ALL, &mr));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		l = NULL;
-		EXPECT_EQ(-EINVAL, agent_listen(ctx, mr, bad[i], port, &l))
-			TH_LOG("OMS_AGENT_THREADS=%s", bad[i]);
+		EXPECT_EQ(-EINVAL, agent_listen(ctx, mr, bad[i][0], bad[i][1],
+						port, &l))
+			TH_LOG("%s=%s", bad[i][0], bad[i][1]);
 		EXPECT_EQ(NULL, l);
 	}
-	ASSERT_EQ(0, agent_listen(ctx, mr, "2", port, &l));
+	ASSERT_EQ(0, agent_listen(ctx, mr, "OMS_AGENT_CONNS", "1024", port,
+				  &l));
 	EXPECT_EQ(0, oms_listener_close(l));
 	oms_ctx_destroy(ctx);
 }
@@ -433,7 +442,8 @@ TEST(agent_on_three_threads_serves_every_connection)
 	ASSERT_NE(NULL, req);
 	ASSERT_EQ(0, oms_mr_reg(ctx, pool_mem, sizeof(pool_mem),
 				OMS_ACCESS_ALL, &mr));
-	ASSERT_EQ(0, agent_listen(ctx, mr, "3", port, &l));
+	ASSERT_EQ(0, agent_listen(ctx, mr, "OMS_AGENT_THREADS", "3", port,
+				  &l));
 	for (int i = 0; i < POOL_CONNS; i++) {
 		ASSERT_EQ(0, oms_connect(req, getenv("OMS_RXE_SELF"), port,
 					 3000, &r[i]));

@@ -5,11 +5,13 @@
  * the client's writes land (rxe_proto.h).  Passive otherwise: the
  * client's puts, gets and atomics never involve this program.
  *
- * The same region is served three times: on PORT one-sided, as a
+ * The same region is served five times: on PORT one-sided, as a
  * listener always does; on PORT + 1 by a listener that runs the
  * destination agent (OMS_AGENT=1 while it is created, docs/dest-agent.md)
- * on two serving threads (OMS_AGENT_THREADS=2), which the agent's tests
- * (litmus_rxe, agent_forge, agent_share, hold_rxe) use; and on
+ * on two serving threads (OMS_AGENT_THREADS=2) with 16 slots
+ * (OMS_AGENT_CONNS), which the agent's tests (litmus_rxe, agent_forge,
+ * agent_share, hold_rxe) use; on PORT + 5 by another on two threads with
+ * the default slots (agent_share's hundreds of requesters); and on
  * PORT + 3 by another agent, made on a context with OMS_CTX_F_HOLD_GLOBAL
  * (hold_rxe's L24); and on PORT + 4 by an agent made on a context with
  * OMS_CTX_F_NO_ORDERING, which ignores sequence numbers and performs
@@ -237,8 +239,8 @@ int main(int argc, char **argv)
 {
 	struct oms_ctx_attr a = oms_ctx_attr_default();
 	struct oms_caps caps = { .size = sizeof(caps) };
-	struct oms_listener *l, *la, *lg, *ln;
-	char aport[16], gport[16], nport[16];
+	struct oms_listener *l, *la, *lg, *ln, *lm;
+	char aport[16], gport[16], nport[16], mport[16];
 	struct oms_ctx *ctx, *gctx, *nctx;
 	struct oms_mr *mr, *gmr, *nmr;
 	pthread_t th, pth;
@@ -279,13 +281,20 @@ int main(int argc, char **argv)
 	snprintf(aport, sizeof(aport), "%d", atoi(argv[1]) + 1);
 	snprintf(gport, sizeof(gport), "%d", atoi(argv[1]) + 3);
 	snprintf(nport, sizeof(nport), "%d", atoi(argv[1]) + 4);
+	snprintf(mport, sizeof(mport), "%d", atoi(argv[1]) + 5);
 	a.comp_mask |= OMS_CTX_ATTR_FLAGS;
 	a.flags = OMS_CTX_F_HOLD_GLOBAL;
 	setenv("OMS_AGENT", "1", 1);
 	/* two serving threads on the guest's one CPU: the agent's tests
-	 * run with connections dealt to both, each stream kept by one */
+	 * run with connections dealt to both, each stream kept by one; 16
+	 * slots, 12 for a node, that agent_share fills */
 	setenv("OMS_AGENT_THREADS", "2", 1);
+	setenv("OMS_AGENT_CONNS", "16", 1);
 	err = oms_listen(ctx, NULL, aport, mr, &la);
+	unsetenv("OMS_AGENT_CONNS");
+	/* the default slots, for agent_share's hundreds of requesters */
+	if (!err)
+		err = oms_listen(ctx, NULL, mport, mr, &lm);
 	unsetenv("OMS_AGENT_THREADS");
 	if (!err)
 		err = oms_ctx_create(&a, &gctx);

@@ -183,7 +183,8 @@ else
 	part_done agent_forge
 	# each requester served on its own: idle, dead, silent, flooding
 	OMS_RXE_SERVER=$peer OMS_RXE_AGENT_PORT=$((port + 1)) \
-		OMS_RXE_PORT=$port timeout -k 5 420 \
+		OMS_RXE_PORT=$port OMS_RXE_MANY_PORT=$((port + 5)) \
+		timeout -k 5 600 \
 		"$bdir/verbs-tests/agent_share" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
 	part_done agent_share
