@@ -137,7 +137,7 @@ err:
 }
 
 /* Sends a connection may have in flight: what admit() may reserve for a
- * full ring, and a chain; and the liveness probe's slot (probe_idle). */
+ * full ring, and a chain; and the liveness probe's slot (va_probe_idle). */
 static uint32_t send_depth(const struct va_conn *ac)
 {
 	return VA_WR_PER_REQ * ac->ring_slots + 2 * VA_CHAIN + 1;

@@ -122,6 +122,10 @@ struct va_srv {
 void va_conn_broken(struct va_conn *ac, int err);
 /* One receive for a doorbell on @ac's QP. */
 int va_post_recv(struct va_conn *ac);
+/* agent_watch.c: stalls closed, quiet connections probed (rounds). */
+void va_reap_stalled(struct va_srv *s);
+void va_probe_idle(struct va_srv *s);
+
 /* @ac's bytes ring grown to hold @want bytes (agent_conn.c); nothing of
  * it may be on the wire.  0 or -ENOMEM (the ring as it was). */
 int va_out_grow(struct va_conn *ac, uint64_t want);

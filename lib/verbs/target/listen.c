@@ -445,53 +445,20 @@ static int bind_listener(struct vb_listener *l, const char *addr,
 	return err;
 }
 
-int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	      const struct oms_be_region *served, void **lpriv)
+/*
+ * @l's listening id on @addr:@port, its event channel (non-blocking) and
+ * the pipe that stops its thread; undone by cm_unlisten().  -ENODEV,
+ * -ENOMEM, -EADDRNOTAVAIL, -EADDRINUSE, -EMFILE.
+ */
+static int cm_listen(struct vb_listener *l, const char *addr,
+		     const char *port)
 {
-	struct vb_ctx *vc = VC(ctx);
-	struct oms_vw_region reg = {
-		.addr = (uintptr_t)served->addr,
-		.len = served->len,
-		.rkey = served->rmr.key,
-		.access = served->rmr.access,
-		.line = line_size(),
-		.node = oms_be_view(ctx)->attr->node,
-	};
-	struct vb_listener *l;
+	struct vb_ctx *vc = l->vc;
 	int err;
 
-	if (vc->dead)
-		return vc->dead;
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->vc = vc;
-	l->stop[0] = l->stop[1] = -1;
-	err = flush_word_reg(l);
-	if (err)
-		goto err_free;
-	reg.flush_addr = (uintptr_t)l->flush_word;
-	reg.flush_rkey = l->flush_mr->rkey;
-	l->reply_len = (uint8_t)oms_vw_region_encode(l->reply, &reg);
-	if (!l->reply_len) {
-		err = -EINVAL;	/* a region the reply cannot describe */
-		goto err_flush;
-	}
-	l->reg = reg;
-	err = vb_probe_init(&l->probe, vc->verbs,
-			    oms_be_view(ctx)->attr->timeout_ms);
-	if (err)
-		goto err_flush;
-	if (vb_agent_wanted()) {
-		err = va_pool_create(vc, served, &l->agent);
-		if (err)
-			goto err_flush;
-	}
 	l->ch = rdma_create_event_channel();
-	if (!l->ch) {
-		err = vb_errno(-ENODEV);
-		goto err_flush;
-	}
+	if (!l->ch)
+		return vb_errno(-ENODEV);
 	if (rdma_create_id(l->ch, &l->lid, l, RDMA_PS_TCP)) {
 		err = vb_errno(-ENOMEM);
 		goto err_ch;
@@ -516,17 +483,8 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 		err = vb_errno(-EMFILE);
 		goto err_pipe;
 	}
-	err = vb_teardown_start(&l->teardown);
-	if (err)
-		goto err_pipe;
-	err = -pthread_create(&l->thread, NULL, listener_thread, l);
-	if (err)
-		goto err_teardown;
-	*lpriv = l;
 	return 0;
 
-err_teardown:
-	vb_teardown_stop(&l->teardown);
 err_pipe:
 	if (l->stop[0] >= 0) {
 		close(l->stop[0]);
@@ -536,9 +494,90 @@ err_id:
 	rdma_destroy_id(l->lid);
 err_ch:
 	rdma_destroy_event_channel(l->ch);
-err_flush:
+	return err;
+}
+
+static void cm_unlisten(struct vb_listener *l)
+{
+	close(l->stop[0]);
+	close(l->stop[1]);
+	rdma_destroy_id(l->lid);
+	rdma_destroy_event_channel(l->ch);
+}
+
+/* @l's flush word and the reply every accept carries, for @served. */
+static int reply_make(struct vb_listener *l,
+		      const struct oms_be_region *served)
+{
+	struct oms_vw_region reg = {
+		.addr = (uintptr_t)served->addr,
+		.len = served->len,
+		.rkey = served->rmr.key,
+		.access = served->rmr.access,
+		.line = line_size(),
+		.node = oms_be_view(l->vc->ctx)->attr->node,
+	};
+	int err = flush_word_reg(l);
+
+	if (err)
+		return err;
+	reg.flush_addr = (uintptr_t)l->flush_word;
+	reg.flush_rkey = l->flush_mr->rkey;
+	l->reply_len = (uint8_t)oms_vw_region_encode(l->reply, &reg);
+	if (!l->reply_len) {
+		flush_word_dereg(l);
+		return -EINVAL;	/* a region the reply cannot describe */
+	}
+	l->reg = reg;
+	return 0;
+}
+
+int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
+	      const struct oms_be_region *served, void **lpriv)
+{
+	struct vb_ctx *vc = VC(ctx);
+	struct vb_listener *l;
+	int err;
+
+	if (vc->dead)
+		return vc->dead;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->vc = vc;
+	l->stop[0] = l->stop[1] = -1;
+	err = reply_make(l, served);
+	if (err)
+		goto err_free;
+	err = vb_probe_init(&l->probe, vc->verbs,
+			    oms_be_view(ctx)->attr->timeout_ms);
+	if (err)
+		goto err_flush;
+	if (vb_agent_wanted()) {
+		err = va_pool_create(vc, served, &l->agent);
+		if (err)
+			goto err_probe;
+	}
+	err = cm_listen(l, addr, port);
+	if (err)
+		goto err_probe;
+	err = vb_teardown_start(&l->teardown);
+	if (err)
+		goto err_cm;
+	err = -pthread_create(&l->thread, NULL, listener_thread, l);
+	if (err)
+		goto err_teardown;
+	*lpriv = l;
+	return 0;
+
+err_teardown:
+	vb_teardown_stop(&l->teardown);
+err_cm:
+	cm_unlisten(l);
+err_probe:
 	va_pool_destroy(l->agent);
 	vb_probe_fini(&l->probe);
+err_flush:
 	flush_word_dereg(l);
 err_free:
 	free(l);
@@ -629,10 +668,7 @@ void vb_listener_close(struct oms_ctx *ctx, void *lpriv)
 	vb_teardown_stop(&l->teardown);
 	report(l);
 	va_pool_destroy(l->agent);
-	rdma_destroy_id(l->lid);
-	rdma_destroy_event_channel(l->ch);
-	close(l->stop[0]);
-	close(l->stop[1]);
+	cm_unlisten(l);
 	/* after the QPs: no initiator can READ it any more, no QP
 	 * sends on the probe's CQ */
 	vb_probe_fini(&l->probe);
