@@ -152,7 +152,9 @@ $(HARNESS):
 #           its own, the engine (reorder buffer, response hold) and
 #           lib/util/ - no verbs, no backend, no context layer;
 #   verbs   the verbs backend: the public headers, its own, backend.h,
-#           lib/util/ and the agent's headers - a backend sees a context only through backend.h's
+#           lib/util/, the agent's headers and the engine's serial-number
+#           compare (engine/serial.h, nothing else of the engine) - a
+#           backend sees a context only through backend.h's
 #           view, never the context layer's structs (oms_priv.h);
 #   core    the context layer (lib/core/): the public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
@@ -187,10 +189,12 @@ $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): LAYER_INC := $(LAYER_INC_$
 $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): | $(LAYER_LINK_$(l))))
 
 # A layer's directory: links to the lib/ folders and headers it may see
-# (names under lib/), and the rule's target, a link to its first
+# (names under lib/, a single header among them when a layer may see
+# only that one of a folder), and the rule's target, a link to its first
 # prerequisite.  Made again when the Makefile changes, so that a layer
 # given a new folder (or losing one) sees it so in a tree built before.
 layer_dir = $(Q)rm -rf $(@D) && mkdir -p $(@D) && for d in $(1); do \
+		mkdir -p $(@D)/$$(dirname $$d) && \
 		ln -sfn $(CURDIR)/lib/$$d $(@D)/$$d || exit 1; done && \
 	ln -sf $(CURDIR)/$< $@
 
@@ -205,7 +209,7 @@ $(B)/layers/emu/backend.h: lib/backend.h Makefile
 $(B)/layers/agent/oms_order.h: include/oms_order.h Makefile
 	$(call layer_dir,agent engine util)
 $(B)/layers/verbs/backend.h: lib/backend.h Makefile
-	$(call layer_dir,verbs util agent)
+	$(call layer_dir,verbs util agent engine/serial.h)
 $(B)/layers/core/oms_config.h: $(CONFIG_H) Makefile
 	$(call layer_dir,engine util backend.h oms_priv.h ctx_users.h)
 

@@ -9,13 +9,16 @@
  * every later one is cancelled unperformed, and a flush is cancelled
  * exactly when it counts past the bad one.  Beside it the control: the
  * same driver told no stops shows the forbidden outcome (a member after a
- * failure performed), so the check can fail.
+ * failure performed), so the check can fail.  And the serial-number
+ * compare every side of the engine uses (engine/serial.h), over every
+ * distance from numbers on both sides of the wrap.
  *
  * A test of internals (INTERNAL_TESTS in the Makefile).
  */
 #include <string.h>
 
 #include "harness.h"
+#include "engine/serial.h"
 #include "engine/stream.h"
 
 #define N 5
@@ -197,6 +200,28 @@ TEST(d1_stream_earliest_stop_stands_and_stop_all)
 	oms_stream_clear_stop(&s);
 	EXPECT_EQ(9, s.next);
 	EXPECT_EQ(OMS_STREAM_GO, oms_stream_take(&s, 9));
+}
+
+/* a + d is at or after a exactly when d < 2^15, from any a, across the
+ * wrap; ahead() gives d back. */
+TEST(serial_compare_every_distance)
+{
+	static const uint16_t from[] = { 0, 1, 0x7fff, 0x8000, 0xfffe, 0xffff,
+					 BASE, 12345 };
+	unsigned bad = 0;
+
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++)
+		for (uint32_t d = 0; d < 0x10000u; d++) {
+			uint16_t a = from[i], b = (uint16_t)(a + d);
+
+			bad += oms_serial_ahead(b, a) != d;
+			bad += oms_serial_at_or_after(b, a) != (d < 0x8000u);
+			/* the other way round: a is at or after b when
+			 * equal or more than half the space ahead of it */
+			bad += oms_serial_at_or_after(a, b) !=
+			       (d == 0 || d > 0x8000u);
+		}
+	EXPECT_EQ(0, bad);
 }
 
 TEST_HARNESS_MAIN

@@ -14,8 +14,8 @@
 #           lib/util/
 #   agent   lib/agent/ (the destination agent's core): public headers, its
 #           own, the engine and lib/util/
-#   verbs   lib/verbs/: public headers, its own, backend.h, lib/util/ and
-#           the agent's headers
+#   verbs   lib/verbs/: public headers, its own, backend.h, lib/util/, the
+#           agent's headers and the engine's serial compare alone
 #   core    lib/core/ (the context layer): public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #   tests   tests/*.c of public behaviour: the public headers only (the
@@ -147,8 +147,8 @@ probe inside "$flags_agent" oms.h agent/agent.h agent/agent_desc.h engine/rob.h 
 ok $? "agent: may include the public headers, agent/, the engine and util/" inside
 refused "$flags_agent" oms.h "agent: a file that includes " oms_priv.h backend.h verbs/verbs.h emu/emu.h
 
-probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h agent/agent.h agent/agent_desc.h
-ok $? "verbs: may include the public headers, verbs/, backend.h, util/ and the agent's headers (which need no engine)" inside
+probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h agent/agent.h agent/agent_desc.h engine/serial.h
+ok $? "verbs: may include the public headers, verbs/, backend.h, util/, the agent's headers (which need no engine) and the engine's serial compare" inside
 refused "$flags_verbs" backend.h "verbs: a backend file that includes " oms_priv.h emu/emu.h engine/store_order.h
 
 probe inside "$flags_core" oms.h oms_priv.h backend.h ctx_users.h engine/store_order.h util/clock.h oms_config.h

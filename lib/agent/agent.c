@@ -13,6 +13,7 @@
 
 #include "oms.h"
 #include "agent/agent.h"
+#include "engine/serial.h"
 #include "engine/fabric.h"
 #include "engine/hold.h"
 #include "engine/rob.h"
@@ -419,7 +420,7 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 {
 	struct ag_conn *c = &ag->conn[conn];
 	struct oms_stream *s = &c->st[d->stream];
-	uint16_t ahead = (uint16_t)(d->seq - s->next);
+	uint16_t ahead = oms_serial_ahead(d->seq, s->next);
 	uint64_t slot;
 	int r;
 
@@ -439,7 +440,8 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		/* stale, or past the credit: it has no place, so nothing
 		 * buffered can be trusted to come before it */
 		complete(ag, conn, d, status ? status :
-			 ahead >= 0x8000u ? -ESTALE : -ENOSPC, 0);
+			 !oms_serial_at_or_after(d->seq, s->next) ? -ESTALE :
+			 -ENOSPC, 0);
 		stop_all(ag, conn, d->stream);
 		return;
 	}

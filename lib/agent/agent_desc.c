@@ -10,6 +10,7 @@
 
 #include "oms.h"
 #include "agent/agent_desc.h"
+#include "engine/serial.h"
 #include "util/crc32c.h"
 #include "util/le.h"
 
@@ -206,9 +207,10 @@ int oms_ad_validate(const struct oms_ad_desc *d, const struct oms_ad_conn *c,
 	}
 	/* a resume names the number a new run starts at: any */
 	if ((d->flags & OMS_AD_F_SEQ) && !(d->flags & OMS_AD_F_RESUME)) {
-		uint16_t ahead = (uint16_t)(d->seq - c->next_seq[d->stream]);
+		uint16_t ahead = oms_serial_ahead(d->seq,
+						  c->next_seq[d->stream]);
 
-		if (ahead >= 0x8000u)
+		if (!oms_serial_at_or_after(d->seq, c->next_seq[d->stream]))
 			return -ESTALE;
 		if (ahead >= c->window)
 			return -ENOSPC;

@@ -10,6 +10,7 @@
 
 #include "agent/agent_desc.h"
 #include "agent/client.h"
+#include "engine/serial.h"
 
 #define AC_IDX_BITS	12u			/* OMS_AGENT_CLIENT_MAX */
 #define AC_IDX_MASK	((1u << AC_IDX_BITS) - 1)
@@ -152,7 +153,7 @@ int oms_agent_client_take(struct oms_agent_client *cl, int put,
 	 * unanswered: fewer than a ring's length, and the slot a new one
 	 * takes was read.
 	 */
-	if ((s && (uint16_t)(s->next - s->low) >= cl->cfg.window) ||
+	if ((s && oms_serial_ahead(s->next, s->low) >= cl->cfg.window) ||
 	    !cl->nfree_ent || (put && !cl->nfree_stage)) {
 		cl->s.no_credit++;
 		return -EAGAIN;

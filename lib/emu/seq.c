@@ -24,6 +24,7 @@
 #include <errno.h>
 
 #include "emu/emu.h"
+#include "engine/serial.h"
 
 #define SKIP UINT64_MAX
 #define NO_HEAD (-1)
@@ -110,7 +111,7 @@ static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 static int covered(struct oms_emu *dev, const struct emu_queue *q,
 		   uint32_t dest, uint32_t cnt)
 {
-	return (uint16_t)(stream_next(dev, q, dest) - (uint16_t)cnt) < 0x8000;
+	return oms_serial_at_or_after(stream_next(dev, q, dest), (uint16_t)cnt);
 }
 
 enum { FENCE_GO, FENCE_WAIT, FENCE_CANCEL };

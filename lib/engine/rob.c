@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/rob.h"
+#include "engine/serial.h"
 #include "engine/engine_mem.h"
 
 static int bad_geometry(unsigned nthreads, unsigned window)
@@ -69,8 +70,8 @@ int oms_rob_insert(struct oms_rob *rob, unsigned thread, oms_rob_seq_t seq,
 	if (!rob || !rob->streams || thread >= rob->nthreads)
 		return -EINVAL;
 	s = &rob->streams[thread];
-	d = (oms_rob_seq_t)(seq - s->next);
-	if (d >= 0x8000u) {
+	d = oms_serial_ahead(seq, s->next);
+	if (!oms_serial_at_or_after(seq, s->next)) {
 		rob->cnt.stale++;
 		return -ESTALE;
 	}

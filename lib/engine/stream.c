@@ -5,12 +5,7 @@
 #include <string.h>
 
 #include "engine/stream.h"
-
-/* Serial-number order: is @a at or after @b? */
-static int at_or_after(uint16_t a, uint16_t b)
-{
-	return (uint16_t)(a - b) < 0x8000u;
-}
+#include "engine/serial.h"
 
 void oms_stream_reset(struct oms_stream *s, uint16_t next)
 {
@@ -20,12 +15,12 @@ void oms_stream_reset(struct oms_stream *s, uint16_t next)
 
 void oms_stream_stop(struct oms_stream *s, uint16_t seq)
 {
-	if (s->stopped && at_or_after(seq, s->stop_at))
+	if (s->stopped && oms_serial_at_or_after(seq, s->stop_at))
 		return;
 	s->stopped = 1;
 	s->stop_at = seq;
 	/* a member already taken failed: nothing after it may go */
-	if (!at_or_after(seq, s->next))
+	if (!oms_serial_at_or_after(seq, s->next))
 		s->reached = 1;
 }
 
@@ -46,7 +41,7 @@ enum oms_stream_verdict oms_stream_take(struct oms_stream *s, uint16_t seq)
 	s->next = (uint16_t)(seq + 1);
 	if (s->reached)
 		return OMS_STREAM_CANCEL;
-	if (!s->stopped || !at_or_after(seq, s->stop_at))
+	if (!s->stopped || !oms_serial_at_or_after(seq, s->stop_at))
 		return OMS_STREAM_GO;
 	s->reached = 1;
 	return seq == s->stop_at ? OMS_STREAM_STOP_HERE : OMS_STREAM_CANCEL;
@@ -54,16 +49,16 @@ enum oms_stream_verdict oms_stream_take(struct oms_stream *s, uint16_t seq)
 
 int oms_stream_cancels(const struct oms_stream *s, uint16_t seq)
 {
-	return s->reached || (s->stopped && at_or_after(seq, s->stop_at));
+	return s->reached || (s->stopped && oms_serial_at_or_after(seq, s->stop_at));
 }
 
 int oms_stream_after_stop(const struct oms_stream *s, uint16_t seq)
 {
-	return s->stopped && seq != s->stop_at && at_or_after(seq, s->stop_at);
+	return s->stopped && seq != s->stop_at && oms_serial_at_or_after(seq, s->stop_at);
 }
 
 int oms_stream_flush_cancelled(const struct oms_stream *s, uint16_t cnt)
 {
 	/* members below @cnt include stop_at: cnt is after it */
-	return s->stopped && cnt != s->stop_at && at_or_after(cnt, s->stop_at);
+	return s->stopped && cnt != s->stop_at && oms_serial_at_or_after(cnt, s->stop_at);
 }

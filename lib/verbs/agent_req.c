@@ -47,6 +47,7 @@
 #include "verbs/wire.h"
 #include "agent/agent_desc.h"
 #include "agent/client.h"
+#include "engine/serial.h"
 
 struct vb_areq {
 	struct oms_agent_client cl;
@@ -289,7 +290,7 @@ static int flush_covered(const struct vb_areq *a, const struct vb_op *op)
 {
 	uint16_t upto = (uint16_t)(op->wr.seq - a->seq_base);
 
-	return (uint16_t)(oms_agent_client_low(&a->cl, 0) - upto) < 0x8000u &&
+	return oms_serial_at_or_after(oms_agent_client_low(&a->cl, 0), upto) &&
 	       a->unnum_answered >= op->ag.unnum;
 }
 
@@ -307,8 +308,9 @@ int vb_areq_seq_ours(struct vb_conn *c, const struct oms_wr *wr,
 	if (!vb_areq_is_seq(c) || !(wr->flags & OMS_WR_F_SEQ) ||
 	    wr->op == OMS_WR_FLUSH)
 		return 1;
-	d = (uint16_t)(wr->seq - a->seq_lo);
-	if (wr->region != region || d >= 0x8000u)
+	d = oms_serial_ahead((uint16_t)wr->seq, a->seq_lo);
+	if (wr->region != region ||
+	    !oms_serial_at_or_after((uint16_t)wr->seq, a->seq_lo))
 		return 0;
 	/*
 	 * The numbers in flight to a destination span at most the queue
@@ -396,7 +398,7 @@ static int take_seq(struct vb_areq *a, struct vb_op *op,
 {
 	uint16_t n = (uint16_t)(op->wr.seq - a->seq_base);
 
-	while ((uint16_t)(n - a->seq_next) < 0x8000u) {
+	while (oms_serial_at_or_after(n, a->seq_next)) {
 		uint16_t k = a->seq_next % OMS_AD_MAX_WINDOW;
 		int err = oms_agent_client_take(&a->cl, 1, 0, UINT64_MAX,
 						&a->resv[k]);
@@ -406,7 +408,7 @@ static int take_seq(struct vb_areq *a, struct vb_op *op,
 		a->resv_ok[k / 64] |= 1ull << (k % 64);
 		a->seq_next++;
 	}
-	if ((uint16_t)(a->seq_next - n) > OMS_AD_MAX_WINDOW ||
+	if (oms_serial_ahead(a->seq_next, n) > OMS_AD_MAX_WINDOW ||
 	    !(a->resv_ok[n % OMS_AD_MAX_WINDOW / 64] &
 	      (1ull << (n % 64))))
 		return -EPROTO;	/* a number posted twice: a bug upstream */
