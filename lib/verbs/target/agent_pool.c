@@ -175,8 +175,15 @@ static void *worker_main(void *arg)
 		n = poll(pfd, 2, ms);
 		if (n > 0 && pfd[1].revents)
 			drain(w->wake[0]);
+		if (n < 0 && errno != EINTR) {
+			/* poll() fails only for want of memory: look again
+			 * in a while rather than leave its connections */
+			fprintf(stderr, "liboms: agent: poll: %s\n",
+				strerror(errno));
+			usleep(10000);
+		}
 		pthread_mutex_lock(&w->mu);
-		if (w->stop || (n < 0 && errno != EINTR))
+		if (w->stop)
 			break;
 		serve(w, pfd, n < 0 ? 1 : n);
 	}
