@@ -136,6 +136,16 @@ err:
 	return -ENOMEM;
 }
 
+/* @s's registered memory moved by @d bytes: its peak, for the report. */
+static void reg_count(struct va_srv *s, int64_t d)
+{
+	s->reg_bytes = (uint64_t)((int64_t)s->reg_bytes + d);
+	if (s->reg_bytes > s->reg_peak) {
+		s->reg_peak = s->reg_bytes;
+		s->nlive_peak = s->nlive;
+	}
+}
+
 /* Sends a connection may have in flight: what admit() may reserve for a
  * full ring, and a chain; and the liveness probe's slot (va_probe_idle). */
 static uint32_t send_depth(const struct va_conn *ac)
@@ -243,6 +253,7 @@ int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
 	s->by_aid[ac->aid] = ac;
 	ac->live_at = s->nlive;
 	s->live[s->nlive++] = ac;
+	reg_count(s, (int64_t)(ac->mem_len + ac->out_len));
 	s->recv_used += ac->ring_slots;
 	s->send_used += send_depth(ac);
 	*blk = (struct oms_vw_agent){
@@ -295,6 +306,7 @@ void vb_agent_conn_detach(struct va_conn *ac)
 		ac->idx = UINT32_MAX;
 		s->live[ac->live_at] = s->live[--s->nlive];
 		s->live[ac->live_at]->live_at = ac->live_at;
+		reg_count(s, -(int64_t)(ac->mem_len + ac->out_len));
 		s->recv_used -= ac->ring_slots;
 		s->send_used -= send_depth(ac);
 	}
@@ -321,6 +333,7 @@ int va_out_grow(struct va_conn *ac, uint64_t want)
 	}
 	ibv_dereg_mr(ac->lmr);
 	pages_unmap(ac->out, ac->out_len);
+	reg_count(ac->s, (int64_t)len - (int64_t)ac->out_len);
 	ac->lmr = mr;
 	ac->out = p;
 	ac->out_len = len;

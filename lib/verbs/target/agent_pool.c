@@ -515,7 +515,8 @@ static void report(const struct va_pool *p)
 	fprintf(stderr, "liboms: agent: %llu doorbells, %llu requests, %llu "
 		"answers in %llu chains, %llu refused, %llu key drops, %llu "
 		"probes answered, %llu failed; thread CPU %.3f ms, %.2f us per "
-		"request; %u threads (ms each: %s)\n",
+		"request; %u threads (ms each: %s); registered at most %.1f "
+		"MiB for %llu connections\n",
 		(unsigned long long)st.doorbells,
 		(unsigned long long)st.descs, (unsigned long long)st.answers,
 		(unsigned long long)st.chains,
@@ -524,5 +525,6 @@ static void report(const struct va_pool *p)
 		(unsigned long long)st.probes,
 		(unsigned long long)st.probe_fails, (double)cpu_ns / 1e6,
 		st.descs ? (double)cpu_ns / 1e3 / (double)st.descs : 0.0,
-		p->started, per);
+		p->started, per, (double)st.reg_peak / 1048576.0,
+		(unsigned long long)st.conns_at_peak);
 }

@@ -750,6 +750,8 @@ void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st)
 	st->key_drops += core.key_drops;
 	st->probes += s->probes;
 	st->probe_fails += s->probe_fails;
+	st->reg_peak += s->reg_peak;
+	st->conns_at_peak += s->nlive_peak;
 }
 
 /* Connections @s closed on its own (a stall, a broken protocol, a probe):

@@ -114,6 +114,9 @@ struct va_srv {
 	uint64_t probes, probe_fails;	/* liveness probes answered, failed
 					 * or overdue */
 	uint64_t broken;	/* connections it closed (va_conn_broken) */
+	uint64_t reg_bytes;	/* its connections' registered memory */
+	uint64_t reg_peak;	/* ... at most, and their count then */
+	uint32_t nlive_peak;
 	uint32_t recv_used;	/* receives its connections may complete */
 	uint32_t send_used;	/* sends they may have in flight */
 };

@@ -36,6 +36,8 @@ struct vb_agent_stats {
 	uint64_t doorbells, descs, answers, chains;
 	uint64_t refused, key_drops;	/* the core's */
 	uint64_t probes, probe_fails;
+	uint64_t reg_peak;		/* registered, the threads' peaks */
+	uint64_t conns_at_peak;		/* their connections then */
 };
 int vb_agent_wanted(void);
 int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
