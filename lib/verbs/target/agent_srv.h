@@ -27,7 +27,7 @@
 #define VA_PROBE_N	0xffu		/* a wr_id's count that marks the
 					 * liveness probe: above any chain's */
 #define VA_QUANTUM	16u		/* descriptors a connection's turn */
-#define VA_IDLE_TIMEOUTS 5		/* idle this many context timeouts: a
+#define VA_IDLE_TIMEOUTS 4		/* idle this many context timeouts: a
 					 * slot another requester may take */
 #define VA_WR_PER_REQ	4u		/* bytes back (two WRs when they wrap
 					 * the ring) and two of records */
