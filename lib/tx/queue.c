@@ -146,47 +146,57 @@ static int tx_is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
-				   const struct oms_tx_queue_attr *attr,
-				   struct oms_tx_queue **out)
+/*
+ * The shape @attr asks of a queue on @w, checked: the ring's chunks (a
+ * power of two, inside the window), the longest message's wire bytes and,
+ * for the plain classes, the slot a message takes (chunks, a power of
+ * two).  0, -EINVAL, or -EOPNOTSUPP for a window queues cannot write.
+ */
+static int tx_queue_shape(const struct oms_tx_window *w,
+			  const struct oms_tx_queue_attr *attr,
+			  uint64_t *nchunks, uint32_t *max_msg, uint32_t *slot)
 {
-	uint64_t len, nchunks;
-	uint32_t max_msg, slot = 1;
-	struct oms_tx_queue *q;
-	void *mem;
+	uint64_t len;
 
-	if (!w || !attr || !out || !oms_tx_class_valid(attr->cls) ||
-	    attr->thread >= OMS_TX_MAX_THREADS || (attr->flags & ~OMS_TX_Q_FLAGS) ||
-	    attr->reserved0 || attr->reserved[0] || !w->base)
+	if (!oms_tx_class_valid(attr->cls) ||
+	    attr->thread >= OMS_TX_MAX_THREADS ||
+	    (attr->flags & ~OMS_TX_Q_FLAGS) || attr->reserved0 ||
+	    attr->reserved[0] || !w->base)
 		return -EINVAL;
 	if (w->rdonly)
 		return -EINVAL;
 	if (w->kind == OMS_TX_WIN_MLX5)
 		return -EOPNOTSUPP;
-	max_msg = attr->max_msg ? attr->max_msg : TX_DEFAULT_MAX_MSG;
-	if (max_msg % OMS_TX_CHUNK || max_msg > OMS_TX_MAX_MSG)
+	*max_msg = attr->max_msg ? attr->max_msg : TX_DEFAULT_MAX_MSG;
+	if (*max_msg % OMS_TX_CHUNK || *max_msg > OMS_TX_MAX_MSG)
 		return -EINVAL;
 	if (attr->offset % OMS_TX_CHUNK || attr->offset >= w->len)
 		return -EINVAL;
 	len = attr->length ? attr->length : w->len - attr->offset;
 	if (len > w->len - attr->offset || len % OMS_TX_CHUNK)
 		return -EINVAL;
-	nchunks = len / OMS_TX_CHUNK;
-	if (!tx_is_pow2(nchunks))
+	*nchunks = len / OMS_TX_CHUNK;
+	if (!tx_is_pow2(*nchunks))
 		return -EINVAL;
+	*slot = 1;
 	if (attr->cls != OMS_TX_SEQUENCED) {
-		while (slot < max_msg / OMS_TX_CHUNK)
-			slot <<= 1;
-		if (slot > nchunks)
+		while (*slot < *max_msg / OMS_TX_CHUNK)
+			*slot <<= 1;
+		if (*slot > *nchunks)
 			return -EINVAL;
-	} else if (max_msg / OMS_TX_CHUNK > nchunks) {
+	} else if (*max_msg / OMS_TX_CHUNK > *nchunks) {
 		/* a message longer than the ring would write over itself,
 		 * and never get credit */
 		return -EINVAL;
 	}
-	if (posix_memalign(&mem, 64, sizeof(*q)))
-		return -ENOMEM;
-	q = mem;
+	return 0;
+}
+
+/* A new queue's fields, from its checked shape (tx_queue_shape()). */
+static void tx_queue_fill(struct oms_tx_queue *q, struct oms_tx_window *w,
+			  const struct oms_tx_queue_attr *attr,
+			  uint64_t nchunks, uint32_t max_msg, uint32_t slot)
+{
 	memset(q, 0, sizeof(*q));
 	q->ring = w->base + attr->offset;
 	q->mask = nchunks - 1;
@@ -207,33 +217,75 @@ OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
 	q->hone = q->hbase | TXS_SOM | TXS_EOM |
 		  ((uint64_t)OMS_TX_SEQ_PAYLOAD << TXS_LEN_SHIFT);
 	q->win = w;
-	/* a store is one message: its device address, then its bytes */
-	if (attr->cls == OMS_TX_SEQUENCED) {
+}
+
+/*
+ * What a queue needs besides its ring: a sequenced queue's store buffer (a
+ * store is one message: its device address, then its bytes) and, on an
+ * ioctl window, the vector its messages are handed to the module in.
+ * 0, or -ENOMEM with neither left allocated.
+ */
+static int tx_queue_buffers(struct oms_tx_queue *q,
+			    const struct oms_tx_window *w, uint64_t ring_off)
+{
+	if (q->cls == OMS_TX_SEQUENCED) {
 		q->stbuf = malloc(q->max_payload);
-		if (!q->stbuf) {
-			free(q);
+		if (!q->stbuf)
 			return -ENOMEM;
-		}
 	}
-	if (w->kind == OMS_TX_WIN_KMOD_IOCTL && tx_iob_create(q, attr->offset)) {
+	if (w->kind == OMS_TX_WIN_KMOD_IOCTL && tx_iob_create(q, ring_off)) {
 		free(q->stbuf);
-		free(q);
+		q->stbuf = NULL;
 		return -ENOMEM;
 	}
-	if (!(attr->flags & OMS_TX_Q_SCALAR) && tx_cpu_avx2()) {
+	return 0;
+}
+
+/* The queue's writer: AVX2 where the CPU has it and the caller did not ask
+ * for the scalar one, and whether the sends' own loops serve it. */
+static void tx_queue_pick_writer(struct oms_tx_queue *q)
+{
+	if (!(q->flags & OMS_TX_Q_SCALAR) && tx_cpu_avx2()) {
 #if TX_HAVE_AVX2
-		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
-							   tx_write_plain_avx2;
+		q->write = q->cls == OMS_TX_SEQUENCED ? tx_write_seq_avx2 :
+							tx_write_plain_avx2;
 		q->avx2 = 1;
 #endif
 	} else {
-		q->write = attr->cls == OMS_TX_SEQUENCED ? tx_write_seq_portable :
-							   tx_write_plain_portable;
+		q->write = q->cls == OMS_TX_SEQUENCED ? tx_write_seq_portable :
+							tx_write_plain_portable;
 	}
 	if (q->avx2 && !q->iob)
-		q->fast = attr->cls != OMS_TX_SEQUENCED ? TX_FAST_PLAIN :
-			  !(attr->flags & OMS_TX_Q_PAYLOAD_CHECK) ? TX_FAST_SEQ :
-								    TX_FAST_NONE;
+		q->fast = q->cls != OMS_TX_SEQUENCED ? TX_FAST_PLAIN :
+			  !(q->flags & OMS_TX_Q_PAYLOAD_CHECK) ? TX_FAST_SEQ :
+								 TX_FAST_NONE;
+}
+
+OMS_EXPORT int oms_tx_queue_create(struct oms_tx_window *w,
+				   const struct oms_tx_queue_attr *attr,
+				   struct oms_tx_queue **out)
+{
+	uint64_t nchunks;
+	uint32_t max_msg, slot;
+	struct oms_tx_queue *q;
+	void *mem;
+	int r;
+
+	if (!w || !attr || !out)
+		return -EINVAL;
+	r = tx_queue_shape(w, attr, &nchunks, &max_msg, &slot);
+	if (r)
+		return r;
+	if (posix_memalign(&mem, 64, sizeof(*q)))
+		return -ENOMEM;
+	q = mem;
+	tx_queue_fill(q, w, attr, nchunks, max_msg, slot);
+	r = tx_queue_buffers(q, w, attr->offset);
+	if (r) {
+		free(q);
+		return r;
+	}
+	tx_queue_pick_writer(q);
 	*out = q;
 	return 0;
 }
