@@ -102,12 +102,20 @@ static double jnum(const char *l, const char *key)
 	return p ? atof(p + strlen(k)) : -1;
 }
 
-/* @a / @b within rounding of what was printed (2 or 3 decimals). */
-static int ratio_near(double r, double a, double b)
+/* @r is @a / @b as the bench computed it before printing: each of the
+ * three was printed rounded to @half (half a unit in the last printed
+ * place), so the true rates lie within @half of @a and @b and the ratio
+ * within @half of the true one.  A slow run prints small rates, where a
+ * relative tolerance would not cover the rounding. */
+static int ratio_near(double r, double a, double b, double half)
 {
-	double want = a / b, d = r - want;
+	double lo, hi;
 
-	return b > 0 && (d < 0 ? -d : d) <= 0.01 + want * 0.01;
+	if (b - half <= 0)
+		return r > 0;
+	lo = (a - half) / (b + half) - half;
+	hi = (a + half) / (b - half) + half;
+	return r >= lo && r <= hi;
 }
 
 TEST_F(cli, agent_threads_out_of_range_refused)
@@ -154,7 +162,7 @@ static int check_records(struct __test_metadata *_metadata, char *out)
 			EXPECT_EQ(1, jnum(l, "speedup"));
 		} else {
 			EXPECT_TRUE(ratio_near(jnum(l, "speedup"),
-					       jnum(l, "mreqs"), one));
+					       jnum(l, "mreqs"), one, 0.0005));
 			TH_LOG("%.60s... speedup %.3f", l,
 			       jnum(l, "speedup"));
 		}
@@ -190,7 +198,7 @@ static int check_table(struct __test_metadata *_metadata, char *out)
 		if (n % 2 == 0)
 			one = v[0];
 		else
-			EXPECT_TRUE(ratio_near(sp, v[0], one));
+			EXPECT_TRUE(ratio_near(sp, v[0], one, 0.005));
 		n++;
 	}
 	return n;
