@@ -68,6 +68,34 @@ soak_sample_one() {	# soak_sample_one PID: "rss_kib fds mr_bytes qps"
 	echo "${rss:-0} $fds $(soak_rdma_of "$1")"
 }
 
+# Where the RSS of process PID lies: a line per mapping with resident
+# pages, "start KiB threads name" (name: a file, [heap], [stack], or "-"
+# for anonymous memory: malloc's arenas and big blocks, thread stacks).
+soak_smaps() {	# soak_smaps PID
+	n=$(ls "/proc/$1/task" 2>/dev/null | wc -l)
+	awk -v n="$n" '
+		$1 ~ /^[0-9a-f]+-[0-9a-f]+$/ { split($1, r, "-"); a = r[1]; nm = NF >= 6 ? $6 : "-"; next }
+		$1 == "Rss:" && $2 > 0 { print a, $2, n, nm }' "/proc/$1/smaps" 2>/dev/null
+}
+
+# The mappings of the KVS server whose resident memory grew most from the
+# first cycle's end to the last's, and the threads it had at each.
+soak_smaps_growth() {
+	last=$(ls /run/soak-smaps.* 2>/dev/null | sed 's/.*\.//' | sort -n | tail -n 1)
+	[ -n "$last" ] && [ "$last" != 1 ] || return 0
+	echo "# soak: KVS server threads at cycle 1's end $(awk 'NR == 1 { print $3 }' /run/soak-smaps.1), at cycle $last's $(awk 'NR == 1 { print $3 }' "/run/soak-smaps.$last"); the mappings whose resident KiB moved most between them:"
+	awk '
+		FNR == 1 { f++ }
+		f == 1 { a[$1] = $2; nm[$1] = $4; next }
+		{ b[$1] = $2; nm[$1] = $4 }
+		END {
+			for (k in b) if (b[k] != a[k]) print b[k] - a[k], k, a[k] + 0, b[k], nm[k]
+			for (k in a) if (!(k in b)) print -a[k], k, a[k], 0, nm[k]
+		}' /run/soak-smaps.1 "/run/soak-smaps.$last" |
+		sort -k1,1nr | head -n 8 |
+		awk '{ printf "# soak:   %+d KiB at %s (%d -> %d) %s\n", $1, $2, $3, $4, $5 }'
+}
+
 soak_mp_start() {
 	soak_inc=$((soak_inc + 1))
 	OMS_AGENT=1 "$bdir/bench/msg_pass" --server --bind "$me" \
@@ -128,6 +156,7 @@ soak_server() {
 					"$kvs_pid $(soak_sample_one $kvs_pid)" \
 					"$soak_mp_pid $(soak_sample_one $soak_mp_pid)" \
 					>>/run/soak-points
+				soak_smaps $kvs_pid >"/run/soak-smaps.$secs"
 				tids=" $(ls /proc/$kvs_pid/task | tr '\n' ' ')"
 				for r in qp cm_id; do
 					rdma resource show $r | while read -r l; do
@@ -152,6 +181,7 @@ soak_server() {
 	kvs_rc=$?
 	wait $soak_mp_pid
 	mp_rc=$?
+	soak_smaps_growth
 	cat /run/soak-point-qps 2>/dev/null | sed "s/path-mig-state MIGRATED //; s/ rq-psn [0-9]* sq-psn [0-9]*//"
 	grep 'liboms' /run/soak-kvs.log | tail -n 20 | sed 's/^/# soak kvs server: /'
 	tail -n 3 /run/soak-kvs.log | sed 's/^/# soak kvs server: /'
