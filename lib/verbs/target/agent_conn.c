@@ -174,6 +174,43 @@ static int cq_room(struct va_srv *s, struct ibv_cq *cq, uint32_t used,
 	       -EUSERS : 0;
 }
 
+/*
+ * @cq back to twice what @used needs (at least its first size) once it
+ * holds more than twice that: a burst of connections grew it, and the
+ * device's memory for it (mapped into this process: resident) would stay
+ * for the process's life.  Between the two bounds nothing moves, so a
+ * connection coming and going at a boundary resizes nothing.  A failure
+ * (more completions waiting than the smaller queue holds) leaves it as it
+ * is until the next QP goes.
+ */
+static void cq_shrink(struct ibv_cq *cq, uint32_t used)
+{
+	uint64_t want = 2 * (uint64_t)used;
+
+	if (want < VA_CQ_FIRST)
+		want = VA_CQ_FIRST;
+	if ((uint64_t)cq->cqe > 2 * want)
+		ibv_resize_cq(cq, (int)want);
+}
+
+void vb_agent_qp_gone(struct va_srv *s)
+{
+	s->nqp--;
+	s->fit_due = 1;
+}
+
+/* Only once every QP that is no longer served is destroyed: one detached
+ * but still there can flush its work requests into the queues, beyond
+ * what the live ones are counted for. */
+void va_cq_fit(struct va_srv *s)
+{
+	if (!s->fit_due || s->nqp != s->nlive)
+		return;
+	s->fit_due = 0;
+	cq_shrink(s->rcq, s->recv_used);
+	cq_shrink(s->scq, s->send_used);
+}
+
 /* @ac's QP on @id, on its thread's completion queues, with a receive per
  * ring slot.  0, -ENOMEM, -EIO. */
 static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
@@ -201,6 +238,7 @@ static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
 			return -EIO;
 		}
 	}
+	s->nqp++;
 	return 0;
 }
 
@@ -227,6 +265,8 @@ int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
 	    cq_room(s, s->rcq, s->recv_used, ac->ring_slots) ||
 	    cq_room(s, s->scq, s->send_used, send_depth(ac)))
 		return -EUSERS;
+	if ((uint64_t)s->rcq->cqe + (uint64_t)s->scq->cqe > s->cqe_peak)
+		s->cqe_peak = (uint64_t)s->rcq->cqe + (uint64_t)s->scq->cqe;
 	ac->s = s;
 	/* the requester's node, as this process's contexts name it when
 	 * they send it puts (peers.c) */
@@ -358,9 +398,12 @@ void vb_agent_conn_discard(struct va_conn *ac)
 void vb_agent_conn_close(struct va_conn *ac)
 {
 	struct rdma_cm_id *id = ac->id;
+	struct va_srv *s = ac->s;
 
 	vb_agent_conn_detach(ac);
-	if (id && id->qp)
+	if (id && id->qp) {
 		rdma_destroy_qp(id);
+		vb_agent_qp_gone(s);
+	}
 	vb_agent_conn_discard(ac);
 }

@@ -476,8 +476,13 @@ void va_pool_close(struct va_pool *p, struct va_conn *ac,
 	vb_agent_conn_detach(ac);
 	w->nconn--;
 	pthread_mutex_unlock(&w->mu);
-	if (id->qp)
+	if (id->qp) {
 		rdma_destroy_qp(id);
+		pthread_mutex_lock(&w->mu);
+		vb_agent_qp_gone(w->s);
+		pthread_mutex_unlock(&w->mu);
+		poke(w->wake[1]);	/* to find its queues' size again */
+	}
 	vb_agent_conn_discard(ac);
 }
 
@@ -516,7 +521,8 @@ static void report(const struct va_pool *p)
 		"answers in %llu chains, %llu refused, %llu key drops, %llu "
 		"probes answered, %llu failed; thread CPU %.3f ms, %.2f us per "
 		"request; %u threads (ms each: %s); registered at most %.1f "
-		"MiB for %llu connections\n",
+		"MiB for %llu connections; completion queues at most %llu "
+		"entries, %llu at the end\n",
 		(unsigned long long)st.doorbells,
 		(unsigned long long)st.descs, (unsigned long long)st.answers,
 		(unsigned long long)st.chains,
@@ -526,5 +532,7 @@ static void report(const struct va_pool *p)
 		(unsigned long long)st.probe_fails, (double)cpu_ns / 1e6,
 		st.descs ? (double)cpu_ns / 1e3 / (double)st.descs : 0.0,
 		p->started, per, (double)st.reg_peak / 1048576.0,
-		(unsigned long long)st.conns_at_peak);
+		(unsigned long long)st.conns_at_peak,
+		(unsigned long long)st.cqe_peak,
+		(unsigned long long)st.cqe_end);
 }

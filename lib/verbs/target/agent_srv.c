@@ -607,6 +607,7 @@ static int round_trip(struct va_srv *s)
 			continue;
 		if (armed)
 			break;
+		va_cq_fit(s);	/* both queues just found empty */
 		/* arm, then look once more: a doorbell between the last poll
 		 * and the arming raises no event */
 		if (ibv_req_notify_cq(s->rcq, 0))
@@ -712,6 +713,7 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 		err = -EIO;
 		goto err_scq;
 	}
+	s->cqe_peak = (uint64_t)s->rcq->cqe + (uint64_t)s->scq->cqe;
 	*out = s;
 	return 0;
 
@@ -752,6 +754,8 @@ void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st)
 	st->probe_fails += s->probe_fails;
 	st->reg_peak += s->reg_peak;
 	st->conns_at_peak += s->nlive_peak;
+	st->cqe_peak += s->cqe_peak;
+	st->cqe_end += (uint64_t)s->rcq->cqe + (uint64_t)s->scq->cqe;
 }
 
 /* Connections @s closed on its own (a stall, a broken protocol, a probe):

@@ -119,6 +119,10 @@ struct va_srv {
 	uint32_t nlive_peak;
 	uint32_t recv_used;	/* receives its connections may complete */
 	uint32_t send_used;	/* sends they may have in flight */
+	uint32_t nqp;		/* QPs on its queues: the live ones' and
+				 * those detached, not yet destroyed */
+	int fit_due;		/* a QP went: the queues may shrink */
+	uint64_t cqe_peak;	/* both queues' entries, at most */
 };
 
 /* Mark @ac failed: its QP to error, the requester told (agent_srv.c). */
@@ -128,6 +132,10 @@ int va_post_recv(struct va_conn *ac);
 /* agent_watch.c: stalls closed, quiet connections probed (rounds). */
 void va_reap_stalled(struct va_srv *s);
 void va_probe_idle(struct va_srv *s);
+
+/* @s's queues, both just found empty, shrunk to what its connections
+ * need when a burst of them left them much larger (agent_conn.c). */
+void va_cq_fit(struct va_srv *s);
 
 /* @ac's bytes ring grown to hold @want bytes (agent_conn.c); nothing of
  * it may be on the wire.  0 or -ENOMEM (the ring as it was). */

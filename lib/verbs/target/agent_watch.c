@@ -122,6 +122,8 @@ int vb_agent_poll_ms(const struct va_srv *s)
 
 	if (oms_agent_held(s->ag))
 		return 1;
+	if (s->fit_due && s->nqp == s->nlive)
+		return 0;	/* a round at once: it may shrink the queues */
 	for (uint32_t i = 0; i < s->nlive; i++) {
 		const struct va_conn *ac = s->live[i];
 		uint64_t due, left;

@@ -38,6 +38,8 @@ struct vb_agent_stats {
 	uint64_t probes, probe_fails;
 	uint64_t reg_peak;		/* registered, the threads' peaks */
 	uint64_t conns_at_peak;		/* their connections then */
+	uint64_t cqe_peak, cqe_end;	/* the threads' completion queues'
+					 * entries: at most, and at the end */
 };
 int vb_agent_wanted(void);
 int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
@@ -56,6 +58,9 @@ int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
 			  struct rdma_cm_id *id, struct oms_vw_agent *blk);
 void vb_agent_conn_detach(struct va_conn *ac);
 void vb_agent_conn_discard(struct va_conn *ac);
+/* A detached connection's QP was destroyed: its thread's queues may
+ * shrink.  Under the serving thread's lock. */
+void vb_agent_qp_gone(struct va_srv *s);
 void vb_agent_conn_close(struct va_conn *ac);
 int vb_agent_conn_failed(const struct va_conn *ac);
 struct va_srv *vb_agent_conn_srv(const struct va_conn *ac);
