@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "helpers.h"
 
 #define NCELLS	6	/* -s 64: 3 ops, unnumbered and numbered */
 
@@ -26,27 +27,9 @@ FIXTURE(cli) {
 	int built;
 };
 
-/* build/tests[-asan]/agent_cli -> build/bench/agent */
-static int find_bin(char *bin, size_t len)
-{
-	char self[400];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	snprintf(bin, len, "%s/../bench/agent", self);
-	return access(bin, X_OK);
-}
-
 FIXTURE_SETUP(cli)
 {
-	self->built = !find_bin(self->bin, sizeof(self->bin));
+	self->built = !t_bench_bin("agent", self->bin, sizeof(self->bin));
 	snprintf(self->dir, sizeof(self->dir), "/tmp/agent_cli.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "oms.h"
@@ -22,6 +24,23 @@ void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n)
 		v[i - 1] = v[j];
 		v[j] = tmp;
 	}
+}
+
+int t_bench_bin(const char *name, char *bin, size_t len)
+{
+	char self[400];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(bin, len, "%s/../bench/%s", self, name);
+	return access(bin, X_OK);
 }
 
 int t_quick(void)

@@ -54,6 +54,10 @@ static inline uint32_t t_rng_below(struct t_rng *r, uint32_t n)
 /* Fisher-Yates shuffle of @n uint32_t values. */
 void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
 
+/* The bench program @name built beside this test (build/tests[-asan]/T
+ * -> build/bench/@name) into @bin: 0 when it is there to run. */
+int t_bench_bin(const char *name, char *bin, size_t len);
+
 /* 1 under `make check` (OMS_CHECK_TIER=quick), 0 under `make check-full`
  * and when a test is run by hand. */
 int t_quick(void);

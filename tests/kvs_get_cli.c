@@ -15,26 +15,9 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "helpers.h"
 
 static char g_bin[512];
-
-/* build/tests[-asan]/kvs_get_cli -> build/bench/kvs_get */
-static int find_bin(void)
-{
-	char self[400];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	snprintf(g_bin, sizeof(g_bin), "%s/../bench/kvs_get", self);
-	return access(g_bin, X_OK);
-}
 
 static double now_s(void)
 {
@@ -78,7 +61,7 @@ TEST(kvs_get_bad_flags_exit_2)
 	};
 	char out[4096];
 
-	if (find_bin())
+	if (t_bench_bin("kvs_get", g_bin, sizeof(g_bin)))
 		SKIP(return, "bench/kvs_get not built");
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		EXPECT_EQ(2, run(bad[i], out, sizeof(out)));
@@ -93,7 +76,7 @@ TEST(kvs_get_unreachable_exits_1)
 	char out[4096];
 	double t0;
 
-	if (find_bin())
+	if (t_bench_bin("kvs_get", g_bin, sizeof(g_bin)))
 		SKIP(return, "bench/kvs_get not built");
 	t0 = now_s();
 	EXPECT_EQ(1, run("--client localhost --port 7999 --duration 1", out,
@@ -120,7 +103,7 @@ TEST(kvs_get_local_json_every_protocol)
 	static char out[16384];
 	int seen = 0;
 
-	if (find_bin())
+	if (t_bench_bin("kvs_get", g_bin, sizeof(g_bin)))
 		SKIP(return, "bench/kvs_get not built");
 	ASSERT_EQ(0, run("--local --proto all --duration 0.2 --threads 2 "
 			 "--qps 2 --batch 8 --items 16 --writers 1 --scale 0 "
@@ -157,7 +140,7 @@ TEST(kvs_get_server_stops_on_sigterm)
 	int st, fd[2];
 	pid_t pid;
 
-	if (find_bin())
+	if (t_bench_bin("kvs_get", g_bin, sizeof(g_bin)))
 		SKIP(return, "bench/kvs_get not built");
 	ASSERT_EQ(0, pipe(fd));
 	pid = fork();
