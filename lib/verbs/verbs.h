@@ -130,7 +130,7 @@ struct vb_ctx;
 
 /* What a carrier's wr() says of the WR it filled (else a negative errno). */
 #define VB_WR_SIGNAL	1	/* its completion carries a result */
-#define VB_WR_DOORBELL	2	/* the chain's last such WR goes to doorbell() */
+#define VB_WR_DOORBELL	2	/* a chain's last one: to doorbell() */
 
 /*
  * A connection's carrier: how its operations reach the destination,
@@ -142,9 +142,9 @@ struct vb_ctx;
 struct vb_carrier_ops {
 	/*
 	 * Take @op for usable connection @c: queue it (vb_queue()) for the
-	 * feed, or finish it now (vb_op_finish()) with the error it cannot
-	 * be carried with, or keep it off the ring until the carrier itself
-	 * finishes it (an agent's flush).
+	 * feed, or finish it at once (vb_op_finish()) with the error it
+	 * cannot be carried with, or keep it off the ring until the carrier
+	 * itself finishes it (an agent's flush).
 	 */
 	void (*post)(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
 	/*
