@@ -99,7 +99,7 @@ static void conn_stop(struct vb_ctx *vc, struct vb_conn *c, int err, int rest)
 	}
 	c->feed = c->tail;
 	c->rung = c->tail;
-	vb_areq_fail_waiting(vc, c, rest);
+	c->car->stop(vc, c, rest);
 }
 
 void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err)
@@ -370,7 +370,11 @@ static int establish(struct vb_ctx *vc, struct vb_conn *c,
 		err = -EPROTO;	/* atomics need 8-byte alignment */
 	if (!err)
 		err = vb_areq_start(vc, c, reg);
-	return err;
+	if (err)
+		return err;
+	/* its carrier, for good: the agent's when the accept gave one */
+	c->car = c->ag ? &vb_carrier_agent : &vb_carrier_rc;
+	return 0;
 }
 
 int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
@@ -426,7 +430,7 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 		 * say goodbye).  The caller's operations are the ones that
 		 * hold numbers: queue_depth of them (the context's flushes
 		 * have slots besides, and ask the agent nothing). */
-		err = vb_areq_seq_start(c, v->seq_next(vc->ctx,
+		err = c->car->seq_start(c, v->seq_next(vc->ctx,
 					(uint32_t)(c - vc->conn)),
 					v->attr->queue_depth);
 		if (err) {

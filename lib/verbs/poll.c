@@ -47,17 +47,11 @@ static int complete_upto(struct vb_ctx *vc, struct vb_conn *c, uint64_t seq,
 		if (!all || op->last_seq > seq)
 			break;
 		c->head++;
-		if (vb_areq_wait_answer(op)) {
-			/* done when answered */
-		} else if (vb_areq_stop_at(op)) {
-			/* the agent refused it: everything before it is
-			 * done, everything after it is cancelled */
-			vb_op_finish(vc, op, op->status);
-			stop = op->status;
+		/* finished, or left to finish when its carrier's wait ends;
+		 * or the connection stops at it */
+		stop = c->car->wrs_done(vc, c, op);
+		if (stop)
 			break;
-		} else {
-			vb_op_finish(vc, op, op->status);
-		}
 	}
 	if (seq + 1 > c->done_seq) {
 		c->sq_used -= (uint32_t)(seq + 1 - c->done_seq);
@@ -132,9 +126,9 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 	    VB_WRID_GEN(w->wr_id) != (c->gen & 0xfff))
 		return;		/* a dead or replaced connection's */
 	if (VB_WRID_SEQ(w->wr_id) == VB_SEQ_RECV) {
-		int cancel, err = vb_areq_recv(vc, c, w, &cancel);
+		int cancel, err = c->car->recv(vc, c, w, &cancel);
 
-		/* an agent's answers: one may stop the connection */
+		/* an answer to the carrier: it may stop the connection */
 		if (err && cancel)
 			vb_conn_cancel(vc, c, err);
 		else if (err)

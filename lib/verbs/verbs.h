@@ -88,7 +88,7 @@ enum vb_local {
 };
 
 /* An operation's part that the agent's requests own (agent_req.c): the
- * rest of the backend asks it through vb_areq_*(). */
+ * agent's carrier (carrier_agent.c) asks it through vb_areq_*(). */
 struct vb_areq_op {
 	uint8_t on;		/* a request to the listener's agent: done
 				 * when answered */
@@ -125,10 +125,74 @@ struct vb_op {
 	struct vb_areq_op ag;	/* agent_req.c's alone */
 };
 
+struct vb_conn;
+struct vb_ctx;
+
+/* What a carrier's wr() says of the WR it filled (else a negative errno). */
+#define VB_WR_SIGNAL	1	/* its completion carries a result */
+#define VB_WR_DOORBELL	2	/* a chain's last one: to doorbell() */
+
+/*
+ * A connection's carrier: how its operations reach the destination,
+ * chosen once, when the connection is established (conn.c): the one-sided
+ * RC carrier (carrier_rc.c) or requests to the listener's agent
+ * (carrier_agent.c over agent_req.c).  post.c and poll.c call through it
+ * once per operation, WR and completion, and never ask which it is.
+ */
+struct vb_carrier_ops {
+	/*
+	 * Take @op for usable connection @c: queue it (vb_queue()) for the
+	 * feed, or finish it at once (vb_op_finish()) with the error it
+	 * cannot be carried with, or keep it off the ring until the carrier
+	 * itself finishes it (an agent's flush).
+	 */
+	void (*post)(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
+	/*
+	 * WR @k of queued @op into @w/@sge (its wr_id and signaling are the
+	 * caller's): VB_WR_* flags; -EAGAIN when @op may not go yet (the
+	 * feed stops until a completion or an answer comes); another errno
+	 * fails the connection.
+	 */
+	int (*wr)(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
+		  uint32_t k, struct ibv_send_wr *w, struct ibv_sge *sge);
+	/*
+	 * A chain goes to the QP: @w is the last WR of it that wr() flagged
+	 * VB_WR_DOORBELL, to be made the doorbell.  NULL when wr() never
+	 * flags one.
+	 */
+	void (*doorbell)(struct vb_conn *c, struct ibv_send_wr *w);
+	/*
+	 * Every WR of @op is complete and it is off the connection's ring:
+	 * finish it, or leave it to finish when what it waits for comes.
+	 * 0, or the errno at which the connection stops (everything after
+	 * @op is cancelled).
+	 */
+	int (*wrs_done)(struct vb_ctx *vc, struct vb_conn *c,
+			struct vb_op *op);
+	/*
+	 * A receive completed on @c's QP: 0, or the connection's failure for
+	 * the caller to make (*@cancel: what it holds is cancelled, the
+	 * failure reported already).
+	 */
+	int (*recv)(struct vb_ctx *vc, struct vb_conn *c,
+		    const struct ibv_wc *w, int *cancel);
+	/* @c failed with @err, its ring emptied: whatever the carrier keeps
+	 * off the ring finishes (its own status, else @err). */
+	void (*stop)(struct vb_ctx *vc, struct vb_conn *c, int err);
+	/*
+	 * The context numbers @c's operations (DEST_SEQ), its next number
+	 * @base, at most @qdepth in flight: 0 when the carrier keeps their
+	 * order at the destination, else the errno that refuses the
+	 * connection.
+	 */
+	int (*seq_start)(struct vb_conn *c, uint64_t base, uint32_t qdepth);
+};
+
 /* One connection: an RC QP to one remote region (a destination). */
 struct vb_conn {
 	int used;
 	uint16_t gen;		/* tells completions of a reused index apart */
+	const struct vb_carrier_ops *car;	/* set when established */
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
 	uint32_t max_inline;
@@ -297,8 +361,28 @@ static inline int vb_areq_is_flush(const struct vb_op *op)
 int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);
 int vb_ring(struct oms_ctx *ctx, uint32_t n);
 void vb_feed(struct vb_ctx *vc, struct vb_conn *c);
+
+/* @op joins @c's ring of operations, fed to the QP in order. */
+static inline void vb_queue(struct vb_ctx *vc, struct vb_conn *c,
+			    const struct vb_op *op)
+{
+	c->fifo[c->tail++ % oms_be_view(vc->ctx)->qdepth] = op->wr.slot;
+}
+
+/* carrier_rc.c: the one-sided carrier, and its parts the agent's uses */
+extern const struct vb_carrier_ops vb_carrier_rc;
 const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
 				 uint64_t len);
+int vb_map_local(struct vb_ctx *vc, struct vb_op *op, int dev_writes);
+int vb_op_remote(const struct vb_ctx *vc, const struct vb_conn *c,
+		 struct vb_op *op);
+int vb_rc_local(struct vb_ctx *vc, const struct vb_conn *c,
+		struct vb_op *op);
+int vb_rc_wr(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
+	     uint32_t k, struct ibv_send_wr *w, struct ibv_sge *sge);
+
+/* carrier_agent.c: requests to the listener's agent (agent_req.c) */
+extern const struct vb_carrier_ops vb_carrier_agent;
 
 /* poll.c */
 int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
