@@ -1064,13 +1064,29 @@ static int32_t status_of(struct oms_agent *ag, const struct oms_ad_desc *d,
 	return cpl[0].status;
 }
 
+/* @waiting waits behind a gap; @intruder has no place: it is answered
+ * @err and the stream stops where it stands (the waiting one cancelled). */
+static void stops_where_it_stands(struct __test_metadata *_metadata,
+				  struct oms_agent *ag, uint32_t c,
+				  const struct oms_ad_desc *waiting,
+				  const struct oms_ad_desc *intruder, int err)
+{
+	struct oms_agent_cpl cpl[4];
+
+	ASSERT_EQ(0, submit(ag, c, waiting));
+	ASSERT_EQ(0, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(0, submit(ag, c, intruder));
+	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
+	EXPECT_EQ(err, cpl[0].status);
+	EXPECT_EQ(-ECANCELED, cpl[1].status);
+}
+
 TEST(L37_duplicate_window_restart_as_on_emu)
 {
 	static struct model m;
 	struct oms_agent *ag = agent_new(&m, 0, 0);
 	const uint16_t window = 16, far = 4 + window;
-	struct oms_agent_cpl cpl[4];
-	struct oms_ad_desc d;
+	struct oms_ad_desc d, w;
 	uint32_t c;
 
 	ASSERT_NE(NULL, ag);
@@ -1078,28 +1094,18 @@ TEST(L37_duplicate_window_restart_as_on_emu)
 	/* a duplicate */
 	d = put8(&m, 0, 0, 100, 1, 0);
 	ASSERT_EQ(0, status_of(ag, &d, c));
-	d = put8(&m, 2, 16, 102, 1, 2);
-	ASSERT_EQ(0, submit(ag, c, &d));	/* waits for number 1 */
-	ASSERT_EQ(0, oms_agent_poll(ag, cpl, 4));
+	w = put8(&m, 2, 16, 102, 1, 2);		/* waits for number 1 */
 	d = put8(&m, 3, 24, 103, 1, 2);
-	ASSERT_EQ(0, submit(ag, c, &d));
-	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
-	EXPECT_EQ(-EEXIST, cpl[0].status);
-	EXPECT_EQ(-ECANCELED, cpl[1].status);	/* the buffered 2 */
+	stops_where_it_stands(_metadata, ag, c, &w, &d, -EEXIST);
 	d = put8(&m, 1, 8, 101, 1, 1);
 	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
 	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, 3));
 	d = put8(&m, 4, 32, 104, 1, 3);
 	EXPECT_EQ(0, status_of(ag, &d, c));
 	/* a number past the window */
-	d = put8(&m, 5, 40, 105, 1, 5);
-	ASSERT_EQ(0, submit(ag, c, &d));	/* waits for number 4 */
-	ASSERT_EQ(0, oms_agent_poll(ag, cpl, 4));
+	w = put8(&m, 5, 40, 105, 1, 5);		/* waits for number 4 */
 	d = put8(&m, 6, 48, 106, 1, far);
-	ASSERT_EQ(0, submit(ag, c, &d));
-	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
-	EXPECT_EQ(-ENOSPC, cpl[0].status);
-	EXPECT_EQ(-ECANCELED, cpl[1].status);	/* the buffered 5 */
+	stops_where_it_stands(_metadata, ag, c, &w, &d, -ENOSPC);
 	d = put8(&m, 7, 56, 107, 1, 4);
 	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
 	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, far + 1));
