@@ -59,8 +59,8 @@ void oms_dseq_destroy(struct oms_dseq *m);
  * Member @seq of @stream arrives carrying @cookie; @refused: the caller's
  * checks refused it (it completes with its own error, and the stream
  * stops at its number).  Returns
- *   0           placed: pop the stream (it may go now or later);
- *   -ECANCELED  after the stream's stop: complete it now, unperformed
+ *   0           placed: pop the stream (it may go at once or later);
+ *   -ECANCELED  after the stream's stop: complete it at once, unperformed
  *               (with its own error if refused);
  *   -EEXIST, -ESTALE, -ENOSPC  a duplicate, a number already taken, a
  *               number out of the window: complete it with that error
@@ -76,7 +76,7 @@ int oms_dseq_arrive(struct oms_dseq *m, unsigned stream, uint16_t seq,
  * The next member of @stream in number order, if it has arrived: 1 and
  * *@seq, *@cookie, *@verdict (stream.h: GO perform it; STOP_HERE it is
  * the refused member the stream stops at: its own error; CANCEL
- * -ECANCELED unperformed, or its own error if refused).  0: none now.
+ * -ECANCELED unperformed, or its own error if refused).  0: none yet.
  * A STOP_HERE or CANCEL stops the stream where it stands (hand back the
  * dropped members).  -EINVAL: no such stream.
  */
@@ -99,7 +99,7 @@ int oms_dseq_dropped(struct oms_dseq *m, uint64_t *cookie);
 /* The number @stream takes next. */
 uint16_t oms_dseq_next(const struct oms_dseq *m, unsigned stream);
 
-/* Would member @seq of @stream be cancelled now (at or after its stop)?
+/* Is member @seq of @stream cancelled (at or after its stop)?
  * For a member popped with GO that waits before it is performed. */
 int oms_dseq_cancels(const struct oms_dseq *m, unsigned stream, uint16_t seq);
 
