@@ -285,7 +285,7 @@ TEST(d1_dest_stream_duplicate_window_restart)
 	EXPECT_EQ(-ENOSPC, oms_dseq_arrive(&m, 1, 6, 15, 0));
 	EXPECT_EQ(1, oms_dseq_dropped(&m, &c));
 	EXPECT_EQ(14u, c);
-	EXPECT_EQ(1, oms_dseq_cancels(&m, 1, 2));
+	EXPECT_EQ(1, oms_dseq_flush_cancelled(&m, 1, 3));
 	ASSERT_EQ(0, oms_dseq_restart(&m, 1, 7));
 	EXPECT_EQ(-ESTALE, oms_dseq_arrive(&m, 1, 6, 16, 0));
 	EXPECT_EQ(0, oms_dseq_dropped(&m, &c));

@@ -88,19 +88,24 @@ static void unpark(struct emu_queue *q, uint16_t slot)
 	q->park_free[q->npark_free++] = slot;
 }
 
-/* Complete what the machine gave up (a stop, a restart): a skip was
- * completed at intake. */
+/* Member @cookie is not performed: a skip was completed at intake. */
+static void cancel_member(struct oms_emu *dev, struct emu_queue *q,
+			  uint64_t cookie)
+{
+	if (cookie == SKIP)
+		return;
+	emu_fail(dev, q, &q->parked[cookie], -ECANCELED);
+	unpark(q, (uint16_t)cookie);
+}
+
+/* Complete what the machine gave up (a stop, a restart). */
 static void complete_dropped(struct oms_emu *dev, struct emu_queue *q,
 			     struct oms_dseq *m)
 {
 	uint64_t cookie;
 
-	while (oms_dseq_dropped(m, &cookie)) {
-		if (cookie == SKIP)
-			continue;
-		emu_fail(dev, q, &q->parked[cookie], -ECANCELED);
-		unpark(q, (uint16_t)cookie);
-	}
+	while (oms_dseq_dropped(m, &cookie))
+		cancel_member(dev, q, cookie);
 }
 
 /* Member @seq of @dest's stream failed when performed: nothing after it
@@ -226,12 +231,7 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 
 	if (q->seq_started & bit(dest))
 		return head_get_read(q, dest, p);
-	/* the stream stopped where it stood while the head waited */
-	if (oms_dseq_cancels(dseq_of(dev, dest, 0), q->id,
-			     (uint16_t)p->wr.seq)) {
-		emu_fail(dev, q, p, -ECANCELED);
-		return 1;
-	}
+	/* Taken with the machine's GO, it goes: a later stop is after it. */
 	switch (fence_state(q, p)) {
 	case FENCE_WAIT:
 		return 0;
@@ -267,10 +267,7 @@ static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 			q->seq_wait |= bit(dest);
 			return 1;
 		}
-		if (cookie != SKIP) {
-			emu_fail(dev, q, &q->parked[cookie], -ECANCELED);
-			unpark(q, (uint16_t)cookie);
-		}
+		cancel_member(dev, q, cookie);
 		complete_dropped(dev, q, m);
 	}
 	return 0;

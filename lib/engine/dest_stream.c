@@ -150,11 +150,6 @@ uint16_t oms_dseq_next(const struct oms_dseq *m, unsigned stream)
 	return m->st[stream].next;
 }
 
-int oms_dseq_cancels(const struct oms_dseq *m, unsigned stream, uint16_t seq)
-{
-	return oms_stream_cancels(&m->st[stream], seq);
-}
-
 int oms_dseq_flush_cancelled(const struct oms_dseq *m, unsigned stream,
 			     uint16_t cnt)
 {

@@ -99,10 +99,6 @@ int oms_dseq_dropped(struct oms_dseq *m, uint64_t *cookie);
 /* The number @stream takes next. */
 uint16_t oms_dseq_next(const struct oms_dseq *m, unsigned stream);
 
-/* Is member @seq of @stream cancelled (at or after its stop)?
- * For a member popped with GO that waits before it is performed. */
-int oms_dseq_cancels(const struct oms_dseq *m, unsigned stream, uint16_t seq);
-
 /* Does a flush of @stream answering once members below @cnt are done
  * count past the stream's stop? */
 int oms_dseq_flush_cancelled(const struct oms_dseq *m, unsigned stream,
