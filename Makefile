@@ -71,7 +71,8 @@ TEST_SHARED_HDRS := tests/harness.h tests/helpers.h tests/lab.h tests/ordering_m
 # into the library does not compile (tests/layers.sh shows it).
 INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
 	engine_explorer engine_explorer_mixed engine_fabric engine_rlsq \
-	engine_rob engine_store_order engine_wc_chan kvs_remote_write \
+	engine_dest_stream engine_rob engine_store_order engine_wc_chan \
+	kvs_remote_write \
 	litmus_destination litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
 	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \

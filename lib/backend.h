@@ -126,7 +126,9 @@ enum oms_wr_op {
 	OMS_WR_FLUSH = 5,	/* completes after every earlier op executed */
 	OMS_WR_NOP = 6,		/* with OMS_WR_F_SEQ: fills @seq, does nothing */
 	OMS_WR_RESET = 7,	/* restart the context's stopped channel to
-				 * @dest (after oms_ctx_resume()) */
+				 * @dest (after oms_ctx_resume()); a
+				 * sequenced one's stream goes on at @seq,
+				 * the number its next member carries */
 };
 
 #define OMS_WR_F_ACQUIRE	(1u << 0)	/* get: ordered read */

@@ -1044,6 +1044,85 @@ TEST(L37_refused_member_that_waited_keeps_its_error)
 	oms_agent_destroy(ag);
 }
 
+/*
+ * The destination stream's three decisions (docs/ordering.md, "The
+ * destination stream"), the same on the emulated device
+ * (tests/emu_device_order.c, L37_seq_duplicate_window_restart): a
+ * duplicate of a buffered member (-EEXIST), a number past the window
+ * (-ENOSPC) and one already taken (-ESTALE) each stop the stream where it
+ * stands - the buffered member and every later one -ECANCELED,
+ * unperformed - and a resume naming the requester's next number restarts
+ * it: the numbering goes on.
+ */
+static int32_t status_of(struct oms_agent *ag, const struct oms_ad_desc *d,
+			 uint32_t c)
+{
+	struct oms_agent_cpl cpl[4];
+
+	if (submit(ag, c, d) || oms_agent_poll(ag, cpl, 4) != 1)
+		return 1;
+	return cpl[0].status;
+}
+
+/* @waiting waits behind a gap; @intruder has no place: it is answered
+ * @err and the stream stops where it stands (the waiting one cancelled). */
+static void stops_where_it_stands(struct __test_metadata *_metadata,
+				  struct oms_agent *ag, uint32_t c,
+				  const struct oms_ad_desc *waiting,
+				  const struct oms_ad_desc *intruder, int err)
+{
+	struct oms_agent_cpl cpl[4];
+
+	ASSERT_EQ(0, submit(ag, c, waiting));
+	ASSERT_EQ(0, oms_agent_poll(ag, cpl, 4));
+	ASSERT_EQ(0, submit(ag, c, intruder));
+	ASSERT_EQ(2, oms_agent_poll(ag, cpl, 4));
+	EXPECT_EQ(err, cpl[0].status);
+	EXPECT_EQ(-ECANCELED, cpl[1].status);
+}
+
+TEST(L37_duplicate_window_restart_as_on_emu)
+{
+	static struct model m;
+	struct oms_agent *ag = agent_new(&m, 0, 0);
+	const uint16_t window = 16, far = 4 + window;
+	struct oms_ad_desc d, w;
+	uint32_t c;
+
+	ASSERT_NE(NULL, ag);
+	ASSERT_EQ(0, conn_new(ag, &m, 1, window, &c));
+	/* a duplicate */
+	d = put8(&m, 0, 0, 100, 1, 0);
+	ASSERT_EQ(0, status_of(ag, &d, c));
+	w = put8(&m, 2, 16, 102, 1, 2);		/* waits for number 1 */
+	d = put8(&m, 3, 24, 103, 1, 2);
+	stops_where_it_stands(_metadata, ag, c, &w, &d, -EEXIST);
+	d = put8(&m, 1, 8, 101, 1, 1);
+	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
+	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, 3));
+	d = put8(&m, 4, 32, 104, 1, 3);
+	EXPECT_EQ(0, status_of(ag, &d, c));
+	/* a number past the window */
+	w = put8(&m, 5, 40, 105, 1, 5);		/* waits for number 4 */
+	d = put8(&m, 6, 48, 106, 1, far);
+	stops_where_it_stands(_metadata, ag, c, &w, &d, -ENOSPC);
+	d = put8(&m, 7, 56, 107, 1, 4);
+	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
+	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, far + 1));
+	/* a number already taken (the restart's is far + 1) */
+	d = put8(&m, 8, 64, 108, 1, far);
+	EXPECT_EQ(-ESTALE, status_of(ag, &d, c));
+	d = put8(&m, 9, 72, 109, 1, far + 1);
+	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
+	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, far + 2));
+	d = put8(&m, 10, 80, 110, 1, far + 2);
+	EXPECT_EQ(0, status_of(ag, &d, c));
+	for (uint32_t i = 0; i < 11; i++)
+		EXPECT_EQ(i == 0 || i == 4 || i == 10 ? 100 + i : 0,
+			  word(region, 8 * i));
+	oms_agent_destroy(ag);
+}
+
 TEST(bad_arguments_change_nothing)
 {
 	static struct model m;

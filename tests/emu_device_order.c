@@ -21,7 +21,9 @@
  *   blocks later members until it has read; a failed member stops the
  *   stream (later members and flushes -ECANCELED, unperformed) until a
  *   reset; a NOP fills a gap; a flush is never answered early, however
- *   many are waiting.
+ *   many are waiting; a duplicate, a number past the window and one
+ *   already taken stop the stream where it stands, and a reset naming
+ *   the next number restarts it (as on the agent).
  *
  * OMS_TEST_SEED sets the chaos seed, OMS_TEST_TRIALS scales the trials.
  *
@@ -571,8 +573,9 @@ static unsigned long stop_batch(struct __test_metadata *_metadata,
 	EXPECT_EQ(1, reap(rq, 1));
 	EXPECT_EQ(-ECANCELED, rq->wc[first].status);
 	batch_reset(rq);
+	/* the reset names the number the stream goes on at */
 	rs = add(rq, (struct oms_wr){ .op = OMS_WR_RESET,
-				      .dest = self->r.dest });
+				      .dest = self->r.dest, .seq = rq->seq });
 	EXPECT_EQ(0, post_range(rq, 0, rq->n));
 	EXPECT_EQ(1, reap(rq, 1));
 	EXPECT_EQ(0, rq->wc[rs].status);
@@ -770,6 +773,119 @@ TEST_F_TIMEOUT(rig, seq_flush_never_early, TIMEOUT)
 	ASSERT_GT(ctl, 0);
 	emu_queue_close(self->dev, rq->q);
 	free(rq);
+}
+
+/*
+ * The destination stream's three decisions (docs/ordering.md, "The
+ * destination stream"), the same on the agent (tests/agent_loop.c,
+ * L37_duplicate_window_restart_as_on_emu): a duplicate of a buffered
+ * member (-EEXIST), a number past the window (-ENOSPC) and one already
+ * taken (-ESTALE) each stop the stream where it stands - the buffered
+ * member and every later one -ECANCELED, unperformed - and a reset naming
+ * the initiator's next number restarts it: the numbering goes on.
+ */
+struct decide {
+	struct rq *rq;
+	uint32_t w0;
+	uint64_t src[12];
+};
+
+/* Post stream member @seq, a put of word @word; returns its slot. */
+static uint32_t post_member(struct decide *x, const struct oms_rmr *r,
+			    uint16_t seq, uint32_t word)
+{
+	struct oms_wr w = mk_wr(r, OMS_WR_PUT, x->w0 + word, &x->src[word],
+				OMS_WR_F_SEQ);
+	uint32_t slot;
+
+	w.seq = seq;
+	slot = add(x->rq, w);
+	post_range(x->rq, slot, slot + 1);
+	return slot;
+}
+
+static uint32_t post_reset(struct decide *x, const struct oms_rmr *r,
+			   uint16_t next)
+{
+	uint32_t slot = add(x->rq, (struct oms_wr){ .op = OMS_WR_RESET,
+					.dest = r->dest, .seq = next });
+
+	post_range(x->rq, slot, slot + 1);
+	return slot;
+}
+
+/* The member waits (behind a gap): the device has done what it may. */
+static void waits(FIXTURE_DATA(rig) *self, struct decide *x)
+{
+	let_run(self->dev, 200);
+	poll_now(x->rq);
+}
+
+TEST_F_TIMEOUT(rig, L37_seq_duplicate_window_restart, TIMEOUT)
+{
+	struct decide x = { .w0 = t_rng_below(&self->rng, WORDS - 12) };
+	const uint16_t far = 4 + EMU_SEQ_WINDOW;
+	uint32_t s[16], g = ++self->gen;
+	const struct oms_rmr *r = &self->r;
+
+	x.rq = calloc(1, sizeof(*x.rq));
+	ASSERT_NE(NULL, x.rq);
+	ASSERT_EQ(0, rq_open(self->dev, 0, x.rq));
+	for (uint32_t i = 0; i < 12; i++) {
+		self->mem[x.w0 + i] = OLD(g, x.w0 + i);
+		x.src[i] = NEW(g, x.w0 + i);
+	}
+	/* a duplicate */
+	s[0] = post_member(&x, r, 0, 0);
+	ASSERT_EQ(1, reap(x.rq, 1));
+	s[1] = post_member(&x, r, 2, 2);
+	waits(self, &x);
+	ASSERT_EQ(1, x.rq->ndone);
+	/* each waits for the answer before it: chaos would reorder them */
+	s[2] = post_member(&x, r, 2, 3);
+	ASSERT_EQ(3, reap(x.rq, 3));
+	s[3] = post_member(&x, r, 1, 1);
+	ASSERT_EQ(4, reap(x.rq, 4));
+	s[4] = post_reset(&x, r, 3);
+	ASSERT_EQ(5, reap(x.rq, 5));
+	s[5] = post_member(&x, r, 3, 4);
+	ASSERT_EQ(6, reap(x.rq, 6));
+	/* a number past the window */
+	s[6] = post_member(&x, r, 5, 5);
+	waits(self, &x);
+	ASSERT_EQ(6, x.rq->ndone);
+	s[7] = post_member(&x, r, far, 6);
+	ASSERT_EQ(8, reap(x.rq, 8));
+	s[8] = post_member(&x, r, 4, 7);
+	ASSERT_EQ(9, reap(x.rq, 9));
+	s[9] = post_reset(&x, r, far + 1);
+	/* a number already taken (the restart's is far + 1) */
+	s[10] = post_member(&x, r, far, 8);
+	ASSERT_EQ(11, reap(x.rq, 11));
+	s[11] = post_member(&x, r, far + 1, 9);
+	s[12] = post_reset(&x, r, far + 2);
+	s[13] = post_member(&x, r, far + 2, 10);
+	ASSERT_EQ(14, reap(x.rq, 14));
+
+	EXPECT_EQ(0, x.rq->wc[s[0]].status);
+	EXPECT_EQ(-ECANCELED, x.rq->wc[s[1]].status);
+	EXPECT_EQ(-EEXIST, x.rq->wc[s[2]].status);
+	EXPECT_EQ(-ECANCELED, x.rq->wc[s[3]].status);
+	EXPECT_EQ(0, x.rq->wc[s[4]].status);
+	EXPECT_EQ(0, x.rq->wc[s[5]].status);
+	EXPECT_EQ(-ECANCELED, x.rq->wc[s[6]].status);
+	EXPECT_EQ(-ENOSPC, x.rq->wc[s[7]].status);
+	EXPECT_EQ(-ECANCELED, x.rq->wc[s[8]].status);
+	EXPECT_EQ(0, x.rq->wc[s[9]].status);
+	EXPECT_EQ(-ESTALE, x.rq->wc[s[10]].status);
+	EXPECT_EQ(-ECANCELED, x.rq->wc[s[11]].status);
+	EXPECT_EQ(0, x.rq->wc[s[12]].status);
+	EXPECT_EQ(0, x.rq->wc[s[13]].status);
+	for (uint32_t i = 0; i < 11; i++)
+		EXPECT_EQ(i == 0 || i == 4 || i == 10 ? NEW(g, x.w0 + i) :
+			  OLD(g, x.w0 + i), rd(self->mem, x.w0 + i));
+	emu_queue_close(self->dev, x.rq->q);
+	free(x.rq);
 }
 
 TEST_HARNESS_MAIN

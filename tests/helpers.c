@@ -43,6 +43,22 @@ int t_bench_bin(const char *name, char *bin, size_t len)
 	return access(bin, X_OK);
 }
 
+int t_next_perm(int *p, int n)
+{
+	int i = n - 2, j = n - 1, t;
+
+	while (i >= 0 && p[i] >= p[i + 1])
+		i--;
+	if (i < 0)
+		return 0;
+	while (p[j] <= p[i])
+		j--;
+	t = p[i], p[i] = p[j], p[j] = t;
+	for (int a = i + 1, b = n - 1; a < b; a++, b--)
+		t = p[a], p[a] = p[b], p[b] = t;
+	return 1;
+}
+
 int t_quick(void)
 {
 	const char *s = getenv("OMS_CHECK_TIER");

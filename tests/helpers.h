@@ -58,6 +58,10 @@ void t_shuffle_u32(struct t_rng *r, uint32_t *v, size_t n);
  * -> build/bench/@name) into @bin: 0 when it is there to run. */
 int t_bench_bin(const char *name, char *bin, size_t len);
 
+/* The next permutation of @p[0..n) in lexicographic order (start from
+ * 0, 1, ..., n - 1 to visit them all); 0 after the last. */
+int t_next_perm(int *p, int n);
+
 /* 1 under `make check` (OMS_CHECK_TIER=quick), 0 under `make check-full`
  * and when a test is run by hand. */
 int t_quick(void);

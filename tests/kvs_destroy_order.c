@@ -118,23 +118,6 @@ static int teardown(struct deploy *d, const int *ord)
 	return bad;
 }
 
-/* Next permutation of @ord in lexicographic order; 0 after the last. */
-static int next_perm(int *ord, int n)
-{
-	int i = n - 2, j = n - 1, t;
-
-	while (i >= 0 && ord[i] >= ord[i + 1])
-		i--;
-	if (i < 0)
-		return 0;
-	while (ord[j] <= ord[i])
-		j--;
-	t = ord[i], ord[i] = ord[j], ord[j] = t;
-	for (int a = i + 1, b = n - 1; a < b; a++, b--)
-		t = ord[a], ord[a] = ord[b], ord[b] = t;
-	return 1;
-}
-
 /* A context that keeps the emulated device up between deployments:
  * starting it takes a while. */
 FIXTURE(orders)
@@ -168,7 +151,7 @@ TEST_F_TIMEOUT(orders, every_destroy_order_is_safe, 300)
 			       ord[2], ord[3], ord[4], ord[5]);
 		}
 		orders++;
-	} while (next_perm(ord, NOBJ));
+	} while (t_next_perm(ord, NOBJ));
 	EXPECT_EQ(720, orders);
 }
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The destination agent's core (agent.h): descriptors in, operations on
- * host memory and completions out.  The engine's reorder buffer keeps each
- * stream in sequence order, its stream rule (engine/stream.h) stops a
- * stream at its first failure, and its hold keeps class-2 responses behind
- * the owner's posted writes; what is left here is validation, performing,
- * and completing what the rules cancel.
+ * host memory and completions out.  The engine's destination stream
+ * machine (engine/dest_stream.h) keeps each stream in sequence order and
+ * decides what is performed, cancelled or refused, as it does for the
+ * emulated device; its hold keeps class-2 responses behind the owner's
+ * posted writes.  What is left here is validation, performing, and
+ * completing what the machine cancels or gives up.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,11 +14,9 @@
 
 #include "oms.h"
 #include "agent/agent.h"
-#include "engine/serial.h"
+#include "engine/dest_stream.h"
 #include "engine/fabric.h"
 #include "engine/hold.h"
-#include "engine/rob.h"
-#include "engine/stream.h"
 #include "util/barrier.h"
 #include "util/lines.h"
 
@@ -38,11 +37,8 @@ struct ag_conn {
 	int used;
 	uint32_t peer;
 	uint16_t window;
-	uint16_t *next;		/* [nstreams], for oms_ad_validate() */
-	struct oms_stream *st;	/* [nstreams]: the stop rule */
-	struct ag_pend *pend;	/* [nstreams * window], by the ROB's slot */
-	uint64_t *dropped;	/* [window] scratch for resync */
-	struct oms_rob rob;
+	struct oms_dseq seq;	/* its streams */
+	struct ag_pend *pend;	/* [nstreams * window], by number's slot */
 	struct oms_ad_conn adc;
 	const uint8_t *stage;
 	enum oms_ad_fmt fmt;	/* its descriptors' check */
@@ -360,58 +356,39 @@ static int perform(struct oms_agent *ag, uint32_t conn,
 
 /* ---- streams ---- */
 
-/* Cancel what @s buffered and park it at @next. */
-static void drop_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream,
-			uint16_t next)
+/* Member @cookie is not performed: a refused one completes with its own
+ * error, the others with -ECANCELED. */
+static void complete_unperformed(struct oms_agent *ag, uint32_t conn,
+				 uint64_t cookie)
 {
-	struct ag_conn *c = &ag->conn[conn];
-	int n = oms_rob_resync(&c->rob, stream, next, c->dropped, c->window);
+	const struct ag_pend *p = &ag->conn[conn].pend[cookie];
 
-	/* a refused member that was waiting keeps its own error */
-	for (int i = 0; i < n; i++) {
-		const struct ag_pend *p = &c->pend[c->dropped[i]];
-
-		complete(ag, conn, &p->d, p->status ? p->status : -ECANCELED,
-			 0);
-	}
-	c->next[stream] = next;
+	complete(ag, conn, &p->d, p->status ? p->status : -ECANCELED, 0);
 }
 
-/* Nothing buffered or to come is performed, until a resume. */
-static void stop_all(struct oms_agent *ag, uint32_t conn, uint16_t stream)
+/* Complete what the stream machine gave up (a stop, a restart). */
+static void complete_dropped(struct oms_agent *ag, uint32_t conn)
 {
-	struct oms_stream *s = &ag->conn[conn].st[stream];
+	uint64_t cookie;
 
-	drop_stream(ag, conn, stream, s->next);
-	oms_stream_stop_all(s);
+	while (oms_dseq_dropped(&ag->conn[conn].seq, &cookie))
+		complete_unperformed(ag, conn, cookie);
 }
 
-/* Perform what the stream's reorder buffer lets go, as its stop rule
- * says. */
+/* Perform what the stream machine lets go, in number order. */
 static void run_stream(struct oms_agent *ag, uint32_t conn, uint16_t stream)
 {
 	struct ag_conn *c = &ag->conn[conn];
-	struct oms_stream *s = &c->st[stream];
-	oms_rob_seq_t seq;
+	enum oms_stream_verdict v;
 	uint64_t cookie;
+	uint16_t seq;
 
-	while (!s->reached && oms_rob_pop(&c->rob, stream, &seq, &cookie) == 1) {
-		struct ag_pend *p = &c->pend[cookie];
-		enum oms_stream_verdict v = oms_stream_take(s, seq);
-
-		c->next[stream] = s->next;
-		if (v != OMS_STREAM_GO) {
-			complete(ag, conn, &p->d, p->status ? p->status :
-				 -ECANCELED, 0);
-			stop_all(ag, conn, stream);
-			return;
-		}
-		/* a member that failed when performed stops it too */
-		if (perform(ag, conn, &p->d)) {
-			oms_stream_stop(s, seq);
-			stop_all(ag, conn, stream);
-			return;
-		}
+	while (oms_dseq_pop(&c->seq, stream, &seq, &cookie, &v) == 1) {
+		if (v != OMS_STREAM_GO)
+			complete_unperformed(ag, conn, cookie);
+		else if (perform(ag, conn, &c->pend[cookie].d))
+			oms_dseq_failed(&c->seq, stream, seq);
+		complete_dropped(ag, conn);
 	}
 }
 
@@ -419,10 +396,8 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 		       const struct oms_ad_desc *d, int status)
 {
 	struct ag_conn *c = &ag->conn[conn];
-	struct oms_stream *s = &c->st[d->stream];
-	uint16_t ahead = oms_serial_ahead(d->seq, s->next);
 	uint64_t slot;
-	int r;
+	int waits, r;
 
 	if (ag->a.flags & OMS_AGENT_F_NO_ORDER) {
 		/* the control: performed on arrival, numbers ignored */
@@ -432,41 +407,23 @@ static void submit_seq(struct oms_agent *ag, uint32_t conn,
 			perform(ag, conn, d);
 		return;
 	}
-	if (s->reached) {
-		complete(ag, conn, d, status ? status : -ECANCELED, 0);
-		return;
-	}
-	if (ahead >= c->window) {
-		/* stale, or past the credit: it has no place, so nothing
-		 * buffered can be trusted to come before it */
-		complete(ag, conn, d, status ? status :
-			 !oms_serial_at_or_after(d->seq, s->next) ? -ESTALE :
-			 -ENOSPC, 0);
-		stop_all(ag, conn, d->stream);
-		return;
-	}
-	if (oms_stream_after_stop(s, d->seq)) {
-		complete(ag, conn, d, status ? status : -ECANCELED, 0);
-		return;
-	}
 	if (d->op == OMS_AD_NOP && (d->flags & OMS_AD_F_CANCEL) && !status)
 		status = -ECANCELED;
 	slot = (uint64_t)d->stream * c->window + (d->seq & (c->window - 1u));
-	r = oms_rob_insert(&c->rob, d->stream, d->seq, slot);
-	if (r < 0) {
-		/* a number already buffered: which one is the requester's
-		 * cannot be told */
-		complete(ag, conn, d, status ? status : -EEXIST, 0);
-		if (!status)
+	waits = d->seq != oms_dseq_next(&c->seq, d->stream);
+	r = oms_dseq_arrive(&c->seq, d->stream, d->seq, slot, status != 0);
+	if (r) {
+		/* after the stop, or no place in the stream (the stream
+		 * stopped where it stood) */
+		complete(ag, conn, d, status ? status : r, 0);
+		if (!status && r != -ECANCELED)
 			ag->s.refused++;
-		stop_all(ag, conn, d->stream);
+		complete_dropped(ag, conn);
 		return;
 	}
 	c->pend[slot].d = *d;
 	c->pend[slot].status = status;
-	if (status)
-		oms_stream_stop(s, d->seq);
-	if (r == 0)
+	if (waits)
 		ag->s.waited++;
 	run_stream(ag, conn, d->stream);
 }
@@ -496,16 +453,7 @@ int oms_agent_submit(struct oms_agent *ag, uint32_t conn, const void *desc)
 	}
 	c->adc.regions = ag->reg;
 	c->adc.nregions = ag->nreg;
-	if ((ag->a.flags & OMS_AGENT_F_NO_ORDER) && (d.flags & OMS_AD_F_SEQ)) {
-		/* the control ignores numbers: check all but the window */
-		struct oms_ad_desc plain = d;
-
-		plain.flags &= (uint8_t)~OMS_AD_F_SEQ;
-		plain.seq = 0;
-		status = oms_ad_validate(&plain, &c->adc, &reg);
-	} else {
-		status = oms_ad_validate(&d, &c->adc, &reg);
-	}
+	status = oms_ad_validate(&d, &c->adc, &reg);
 	if (status == -EINVAL && d.stream >= c->adc.nstreams) {
 		/* no stream of this connection to stop */
 		ag->s.refused++;
@@ -581,8 +529,8 @@ int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 		return -EINVAL;
 	if (cpl_free(ag) < c->window)
 		return -EAGAIN;
-	drop_stream(ag, conn, stream, next);
-	oms_stream_reset(&c->st[stream], next);
+	oms_dseq_restart(&c->seq, stream, next);
+	complete_dropped(ag, conn);
 	return 0;
 }
 
@@ -599,7 +547,7 @@ int oms_agent_next_seq(const struct oms_agent *ag, uint32_t conn,
 	if (!ag || conn >= OMS_AGENT_MAX_CONNS || !ag->conn[conn].used ||
 	    stream >= ag->conn[conn].adc.nstreams)
 		return -EINVAL;
-	return ag->conn[conn].st[stream].next;
+	return oms_dseq_next(&ag->conn[conn].seq, stream);
 }
 
 int oms_agent_posted(struct oms_agent *ag, uint32_t peer, uint32_t *id)
@@ -657,15 +605,10 @@ int oms_agent_region_remove(struct oms_agent *ag, uint32_t key)
 	return -EINVAL;
 }
 
-/* @rob: the reorder buffer was set up. */
-static void conn_free(struct ag_conn *c, int rob)
+static void conn_free(struct ag_conn *c)
 {
-	if (rob)
-		oms_rob_destroy(&c->rob);
-	free(c->next);
-	free(c->st);
+	oms_dseq_destroy(&c->seq);
 	free(c->pend);
-	free(c->dropped);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -689,13 +632,9 @@ int oms_agent_conn_open(struct oms_agent *ag,
 	if (!c)
 		return -ENOSPC;
 	i--;
-	c->next = calloc(a->nstreams, sizeof(*c->next));
-	c->st = calloc(a->nstreams, sizeof(*c->st));
 	c->pend = calloc((size_t)a->nstreams * a->window, sizeof(*c->pend));
-	c->dropped = calloc(a->window, sizeof(*c->dropped));
-	if (!c->next || !c->st || !c->pend || !c->dropped ||
-	    oms_rob_init(&c->rob, a->nstreams, a->window, NULL, 0)) {
-		conn_free(c, 0);
+	if (!c->pend || oms_dseq_init(&c->seq, a->nstreams, a->window)) {
+		conn_free(c);
 		return -ENOMEM;
 	}
 	c->peer = a->peer;
@@ -705,8 +644,6 @@ int oms_agent_conn_open(struct oms_agent *ag,
 	c->adc.stage_slots = a->stage_slots;
 	c->adc.stage_len = a->stage_len;
 	c->adc.nstreams = a->nstreams;
-	c->adc.window = a->window;
-	c->adc.next_seq = c->next;
 	c->used = 1;
 	*id = i;
 	return 0;
@@ -716,7 +653,7 @@ int oms_agent_conn_close(struct oms_agent *ag, uint32_t id)
 {
 	if (!ag || id >= OMS_AGENT_MAX_CONNS || !ag->conn[id].used)
 		return -EINVAL;
-	conn_free(&ag->conn[id], 1);
+	conn_free(&ag->conn[id]);
 	ag->gen[id]++;
 	/* its completions not yet polled go too: the id may be given to
 	 * the next requester at once */
@@ -801,7 +738,7 @@ void oms_agent_destroy(struct oms_agent *ag)
 		return;
 	for (uint32_t i = 0; i < OMS_AGENT_MAX_CONNS; i++)
 		if (ag->conn[i].used)
-			conn_free(&ag->conn[i], 1);
+			conn_free(&ag->conn[i]);
 	for (uint32_t i = 0; i < ag->a.max_held; i++)
 		free(ag->held[i].buf);
 	oms_hold_destroy(&ag->hold);

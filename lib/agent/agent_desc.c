@@ -10,7 +10,6 @@
 
 #include "oms.h"
 #include "agent/agent_desc.h"
-#include "engine/serial.h"
 #include "util/crc32c.h"
 #include "util/le.h"
 
@@ -189,8 +188,7 @@ int oms_ad_validate(const struct oms_ad_desc *d, const struct oms_ad_conn *c,
 {
 	const struct oms_ad_region *r = NULL;
 
-	if (!d || !c || !c->nstreams || !c->next_seq || !c->window ||
-	    c->window > OMS_AD_MAX_WINDOW || (c->nregions && !c->regions) ||
+	if (!d || !c || !c->nstreams || (c->nregions && !c->regions) ||
 	    d->stream >= c->nstreams)
 		return -EINVAL;
 	if (d->op != OMS_AD_NOP) {
@@ -204,16 +202,6 @@ int oms_ad_validate(const struct oms_ad_desc *d, const struct oms_ad_conn *c,
 		if (d->op == OMS_AD_PUT &&
 		    (d->stage >= c->stage_slots || d->len > c->stage_len))
 			return -EINVAL;
-	}
-	/* a resume names the number a new run starts at: any */
-	if ((d->flags & OMS_AD_F_SEQ) && !(d->flags & OMS_AD_F_RESUME)) {
-		uint16_t ahead = oms_serial_ahead(d->seq,
-						  c->next_seq[d->stream]);
-
-		if (!oms_serial_at_or_after(d->seq, c->next_seq[d->stream]))
-			return -ESTALE;
-		if (ahead >= c->window)
-			return -ENOSPC;
 	}
 	if (reg)
 		*reg = r;

@@ -157,24 +157,20 @@ struct oms_ad_conn {
 	uint32_t stage_slots;		/* its staging slots */
 	uint32_t stage_len;		/* bytes per slot */
 	uint16_t nstreams;		/* its streams: 0..nstreams-1 */
-	uint16_t window;		/* 1..OMS_AD_MAX_WINDOW */
-	const uint16_t *next_seq;	/* [nstreams]: each stream's next */
 };
 
 /*
  * Check a decoded descriptor against what connection @c was given; on 0,
  * *@reg (if not NULL) is the region it addresses (NULL for a NOP).
  *   -EINVAL   a stream or staging slot that is not this connection's, a
- *             put longer than a slot, a bad @c (NULL, no streams, window
- *             out of range)
+ *             put longer than a slot, a bad @c (NULL, no streams)
  *   -EACCES   no region with that key, or not with the right the op needs
  *             (get: read; put: write; atomics: atomic) - seed 003's key
  *             check: the agent counts it as a key drop
  *   -ERANGE   off + len beyond the region
- *   -ESTALE   a sequence number behind the stream's next (already used)
- *   -ENOSPC   a sequence number at or past next + window (the requester
- *             wrote past its credit)
- * (a resuming NOP's number is where the new run starts: not checked)
+ * A sequence number is not checked here: whether it has a place in its
+ * stream is the destination stream machine's to say (engine/dest_stream.h:
+ * -ESTALE, -ENOSPC, -EEXIST), which the agent drives.
  * Nothing is changed; the caller completes a refused descriptor with the
  * error and does not execute it.
  */

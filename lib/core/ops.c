@@ -359,6 +359,11 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		op->type = OMS_OPT_RESET;	/* no sequence, no ack */
 		op->wr.op = OMS_WR_RESET;
 		op->wr.dest = c;
+		/* a sequenced destination's stream goes on at the number
+		 * the orderer gives next */
+		if (ctx->attr.dest_seq_mask & (1u << c))
+			op->wr.seq = (uint32_t)(uint16_t)
+				oms_so_chan_issued(&ctx->so, (uint16_t)c);
 		oms_oc_issue(&ctx->oc, 1);
 		oms_ctx_send_op(ctx, op, 0);
 	}

@@ -33,13 +33,12 @@
 
 #include "oms_emu.h"
 #include "backend.h"
+#include "engine/dest_stream.h"
 #include "engine/doorbell.h"
 #include "engine/fabric.h"
 #include "engine/hold.h"
 #include "engine/key_check.h"
 #include "engine/rlsq.h"
-#include "engine/rob.h"
-#include "engine/stream.h"
 #include "util/lines.h"
 
 #define EMU_MAX_QUEUES	1024	/* queues (contexts) per device */
@@ -140,7 +139,8 @@ struct emu_queue {
 	uint32_t seq_get[OMS_MAX_NODES];	/* head get's slot in gets[] */
 	uint32_t seq_wait;	/* dests with a head */
 	uint32_t seq_started;	/* dests whose head get went to the RLSQ */
-	struct oms_stream seq_st[OMS_MAX_NODES];	/* each stream's stop rule */
+	uint32_t seq_lost;	/* dests whose stream lost a refused member
+				 * for want of memory: stopped until reset */
 	/* Failures since the last OMS_WR_RESET, per destination: the
 	 * intake index of the first (fenced ops after it are cancelled). */
 	uint32_t failed;	/* dests with a failure */
@@ -239,7 +239,7 @@ struct oms_emu {
 	uint64_t line_due_min;	/* no EXEC line is due before (a lower
 				 * bound, made exact when it is passed) */
 	struct oms_hold hold[OMS_MAX_NODES];	/* per responder node */
-	struct oms_rob rob[OMS_MAX_NODES];	/* per destination node */
+	struct oms_dseq dseq[OMS_MAX_NODES];	/* streams per destination */
 	uint64_t link_free[OMS_MAX_NODES]; /* model ps each responder's
 				 * link is free to send the next response */
 	uint64_t nic_free[OMS_MAX_NODES]; /* model ns each responder NIC
@@ -411,7 +411,7 @@ uint32_t emu_pool_first_blocker(const struct emu_queue *q, uint32_t j);
 int emu_pool_ready(const struct emu_queue *q, const struct emu_pend *p,
 		   uint64_t now);
 
-/* seq.c: sequence-numbered streams through the reorder buffer */
+/* seq.c: sequence-numbered streams through the engine's machine */
 int emu_seq_init(struct oms_emu *dev);
 void emu_seq_fini(struct oms_emu *dev);
 void emu_seq_queue_init(struct emu_queue *q);
@@ -422,6 +422,10 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *f);
 int emu_seq_step(struct oms_emu *dev, struct emu_queue *q);
+void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+		    uint16_t seq);
+void emu_seq_restart(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+		     uint16_t next);
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 
 /* reads.c: gets through the RLSQ */

@@ -258,14 +258,15 @@ int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 	return n;
 }
 
-/* OMS_WR_RESET: forget the destination's failures, restart its stream. */
+/* OMS_WR_RESET: forget the destination's failures, restart its stream
+ * at the number the reset carries (backend.h). */
 static void reset(struct oms_emu *dev, struct emu_queue *q,
 		  const struct emu_pend *p)
 {
 	uint32_t bit = 1u << p->wr.dest;
 
 	q->failed &= ~bit;
-	oms_stream_clear_stop(&q->seq_st[p->wr.dest]);
+	emu_seq_restart(dev, q, p->wr.dest, (uint16_t)p->wr.seq);
 	emu_src_done(q);
 	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + emu_bus_ns(dev));
 }

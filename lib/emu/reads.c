@@ -233,13 +233,13 @@ static void line_span(const struct emu_get *g, uint32_t idx, uint64_t *off,
 
 /* A line of @g could not be read: the get fails (and its stream stops:
  * a sequenced get is its stream's head while it reads). */
-static void get_fail(struct emu_queue *q, struct emu_get *g, int status)
+static void get_fail(struct oms_emu *dev, struct emu_queue *q,
+		     struct emu_get *g, int status)
 {
 	g->status = status;
 	emu_note_fail(q, g->wr.dest, g->idx);
 	if (g->wr.flags & OMS_WR_F_SEQ)
-		oms_stream_stop(&q->seq_st[g->wr.dest],
-				(uint16_t)g->wr.seq);
+		emu_seq_failed(dev, q, g->wr.dest, (uint16_t)g->wr.seq);
 }
 
 /* @lb of @g has read for good: a speculative read may still be squashed
@@ -264,7 +264,7 @@ static void line_execute(struct oms_emu *dev, struct emu_line *lb)
 			memcpy(lb->data, dev->reg[g->wr.region].base + off,
 			       len);
 		else
-			get_fail(q, g, -EACCES);
+			get_fail(dev, q, g, -EACCES);
 		if (oms_rlsq_speculative(&dev->rlsq, lb->rid) != 1)
 			line_count(g, lb);
 	}

@@ -12,12 +12,14 @@
  * has read (every line executed), a fenced member waits for its fence
  * (lib/emu/order.c).  The head is retried every device step.
  *
- * Like a QP in error, the stream stops at its first failed member, by the
- * rule lib/engine/stream.h keeps for every destination (the agent's too):
- * a member refused at intake fills its sequence number with a skip, which
- * stops the stream there; so does one that fails when performed, and a
- * NOP with OMS_WR_F_CANCEL (an op the initiator cancelled before sending
- * it).  An OMS_WR_RESET to the destination forgets the stop.  What is this
+ * What is performed, cancelled or refused is decided by the engine's
+ * destination stream machine (lib/engine/dest_stream.h), which the
+ * destination agent drives too: like a QP in error, the stream stops at
+ * its first failed member - one refused at intake (it fills its number
+ * with a skip), one that fails when performed, a NOP with OMS_WR_F_CANCEL
+ * (an op the initiator cancelled before sending it) - and where it stands
+ * at a duplicate or a number out of the window.  An OMS_WR_RESET to the
+ * destination restarts it at the number the reset carries.  What is this
  * device's own: a head that takes time (a get reading, a fence), and
  * flushes, each answered once every member before its count is done.
  */
@@ -30,20 +32,19 @@
 #define NO_HEAD (-1)
 
 /*
- * A destination's reorder buffer has a stream for every queue the device
- * may have (EMU_MAX_QUEUES): megabytes, made when the destination gets
- * its first sequenced command rather than for every node of every device.
+ * A destination's machine has a stream for every queue the device may
+ * have (EMU_MAX_QUEUES): megabytes, made when the destination gets its
+ * first sequenced command rather than for every node of every device.
  * NULL: none yet and @make is 0, or no memory.
  */
-static struct oms_rob *rob_of(struct oms_emu *dev, uint32_t dest, int make)
+static struct oms_dseq *dseq_of(struct oms_emu *dev, uint32_t dest, int make)
 {
-	struct oms_rob *rob = &dev->rob[dest];
+	struct oms_dseq *m = &dev->dseq[dest];
 
-	if (!rob->streams &&
-	    (!make || oms_rob_init(rob, EMU_MAX_QUEUES, EMU_SEQ_WINDOW, NULL,
-				   0)))
+	if (!m->st &&
+	    (!make || oms_dseq_init(m, EMU_MAX_QUEUES, EMU_SEQ_WINDOW)))
 		return NULL;
-	return rob;
+	return m;
 }
 
 int emu_seq_init(struct oms_emu *dev)
@@ -55,8 +56,7 @@ int emu_seq_init(struct oms_emu *dev)
 void emu_seq_fini(struct oms_emu *dev)
 {
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
-		if (dev->rob[n].streams)
-			oms_rob_destroy(&dev->rob[n]);
+		oms_dseq_destroy(&dev->dseq[n]);
 }
 
 void emu_seq_queue_init(struct emu_queue *q)
@@ -64,10 +64,9 @@ void emu_seq_queue_init(struct emu_queue *q)
 	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
 		q->park_free[i] = (uint16_t)(EMU_SEQ_WINDOW - 1 - i);
 	q->npark_free = EMU_SEQ_WINDOW;
-	for (uint32_t d = 0; d < OMS_MAX_NODES; d++) {
+	for (uint32_t d = 0; d < OMS_MAX_NODES; d++)
 		q->seq_head[d] = NO_HEAD;
-		oms_stream_reset(&q->seq_st[d], 0);
-	}
+	q->seq_lost = 0;
 }
 
 static uint32_t bit(uint32_t dest)
@@ -89,22 +88,61 @@ static void unpark(struct emu_queue *q, uint16_t slot)
 	q->park_free[q->npark_free++] = slot;
 }
 
-static void stream_stop(struct emu_queue *q, uint32_t dest, uint16_t seq)
+/* Member @cookie is not performed: a skip was completed at intake. */
+static void cancel_member(struct oms_emu *dev, struct emu_queue *q,
+			  uint64_t cookie)
 {
-	if (dest < OMS_MAX_NODES)
-		oms_stream_stop(&q->seq_st[dest], seq);
+	if (cookie == SKIP)
+		return;
+	emu_fail(dev, q, &q->parked[cookie], -ECANCELED);
+	unpark(q, (uint16_t)cookie);
+}
+
+/* Complete what the machine gave up (a stop, a restart). */
+static void complete_dropped(struct oms_emu *dev, struct emu_queue *q,
+			     struct oms_dseq *m)
+{
+	uint64_t cookie;
+
+	while (oms_dseq_dropped(m, &cookie))
+		cancel_member(dev, q, cookie);
+}
+
+/* Member @seq of @dest's stream failed when performed: nothing after it
+ * is performed. */
+void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+		    uint16_t seq)
+{
+	struct oms_dseq *m = dest < OMS_MAX_NODES ? dseq_of(dev, dest, 0) :
+						     NULL;
+
+	if (!m)
+		return;
+	oms_dseq_failed(m, q->id, seq);
+	complete_dropped(dev, q, m);
 }
 
 /* The sequence number of the stream's first member not done yet. */
 static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 			    uint32_t dest)
 {
-	const struct oms_rob *rob = rob_of(dev, dest, 0);
+	const struct oms_dseq *m = dseq_of(dev, dest, 0);
 
 	if (q->seq_head[dest] != NO_HEAD)
 		return (uint16_t)q->parked[q->seq_head[dest]].wr.seq;
 	/* a stream with no member yet starts at 0 */
-	return rob ? (uint16_t)oms_rob_next_seq(rob, q->id) : 0;
+	return m ? oms_dseq_next(m, q->id) : 0;
+}
+
+/* Would a flush of @dest's stream counting @cnt members be cancelled? */
+static int flush_cancelled(struct oms_emu *dev, const struct emu_queue *q,
+			   uint32_t dest, uint16_t cnt)
+{
+	const struct oms_dseq *m = dseq_of(dev, dest, 0);
+
+	if (q->seq_lost & bit(dest))
+		return 1;
+	return m && oms_dseq_flush_cancelled(m, q->id, cnt);
 }
 
 /* serial-number compare: is every member below @cnt done? */
@@ -134,7 +172,7 @@ static int flush_try(struct oms_emu *dev, struct emu_queue *q,
 {
 	uint32_t dest = f->wr.dest;
 
-	if (oms_stream_flush_cancelled(&q->seq_st[dest], (uint16_t)f->wr.seq)) {
+	if (flush_cancelled(dev, q, dest, (uint16_t)f->wr.seq)) {
 		emu_fail(dev, q, f, -ECANCELED);
 		return 1;
 	}
@@ -183,7 +221,7 @@ static void head_fail(struct oms_emu *dev, struct emu_queue *q,
 		      const struct emu_pend *p, int status)
 {
 	emu_fail(dev, q, p, status);
-	stream_stop(q, p->wr.dest, (uint16_t)p->wr.seq);
+	emu_seq_failed(dev, q, p->wr.dest, (uint16_t)p->wr.seq);
 }
 
 /* Get on with the head of @dest's stream; returns 1 when it is done. */
@@ -193,16 +231,7 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 
 	if (q->seq_started & bit(dest))
 		return head_get_read(q, dest, p);
-	if (oms_stream_cancels(&q->seq_st[dest], (uint16_t)p->wr.seq)) {
-		emu_fail(dev, q, p, -ECANCELED);
-		return 1;
-	}
-	/* It stands for an op the initiator cancelled: the members after
-	 * it follow a failure (D1). */
-	if (p->wr.op == OMS_WR_NOP && (p->wr.flags & OMS_WR_F_CANCEL)) {
-		head_fail(dev, q, p, -ECANCELED);
-		return 1;
-	}
+	/* Taken with the machine's GO, it goes: a later stop is after it. */
 	switch (fence_state(q, p)) {
 	case FENCE_WAIT:
 		return 0;
@@ -219,26 +248,27 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 		return 0;
 	}
 	if (emu_apply(dev, q, p) < 0)
-		stream_stop(q, dest, (uint16_t)p->wr.seq);
+		emu_seq_failed(dev, q, dest, (uint16_t)p->wr.seq);
 	return 1;
 }
 
-/* Pop the next member of @dest's stream to be its head; a skip (a member
- * refused at intake, completed then) stops the stream. */
+/* Pop the next member of @dest's stream to be its head.  One the machine
+ * says not to perform (a skip, completed at intake; a cancelling NOP; a
+ * member after the stop) is completed here. */
 static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
-	struct oms_rob *rob = rob_of(dev, dest, 0);
-	oms_rob_seq_t seq;
+	struct oms_dseq *m = dseq_of(dev, dest, 0);
+	enum oms_stream_verdict v;
 	uint64_t cookie;
 
-	while (rob && oms_rob_pop(rob, q->id, &seq, &cookie) == 1) {
-		oms_stream_take(&q->seq_st[dest], seq);
-		if (cookie != SKIP) {
+	while (m && oms_dseq_pop(m, q->id, NULL, &cookie, &v) == 1) {
+		if (v == OMS_STREAM_GO) {
 			q->seq_head[dest] = (int16_t)cookie;
 			q->seq_wait |= bit(dest);
 			return 1;
 		}
-		stream_stop(q, dest, seq);
+		cancel_member(dev, q, cookie);
+		complete_dropped(dev, q, m);
 	}
 	return 0;
 }
@@ -278,10 +308,17 @@ int emu_seq_step(struct oms_emu *dev, struct emu_queue *q)
 	return n;
 }
 
+/* Is @p a NOP standing for an op its initiator cancelled?  It takes
+ * its number and stops the stream there, as a refused member does. */
+static int cancelling_nop(const struct emu_pend *p)
+{
+	return p->wr.op == OMS_WR_NOP && (p->wr.flags & OMS_WR_F_CANCEL);
+}
+
 void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p)
 {
-	struct oms_rob *rob;
+	struct oms_dseq *m;
 	uint16_t slot;
 	int r;
 
@@ -291,20 +328,21 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		emu_fail(dev, q, p, -ENOSPC);
 		return;
 	}
-	rob = rob_of(dev, p->wr.dest, 1);
-	if (!rob) {
-		emu_fail(dev, q, p, -ENOMEM);
+	m = dseq_of(dev, p->wr.dest, 1);
+	if (!m || (q->seq_lost & bit(p->wr.dest))) {
+		emu_fail(dev, q, p, m ? -ECANCELED : -ENOMEM);
 		return;
 	}
 	slot = q->park_free[--q->npark_free];
 	park(q, slot, p);
-	r = oms_rob_insert(rob, q->id, (oms_rob_seq_t)p->wr.seq, slot);
-	if (r < 0) {
-		/* Outside the window or a duplicate: not a stream member;
-		 * fail it rather than apply it out of order. */
+	r = oms_dseq_arrive(m, q->id, (uint16_t)p->wr.seq, slot,
+			    cancelling_nop(p));
+	if (r) {
+		/* after the stop, or no place in the stream: the machine
+		 * stopped it where it stood */
 		unpark(q, slot);
 		emu_fail(dev, q, p, r);
-		return;
+		complete_dropped(dev, q, m);
 	}
 	drain(dev, q, p->wr.dest);
 }
@@ -312,18 +350,36 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 		  const struct oms_wr *wr)
 {
-	struct oms_rob *rob;
+	struct oms_dseq *m;
 
 	if (wr->dest >= OMS_MAX_NODES)
 		return;
-	rob = rob_of(dev, wr->dest, 1);
+	m = dseq_of(dev, wr->dest, 1);
 	/* no memory for the stream: its later members fail as this did */
-	if (!rob) {
-		stream_stop(q, wr->dest, (uint16_t)wr->seq);
+	if (!m) {
+		q->seq_lost |= bit(wr->dest);
 		return;
 	}
-	if (oms_rob_insert(rob, q->id, (oms_rob_seq_t)wr->seq, SKIP) >= 0)
-		drain(dev, q, wr->dest);
+	oms_dseq_arrive(m, q->id, (uint16_t)wr->seq, SKIP, 1);
+	complete_dropped(dev, q, m);
+	drain(dev, q, wr->dest);
+}
+
+/*
+ * OMS_WR_RESET: the initiator restarts @dest's stream; its next member
+ * carries @next (the initiator's numbering goes on across a restart).
+ * A stream never used needs no machine for a restart at 0.
+ */
+void emu_seq_restart(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+		     uint16_t next)
+{
+	struct oms_dseq *m = dseq_of(dev, dest, next != 0);
+
+	q->seq_lost &= ~bit(dest);
+	if (!m)
+		return;
+	oms_dseq_restart(m, q->id, next);
+	complete_dropped(dev, q, m);
 }
 
 /*
@@ -339,7 +395,14 @@ void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q)
 {
-	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
-		if (dev->rob[n].streams)
-			oms_rob_resync(&dev->rob[n], q->id, 0, NULL, 0);
+	uint64_t cookie;
+
+	/* the queue is gone: what it had buffered is forgotten with it */
+	for (unsigned n = 0; n < OMS_MAX_NODES; n++) {
+		if (!dev->dseq[n].st)
+			continue;
+		oms_dseq_restart(&dev->dseq[n], q->id, 0);
+		while (oms_dseq_dropped(&dev->dseq[n], &cookie))
+			;
+	}
 }

@@ -30,12 +30,6 @@ void oms_stream_stop_all(struct oms_stream *s)
 	s->reached = 1;
 }
 
-void oms_stream_clear_stop(struct oms_stream *s)
-{
-	s->stopped = 0;
-	s->reached = 0;
-}
-
 enum oms_stream_verdict oms_stream_take(struct oms_stream *s, uint16_t seq)
 {
 	s->next = (uint16_t)(seq + 1);

@@ -13,9 +13,10 @@
  * refused on arrival, out of order): members before it still go, and the
  * earliest stop stands.
  *
- * Both destinations that keep streams drive this: the emulated device
- * (lib/emu/seq.c) and the destination agent (lib/agent/agent.c).  Pure
- * state, no I/O; not thread-safe (the caller serialises).
+ * The destination stream machine (dest_stream.h) drives this for both
+ * destinations that keep streams: the emulated device (lib/emu/seq.c) and
+ * the destination agent (lib/agent/agent.c).  Pure state, no I/O; not
+ * thread-safe (the caller serialises).
  *
  * Numbers are 16 bits and wrap: "before" and "after" are serial-number
  * order, which holds while the members in question lie within 32768 of
@@ -52,10 +53,6 @@ void oms_stream_stop(struct oms_stream *s, uint16_t seq);
 /* Nothing not yet taken is performed (what was buffered cannot be trusted
  * to come before what arrived: a duplicate, a number out of the window). */
 void oms_stream_stop_all(struct oms_stream *s);
-
-/* Forget the stop, keep the numbering (the emulated device's OMS_WR_RESET:
- * its reorder buffer goes on where it was). */
-void oms_stream_clear_stop(struct oms_stream *s);
 
 /* Member @seq is the next in order (the reorder buffer let it go): what
  * to do with it.  The stream's next becomes @seq + 1. */
