@@ -51,6 +51,8 @@
 #define KILLED		20	/* requesters killed a wave, make check-full */
 #define KILLED_QUICK	4	/* make check */
 #define SILENT		2
+#define WAVE_MS		15000	/* a wave's requesters killed by then,
+				 * whether or not every one got in */
 #define MANY		256	/* requesters open at once to one agent */
 
 static const char *agent_port(void)
@@ -292,7 +294,7 @@ TEST_F(share, vanished_plain_initiator_is_found)
 
 /* What the attack did, counted where every process of it can add. */
 struct attack {
-	uint64_t waves;		/* KILLED requesters killed, each time */
+	uint64_t waves;		/* a wave of requesters killed, each time */
 	uint64_t in_flight;	/* of them, killed with requests rung */
 	uint64_t silent_rings;	/* doorbells of requesters without receives */
 	uint64_t reconnects;
@@ -311,22 +313,20 @@ static uint64_t counted(const uint64_t *c)
 }
 
 /*
- * Connect, ring @n acquire gets of 4 KiB, then wait to be killed.  A
+ * Connect, ring 16 acquire gets of 4 KiB, say so on @ready_fd ('r'; 'n'
+ * when it never got in or its ring failed), then wait to be killed.  A
  * requester of a wave keeps asking while the agent is busy (its node's
  * slots held by the attack's own connections, the dead ones of the last
- * wave among them until the agent closes them): a wave is requesters
- * killed with requests in flight, not requesters turned away.
+ * wave among them until the agent closes them), until the wave ends.
  */
 static void killed_child(int ready_fd)
 {
-	uint64_t end = now_ms() + 90000;
 	uint8_t d[16][OMS_AD_LEN];
 	struct peer p;
-	char c = 'x';
+	char c = 'n';
 	int err;
 
-	while ((err = raw_connect(&p, CQ_SLOTS)) == -EUSERS &&
-	       now_ms() < end) {
+	while ((err = raw_connect(&p, CQ_SLOTS)) == -EUSERS) {
 		peer_close(&p);
 		usleep(300000);
 	}
@@ -334,12 +334,60 @@ static void killed_child(int ready_fd)
 		for (uint32_t i = 0; i < 16; i++)
 			get_desc(d[i], &p, p.reg.rkey, 0, LAND, 4096 + i);
 		if (!send_raw(&p, d, 16, 16))
-			count(&att_stats->in_flight);
+			c = 'r';
 	}
 	if (write(ready_fd, &c, 1) != 1)
 		_exit(1);
 	pause();
 	_exit(0);
+}
+
+/*
+ * One wave: @n requesters started, killed once each has said whether it
+ * rang or WAVE_MS after the start, whichever comes first: a wave is
+ * requesters killed with requests in flight (counted at the kill), and
+ * the ones still turned away then are killed with it, so that a full
+ * agent cannot hold a wave (and the attack) back.  0, or -1 without a
+ * pipe.
+ */
+static int wave(int n)
+{
+	uint64_t end = now_ms() + WAVE_MS;
+	pid_t k[KILLED];
+	int pfd[2], told = 0, rung = 0;
+
+	if (pipe(pfd))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		k[i] = fork();
+		if (k[i] < 0) {
+			n = i;	/* a wave of those that started */
+			break;
+		}
+		if (!k[i])
+			killed_child(pfd[1]);
+	}
+	while (told < n && now_ms() < end) {
+		struct pollfd w = { .fd = pfd[0], .events = POLLIN };
+		char c;
+
+		if (poll(&w, 1, (int)(end - now_ms())) <= 0)
+			continue;
+		if (read(pfd[0], &c, 1) != 1)
+			break;
+		told++;
+		rung += c == 'r';
+	}
+	for (int i = 0; i < n; i++) {
+		kill(k[i], SIGKILL);
+		waitpid(k[i], NULL, 0);
+	}
+	close(pfd[0]);
+	close(pfd[1]);
+	__atomic_add_fetch(&att_stats->in_flight, (uint64_t)rung,
+			   __ATOMIC_RELAXED);
+	count(&att_stats->waves);
+	return 0;
 }
 
 /* No receives posted for the answers; ring on, a ring's worth at a time. */
@@ -390,29 +438,8 @@ static void attacker(void)
 			reconnect_child();
 		}
 	}
-	for (;;) {
-		pid_t k[KILLED];
-		int pfd[2];
-		char c;
-
-		if (pipe(pfd))
-			break;
-		for (int i = 0; i < killed; i++) {
-			k[i] = fork();
-			if (!k[i])
-				killed_child(pfd[1]);
-		}
-		for (int i = 0; i < killed; i++)
-			if (read(pfd[0], &c, 1) != 1)
-				break;
-		for (int i = 0; i < killed; i++) {
-			kill(k[i], SIGKILL);
-			waitpid(k[i], NULL, 0);
-		}
-		close(pfd[0]);
-		close(pfd[1]);
-		count(&att_stats->waves);
-	}
+	while (!wave(killed))
+		;
 	for (int i = 0; i < SILENT + 1; i++)
 		kill(kids[i], SIGKILL);
 	_exit(0);
