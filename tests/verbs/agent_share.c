@@ -51,8 +51,6 @@
 #define KILLED		20	/* requesters killed a wave, make check-full */
 #define KILLED_QUICK	4	/* make check */
 #define SILENT		2
-#define WAVE_MS		15000	/* a wave's requesters killed by then,
-				 * whether or not every one got in */
 #define MANY		256	/* requesters open at once to one agent */
 
 static const char *agent_port(void)
@@ -313,11 +311,11 @@ static uint64_t counted(const uint64_t *c)
 }
 
 /*
- * Connect, ring 16 acquire gets of 4 KiB, say so on @ready_fd ('r'; 'n'
- * when it never got in or its ring failed), then wait to be killed.  A
- * requester of a wave keeps asking while the agent is busy (its node's
+ * Connect, ring 16 acquire gets of 4 KiB, then wait to be killed.  Says on
+ * @ready_fd how its first try went: 'r' rang, 'b' turned away (its node's
  * slots held by the attack's own connections, the dead ones of the last
- * wave among them until the agent closes them), until the wave ends.
+ * wave among them until the agent closes them; it keeps asking), 'n'
+ * neither (the connect or the ring failed).
  */
 static void killed_child(int ready_fd)
 {
@@ -328,33 +326,36 @@ static void killed_child(int ready_fd)
 
 	while ((err = raw_connect(&p, CQ_SLOTS)) == -EUSERS) {
 		peer_close(&p);
+		if (c == 'n' && write(ready_fd, "b", 1) != 1)
+			_exit(1);
+		c = 'b';
 		usleep(300000);
 	}
 	if (!err) {
 		for (uint32_t i = 0; i < 16; i++)
 			get_desc(d[i], &p, p.reg.rkey, 0, LAND, 4096 + i);
-		if (!send_raw(&p, d, 16, 16))
+		if (!send_raw(&p, d, 16, 16) && c == 'n')
 			c = 'r';
 	}
-	if (write(ready_fd, &c, 1) != 1)
+	if (c != 'b' && write(ready_fd, &c, 1) != 1)
 		_exit(1);
 	pause();
 	_exit(0);
 }
 
 /*
- * One wave: @n requesters started, killed once each has said whether it
- * rang or WAVE_MS after the start, whichever comes first: a wave is
- * requesters killed with requests in flight (counted at the kill), and
- * the ones still turned away then are killed with it, so that a full
- * agent cannot hold a wave (and the attack) back.  0, or -1 without a
- * pipe.
+ * One wave: @n requesters started, killed once each has told how its
+ * first try went: a wave is requesters killed with requests in flight
+ * (counted at the kill), and the ones turned away are killed with it, so
+ * that a full agent cannot hold a wave (and the attack) back.  No clock:
+ * on a slow guest a wave takes as long as its connects do.  0, or -1
+ * without a pipe.
  */
 static int wave(int n)
 {
-	uint64_t end = now_ms() + WAVE_MS;
 	pid_t k[KILLED];
 	int pfd[2], told = 0, rung = 0;
+	char c;
 
 	if (pipe(pfd))
 		return -1;
@@ -367,17 +368,8 @@ static int wave(int n)
 		if (!k[i])
 			killed_child(pfd[1]);
 	}
-	while (told < n && now_ms() < end) {
-		struct pollfd w = { .fd = pfd[0], .events = POLLIN };
-		char c;
-
-		if (poll(&w, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		if (read(pfd[0], &c, 1) != 1)
-			break;
-		told++;
+	for (; told < n && read(pfd[0], &c, 1) == 1; told++)
 		rung += c == 'r';
-	}
 	for (int i = 0; i < n; i++) {
 		kill(k[i], SIGKILL);
 		waitpid(k[i], NULL, 0);
