@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * OMS_EMU_F_CHARGE_CPU, through the public headers: a client that burns a
- * known amount of its own CPU time before each get loses that much model
- * time per get with the charge on, and none with it off; the time it
+ * OMS_EMU_F_CHARGE_CPU, through the public headers: a client that burns
+ * its own CPU time before each get (10 us or 30 us at least, measured
+ * each time) loses that much model time per get with the charge on, and none with it off; the time it
  * spends inside liboms waiting for its get is not charged.  A charge
  * without a latency model is refused.
  *
@@ -33,19 +33,27 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The client's own work: @ns of this thread's CPU time (it overshoots by
- * at most one read of the clock). */
-static void burn(uint64_t ns)
+/*
+ * The client's own work: at least @ns of this thread's CPU time; returns
+ * how much it took.  It overshoots by the last read of the clock, and by
+ * more when the kernel handles an interrupt on the thread's time near its
+ * end (the kernel charges it to the thread that runs: on a busy VM a
+ * rescheduling interrupt is tens of us), so what was burnt is measured,
+ * not assumed.
+ */
+static uint64_t burn(uint64_t ns)
 {
-	uint64_t t0 = cpu_ns();
+	uint64_t t0 = cpu_ns(), t;
 
-	while (cpu_ns() - t0 < ns)
+	while ((t = cpu_ns()) - t0 < ns)
 		;
+	return t - t0;
 }
 
 struct per_get {
-	double least, median;	/* model ns from before the burn to after
-				 * the get's quiet */
+	double least, median;	/* model ns per get from before the burn to
+				 * after the get's quiet, less the CPU the
+				 * burn took with the charge on */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -94,13 +102,15 @@ static struct per_get model_per_get(int on, uint64_t burn_ns)
 	for (int i = 0; i < ITERS; i++) {
 		uint64_t t0, t1;
 
+		uint64_t burnt;
+
 		oms_emu_thread_time(e, &t0);
-		burn(burn_ns);
+		burnt = burn(burn_ns);
 		if (oms_get(cli, buf, &r, 64, 64, OMS_READ_ACQUIRE) ||
 		    oms_quiet(cli))
 			goto out;
 		oms_emu_thread_time(e, &t1);
-		t[i] = (double)(t1 - t0);
+		t[i] = (double)(t1 - t0) - (on ? (double)burnt : 0);
 	}
 	qsort(t, ITERS, sizeof(t[0]), cmp_double);
 	pg.least = t[0];
@@ -118,12 +128,14 @@ out:
 
 /*
  * Off: every get takes its model latency alone, whatever was burnt.  On:
- * that latency plus what was burnt, never less, and typically no more
- * than the burn's overshoot (its last reads of the CPU clock, about 1 us
- * each here) and the loop's own few instructions: time spent waiting in
- * liboms (the get's round trip, in wall time thousands of times its model
- * time on this machine) is not charged.  The median, not the most: a get
- * whose client the kernel charged for an interrupt's work pays for it.
+ * that latency plus the CPU the burn took, never less, and typically no
+ * more than a read of the CPU clock and the loop's own few instructions
+ * beyond it: time spent waiting in liboms (the get's round trip, in wall
+ * time thousands of times its model time on this machine) is not
+ * charged.  What the burn took is its own measurement (an interrupt the
+ * kernel handled on the thread's time inside it is the thread's CPU time
+ * too).  The median, not the most: a get whose client the kernel charged
+ * for an interrupt's work outside the burn pays for it.
  */
 TEST(client_cpu_costs_model_time_with_the_charge_only)
 {
@@ -139,20 +151,20 @@ TEST(client_cpu_costs_model_time_with_the_charge_only)
 	ASSERT_GT(on_lo.least, 0);
 	ASSERT_GT(on_hi.least, 0);
 	TH_LOG("model us per get, least and median: charge off %.3f, %.3f "
-	       "(%.0f us burnt), %.3f, %.3f (%.0f us); on %.3f, %.3f and "
-	       "%.3f, %.3f", off_lo.least / US, off_lo.median / US, lo / US,
-	       off_hi.least / US, off_hi.median / US, hi / US,
-	       on_lo.least / US, on_lo.median / US, on_hi.least / US,
-	       on_hi.median / US);
+	       "(%.0f us burnt), %.3f, %.3f (%.0f us); on, less what was "
+	       "burnt: %.3f, %.3f and %.3f, %.3f", off_lo.least / US,
+	       off_lo.median / US, lo / US, off_hi.least / US,
+	       off_hi.median / US, hi / US, on_lo.least / US,
+	       on_lo.median / US, on_hi.least / US, on_hi.median / US);
 	/* off: the get's own latency, every time */
 	EXPECT_EQ(off_lo.least, off_lo.median);
 	EXPECT_EQ(off_lo.least, off_hi.least);
 	EXPECT_EQ(off_hi.least, off_hi.median);
 	/* on: what was burnt is charged, never less, hardly more */
-	EXPECT_GE(on_lo.least, lat + lo);
-	EXPECT_GE(on_hi.least, lat + hi);
-	EXPECT_LE(on_lo.median, lat + lo + 5 * US);
-	EXPECT_LE(on_hi.median, lat + hi + 5 * US);
+	EXPECT_GE(on_lo.least, lat);
+	EXPECT_GE(on_hi.least, lat);
+	EXPECT_LE(on_lo.median, lat + 5 * US);
+	EXPECT_LE(on_hi.median, lat + 5 * US);
 }
 
 /* The charge needs a clock to charge on: refused without the latency
