@@ -16,6 +16,8 @@
 #                      rxe_server, the agent's tests among them)
 #   make probe-rxe     apps/oms_probe's verbs target between the guests (what
 #                      Soft-RoCE orders; also part of make check's rxe run)
+#   make rxe-three     three guests on one network (tests/vm/rxe-three.sh):
+#                      ordering across hosts (also part of make check)
 #   make soak-rxe      the fault soak (tests/vm/rxe-soak.sh) for SOAK_S
 #                      seconds (default 3600): servers, clients and a loop
 #                      of faults between the guests; its shortest form is
@@ -30,7 +32,7 @@ VERBS_TESTS := $(VERBS_TEST_SRCS:tests/verbs/%.c=$(B)/verbs-tests/%)
 VERBS_SERVER := $(B)/verbs-tests/rxe_server
 
 .PHONY: verbs-tests rxe-check rxe-litmus perftest-compare probe-rxe \
-	kvs-compare figures-verbs soak-rxe
+	kvs-compare figures-verbs soak-rxe rxe-three
 
 verbs-tests: $(VERBS_TESTS) $(VERBS_SERVER)
 
@@ -48,6 +50,9 @@ rxe-litmus: all verbs-tests
 
 probe-rxe: all verbs-tests
 	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) probe
+
+rxe-three: verbs-tests
+	$(Q)sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) three
 
 SOAK_S ?= 3600
 soak-rxe: all verbs-tests
@@ -77,4 +82,5 @@ figures-verbs: all verbs-tests
 CHECK_DEPS += verbs-tests
 # First: the longest command of make check (two TCG guests, minutes of
 # litmus), so that the runner overlaps everything else with it.
-CHECK_CMDS := "sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)" $(CHECK_CMDS)
+CHECK_CMDS := "sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B)" $(CHECK_CMDS) \
+	"sh tests/vm/run-rxe-tests.sh $(CURDIR)/$(B) three"

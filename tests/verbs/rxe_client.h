@@ -23,12 +23,11 @@ static inline uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Connect to @port of the server, retrying for up to 90 s while nobody
+/* Connect to @port of @host, retrying for up to 90 s while nobody
  * listens there yet. */
-static inline int connect_port(struct oms_ctx *ctx, const char *port,
-			       struct oms_rmr *r)
+static inline int connect_host(struct oms_ctx *ctx, const char *host,
+			       const char *port, struct oms_rmr *r)
 {
-	const char *host = getenv("OMS_RXE_SERVER");
 	uint64_t end = now_ms() + 90000;
 	int err;
 
@@ -40,6 +39,13 @@ static inline int connect_port(struct oms_ctx *ctx, const char *port,
 		usleep(200000);
 	} while (now_ms() < end);
 	return err;
+}
+
+/* The same to the server (OMS_RXE_SERVER). */
+static inline int connect_port(struct oms_ctx *ctx, const char *port,
+			       struct oms_rmr *r)
+{
+	return connect_host(ctx, getenv("OMS_RXE_SERVER"), port, r);
 }
 
 #endif

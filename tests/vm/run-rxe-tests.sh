@@ -9,7 +9,10 @@
 # stops answering; or to take guest b's link down for a while (link-b):
 # a pulled cable.  Prints both guests' TAP, numbered as one.
 #
-# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass|litmus|kvs|soak]
+# Suite three boots three guests on one network instead (rxe-three.sh):
+# ordering across hosts.
+#
+# usage: run-rxe-tests.sh BUILD_DIR [check|perftest|probe|msgpass|litmus|kvs|soak|three]
 # (the guests' suite, rxe-guest.sh: the tests, perftest beside liboms,
 # oms_probe, msg_pass, the fault soak for OMS_SOAK_S seconds)
 set -u
@@ -26,7 +29,7 @@ ls /lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko* >/dev/null 2>&1 
 	skip "no rdma_rxe module in /lib/modules"
 
 mkdir -p build/vm
-rm -f build/vm/rxe-[ab]-*.log	# the last run's consoles
+rm -f build/vm/rxe-[abc]-*.log	# the last run's consoles
 work=$(cd build/vm && mktemp -d "$(pwd)/rxe.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir "$work/shared"
@@ -35,34 +38,88 @@ mkdir "$work/shared"
 # kernel's speculation barriers (7 % of the suite's time, measured).
 
 # The wire: a connected socket pair, one end inherited by each QEMU
-# (-netdev socket,fd=N), so neither waits for the other to listen.
-perl -MSocket -MFcntl -e '
+# (-netdev socket,fd=N), so neither waits for the other to listen.  Suite
+# three boots a third guest, c, and each guest's end goes to a hub on the
+# host instead, which sends every frame one guest's NIC sends to the two
+# others (QEMU's socket netdev frames each packet with its length, a
+# 32-bit big-endian word): one Ethernet segment for three hosts.
+perl -MSocket -MFcntl -MIO::Select -e '
 	my ($here, $bdir, $work, $tmo, $nic, $suite) = @ARGV;
-	my @pids;
-	socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
-	fcntl($_, F_SETFD, 0) for ($x, $y);
+	my (@pids, @guests, @hub);
+	my @roles = $suite eq "three" ? ("a", "b", "c") : ("a", "b");
 	my @share = ("-fsdev", "local,id=sh,path=$work/shared,security_model=none",
 		     "-device", "virtio-9p-pci,fsdev=sh,mount_tag=omsshared");
-	for my $g (["a", $x, $y, "01", "-monitor", "unix:$work/a.mon,server=on,wait=off"],
-		   ["b", $y, $x, "02", "-monitor", "unix:$work/b.mon,server=on,wait=off"]) {
-		my ($role, $mine, $other, $mac, @extra) = @$g;
+	if (@roles == 2) {
+		socketpair(my $x, my $y, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
+		@guests = ($x, $y);
+	} else {
+		for (@roles) {
+			socketpair(my $g, my $h, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!";
+			push @guests, $g;
+			push @hub, $h;
+		}
+	}
+	fcntl($_, F_SETFD, 0) for @guests;
+	for my $i (0 .. $#roles) {
+		my $role = $roles[$i];
+		my $mine = $guests[$i];
+		my @mon = $role eq "c" ? () :
+			("-monitor", "unix:$work/$role.mon,server=on,wait=off");
 		my $pid = fork() // die "fork: $!";
 		if (!$pid) {
-			close $other;
+			close $_ for grep { $_ != $mine } @guests, @hub;
 			open STDOUT, ">", "$work/$role.tap";
 			open STDERR, ">&STDOUT";
 			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1", "-a", "mitigations=off",
 			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir, $suite,
 			     "--", "-netdev", "socket,id=n0,fd=" . fileno($mine),
-			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:$mac",
-			     @share, @extra;
+			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:0" . ($i + 1),
+			     @share, @mon;
 			die "exec: $!";
 		}
 		push @pids, $pid;
 	}
-	close $x;
-	close $y;
-	waitpid($_, 0) for @pids;' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" &
+	close $_ for @guests;
+	my $hub;
+	if (@hub) {
+		$hub = fork() // die "fork: $!";
+		if (!$hub) {
+			my $sel = IO::Select->new(@hub);
+			my %in = map { fileno($_) => "" } @hub;
+			while ($sel->count) {
+				for my $h ($sel->can_read) {
+					my $n = sysread($h, my $b, 65536);
+					if (!$n) {	# that guest is gone
+						$sel->remove($h);
+						next;
+					}
+					my $buf = \$in{fileno($h)};
+					$$buf .= $b;
+					while (length($$buf) >= 4) {
+						my $len = unpack("N", $$buf);
+						last if length($$buf) < 4 + $len;
+						my $frame = substr($$buf, 0, 4 + $len, "");
+						for my $o ($sel->handles) {
+							next if $o == $h;
+							my $off = 0;
+							while ($off < length($frame)) {
+								my $w = syswrite($o, $frame, length($frame) - $off, $off);
+								last unless defined $w;
+								$off += $w;
+							}
+						}
+					}
+				}
+			}
+			exit 0;
+		}
+		close $_ for @hub;
+	}
+	waitpid($_, 0) for @pids;
+	if ($hub) {
+		kill "TERM", $hub;
+		waitpid($hub, 0);
+	}' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" &
 ppid=$!
 
 # Stop guest a's CPUs when asked (a server host that goes silent).  The
@@ -140,4 +197,5 @@ awk '
 		next
 	}
 	{ print }
-	END { exit bad > 0 }' "$work/a.tap" "$work/b.tap"
+	END { exit bad > 0 }' "$work/a.tap" "$work/b.tap" \
+	$([ "$suite" = three ] && echo "$work/c.tap")

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs inside one of the two guests of run-rxe-tests.sh: bring up the
+# Runs inside one of the guests of run-rxe-tests.sh: bring up the
 # virtio NIC on the wire with its address, a Soft-RoCE device on it, mount
 # the shared directory, then play the role.  Prints TAP.
 #
@@ -20,12 +20,13 @@
 # msgpass only msg_pass (rxe-msgpass.sh); SUITE litmus only the litmus
 # server and client (make rxe-litmus); SUITE kvs only kvs_get
 # (rxe-kvs.sh); SUITE soak only the fault soak (rxe-soak.sh), for
-# OMS_SOAK_S seconds.
+# OMS_SOAK_S seconds.  SUITE three (three guests, a third with role c)
+# plays rxe-three.sh: a the data host, c the flag host, b the writer.
 #
-# usage: rxe-guest.sh a|b BUILD_DIR [check|perftest]
+# usage: rxe-guest.sh a|b|c BUILD_DIR [check|perftest|...|three]
 set -u
-role=${1:?usage: $0 a|b BUILD_DIR [SUITE]}
-bdir=${2:?usage: $0 a|b BUILD_DIR [SUITE]}
+role=${1:?usage: $0 a|b|c BUILD_DIR [SUITE]}
+bdir=${2:?usage: $0 a|b|c BUILD_DIR [SUITE]}
 suite=${3:-check}
 here=$(cd "$(dirname "$0")" && pwd)
 port=7471
@@ -35,6 +36,7 @@ tap_prefix="$role: "
 case $role in
 a) me=10.77.0.1 peer=10.77.0.2 ;;
 b) me=10.77.0.2 peer=10.77.0.1 me2=10.77.0.3 ;;
+c) me=10.77.0.4 peer=10.77.0.1 ;;	# suite three's third host
 *) echo "not ok 1 - unknown role $role"; exit 1 ;;
 esac
 
@@ -134,18 +136,21 @@ msgpass) part=rxe-msgpass.sh server=mp_server client=mp_client ;;
 perftest) part=rxe-perftest.sh server=perf_server client=perf_client ;;
 examples) part=rxe-examples.sh server=ex_server client=ex_client ;;
 soak) part=rxe-soak.sh server=soak_server client=soak_client ;;
+three) part=rxe-three.sh server=three_data client=three_writer \
+	third=three_flag ;;
 *) part= ;;
 esac
 if [ -n "$part" ]; then
 	. "$here/rxe-kvs.sh"
 	. "$here/$part"
-	if [ "$role" = a ]; then
-		$server
-	else
-		$client
-	fi
+	case $role in
+	a) $server ;;
+	b) $client ;;
+	c) ${third:?suite $suite has no third host} ;;
+	esac
 	exit 0
 fi
+[ "$role" = c ] && { tap 1 "suite $suite has no third host"; exit 1; }
 
 if [ "$role" = a ]; then
 	# Bounds for hangs only: on a loaded 2-core host (two make checks)
