@@ -4,7 +4,10 @@
 # its three roles.  Guest a is the data host, guest c the flag host (with
 # the reader, which reads guest a), guest b the writer, whose TAP holds
 # the tests (L02 across hosts, one-sided and through both agents, and the
-# control without ordering).
+# control without ordering).  Then the key-value store with clients on two
+# hosts: kvs_get's server on guest a (its agent, a writer updating the
+# items), its clients on guests b and c at once, each for every protocol
+# that orders: gets served to both, none torn.
 three_port=7481
 three_bin=$bdir/verbs-tests/three_hosts
 data_host=10.77.0.1
@@ -34,10 +37,12 @@ three_host() {
 
 three_data() {
 	three_host data three-data-up
+	three_kvs_server
 }
 
 three_flag() {
 	three_host flag three-flag-up
+	three_kvs_client c
 }
 
 three_writer() {
@@ -47,4 +52,52 @@ three_writer() {
 	OMS_RXE_DATA_HOST=$data_host OMS_RXE_FLAG_HOST=$flag_host \
 		OMS_RXE_PORT=$three_port timeout -k 5 1200 "$three_bin" 2>&1 |
 		grep --line-buffered -v '^TAP version\|^1\.\.'
+	three_kvs_client b
+}
+
+# kvs_get's server (rxe-kvs.sh's, on the data host) until both clients
+# are done
+three_kvs_server() {
+	[ -x "$bdir/bench/kvs_get" ] || return 0
+	OMS_AGENT=1 OMS_AGENT_STATS=1 "$bdir/bench/kvs_get" --server --bind "$me" \
+		--port $kvs_port --proto all --size 64 --items 256 --writers 1 \
+		--remote-write --timeout-ms 20000 >/run/kvs-server.log 2>&1 &
+	kpid=$!
+	wait_file "$shared/kvs3-b-done" 900
+	stop_when_done $kpid kvs3-c-done
+	sed 's/^/# kvs server: /' /run/kvs-server.log | tail -n 10
+	[ $done_rc -eq 0 ] && [ $alive -eq 0 ]
+	tap $? "kvs_get --server served the clients of two hosts until both were done (exit $rc on SIGTERM)"
+}
+
+# three_kvs_client ME: once the server answers and the other host's
+# client is ready too, every ordering protocol for the same time
+three_kvs_client() {
+	[ -x "$bdir/bench/kvs_get" ] || return 0
+	other=$([ "$1" = b ] && echo c || echo b)
+	k=$bdir/bench/kvs_get
+	i=0
+	while ! "$k" --client $data_host --port $kvs_port --proto single --size 64 \
+		--items 256 --threads 1 --qps 1 --batch 4 --duration 0.2 \
+		--timeout-ms 20000 --json >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 60 ] && break
+		sleep 1
+	done
+	touch "$shared/kvs3-$1-ready"
+	wait_file "$shared/kvs3-$other-ready" 600
+	for p in single validation farm pessimistic; do
+		out=$("$k" --client $data_host --port $kvs_port --proto $p --size 64 \
+			--items 256 --threads 1 --qps 2 --batch 8 --duration 1 \
+			--timeout-ms 20000 --json 2>/run/kvs3-$p.err)
+		rc=$?
+		line=$(printf '%s\n' "$out" | grep '^{' | head -n 1)
+		echo "# kvs $p from host $1: $line"
+		sed "s/^/# kvs $p stderr: /" /run/kvs3-$p.err | tail -n 5
+		gets=$(json_num "$line" gets)
+		torn=$(json_num "$line" torn)
+		[ $rc -eq 0 ] && [ "${gets:-0}" -gt 0 ] 2>/dev/null && [ "$torn" = 0 ]
+		tap $? "kvs_get --client --proto $p from host $1 beside host $other's: $gets gets, torn ${torn:-?} == 0"
+	done
+	touch "$shared/kvs3-$1-done"
 }
