@@ -389,18 +389,27 @@ TEST_F(three, L02_weak_to_data_host_strong_to_flag_host_through_agents)
 	l02(_metadata, self, 1);
 }
 
-/* The control: nothing orders the flag after the data, and the reader
- * finds older data behind a newer flag. */
+/*
+ * The control: nothing orders the flag after the data, and the reader
+ * finds older data behind a newer flag.  How often depends on how the
+ * guests' CPUs are shared (one run: 116 of 200 flags, another 6 of 60), so
+ * the rounds go on, up to CONTROL_RUNS runs of them, until it has shown.
+ */
+#define CONTROL_RUNS	10
+
 TEST_F(three, L02_control_unordered_flag_outruns_the_data)
 {
-	int rounds = (int)t_bound(ROUNDS, ROUNDS_QUICK);
-	struct outcome o;
+	int rounds = (int)t_bound(ROUNDS, ROUNDS_QUICK), run = 0;
+	struct outcome o = { 0 };
 
 	ASSERT_EQ(0, writer_ctx(self, 0));
-	o = run_rounds(self, 0, OMS_STORE_UNORDERED, OMS_STORE_UNORDERED,
-		       rounds);
-	report(_metadata, "control, unordered data and flag", rounds, o);
-	ASSERT_EQ(0, o.err);
+	while (!o.stale && run++ < CONTROL_RUNS) {
+		o = run_rounds(self, 0, OMS_STORE_UNORDERED,
+			       OMS_STORE_UNORDERED, rounds);
+		report(_metadata, "control, unordered data and flag", rounds,
+		       o);
+		ASSERT_EQ(0, o.err);
+	}
 	EXPECT_GT(o.stale, 0);
 }
 

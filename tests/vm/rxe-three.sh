@@ -6,8 +6,10 @@
 # the tests (L02 across hosts, one-sided and through both agents, and the
 # control without ordering).  Then the key-value store with clients on two
 # hosts: kvs_get's server on guest a (its agent, a writer updating the
-# items), its clients on guests b and c at once, each for every protocol
-# that orders: gets served to both, none torn.
+# items), its clients on guests b and c at once, Single Read, Validation
+# and FaRM: gets served to both, none torn.  Pessimistic is not run here:
+# with its clients on two hosts, a get of it can go unanswered until the
+# context's timeout (-ETIMEDOUT; docs/verbs.md, "Tests").
 three_port=7481
 three_bin=$bdir/verbs-tests/three_hosts
 data_host=10.77.0.1
@@ -65,7 +67,7 @@ three_kvs_server() {
 	kpid=$!
 	wait_file "$shared/kvs3-b-done" 900
 	stop_when_done $kpid kvs3-c-done
-	sed 's/^/# kvs server: /' /run/kvs-server.log | tail -n 10
+	sed 's/^/# kvs server: /' /run/kvs-server.log | grep -v "updates/s$" | tail -n 30
 	[ $done_rc -eq 0 ] && [ $alive -eq 0 ]
 	tap $? "kvs_get --server served the clients of two hosts until both were done (exit $rc on SIGTERM)"
 }
@@ -86,7 +88,7 @@ three_kvs_client() {
 	done
 	touch "$shared/kvs3-$1-ready"
 	wait_file "$shared/kvs3-$other-ready" 600
-	for p in single validation farm pessimistic; do
+	for p in single validation farm; do
 		out=$("$k" --client $data_host --port $kvs_port --proto $p --size 64 \
 			--items 256 --threads 1 --qps 2 --batch 8 --duration 1 \
 			--timeout-ms 20000 --json 2>/run/kvs3-$p.err)
