@@ -32,9 +32,9 @@ BASE_CFLAGS := $(LIB_CFLAGS) -Iinclude -Ilib -I$(B)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 # liboms itself needs only these: rdma-core and libnuma are loaded at run
-# time by the verbs backend (lib/verbs/rdma_lib.h), so the library, the apps
-# and the benchmarks run where they are not installed.  Tests that call
-# verbs or libnuma themselves link LIBS.
+# time by the verbs backend (lib/verbs/common/rdma_lib.h), so the library,
+# the apps and the benchmarks run where they are not installed.  Tests that
+# call verbs or libnuma themselves link LIBS.
 LIB_LDLIBS := -pthread -ldl
 LIBS := $(LIB_LDLIBS) -libverbs -lrdmacm -lnuma
 HARNESS := $(B)/kselftest/kselftest_harness.h

@@ -129,7 +129,7 @@ done
 
 probe inside "$flags_engine" engine/store_order.h engine/rob.h oms_order.h
 ok $? "engine: may include engine/*.h and oms_order.h" inside
-refused "$flags_engine" engine/store_order.h "engine: a file that includes " oms_priv.h backend.h emu/emu.h verbs/verbs.h oms.h
+refused "$flags_engine" engine/store_order.h "engine: a file that includes " oms_priv.h backend.h emu/emu.h verbs/common/verbs.h oms.h
 
 probe inside "$flags_kvs" oms.h oms_kvs.h kvs/kvs_priv.h util/clock.h util/export.h ctx_users.h
 ok $? "kvs: may include the public headers, kvs/, util/ and ctx_users.h" inside
@@ -137,23 +137,23 @@ refused "$flags_kvs" oms.h "kvs: a file that includes " oms_priv.h backend.h eng
 
 probe inside "$flags_tx" oms_tx.h oms_uapi.h tx/tx_priv.h util/barrier.h engine/rob.h oms_config.h
 ok $? "tx: may include the public headers, tx/, util/, the engine and oms_config.h" inside
-refused "$flags_tx" oms_tx.h "tx: a file that includes " oms_priv.h backend.h emu/emu.h verbs/verbs.h
+refused "$flags_tx" oms_tx.h "tx: a file that includes " oms_priv.h backend.h emu/emu.h verbs/common/verbs.h
 
 probe inside "$flags_emu" oms.h oms_emu.h backend.h emu/emu.h engine/rob.h util/export.h
 ok $? "emu: may include the public headers, emu/, backend.h, the engine and util/" inside
-refused "$flags_emu" backend.h "emu: a backend file that includes " oms_priv.h verbs/verbs.h kvs/kvs_priv.h tx/tx_priv.h
+refused "$flags_emu" backend.h "emu: a backend file that includes " oms_priv.h verbs/common/verbs.h kvs/kvs_priv.h tx/tx_priv.h
 
 probe inside "$flags_agent" oms.h agent/agent.h agent/agent_desc.h engine/rob.h engine/hold.h util/le.h
 ok $? "agent: may include the public headers, agent/, the engine and util/" inside
-refused "$flags_agent" oms.h "agent: a file that includes " oms_priv.h backend.h verbs/verbs.h emu/emu.h
+refused "$flags_agent" oms.h "agent: a file that includes " oms_priv.h backend.h verbs/common/verbs.h emu/emu.h
 
-probe inside "$flags_verbs" oms.h backend.h verbs/verbs.h util/barrier.h agent/agent.h agent/agent_desc.h engine/serial.h
+probe inside "$flags_verbs" oms.h backend.h verbs/common/verbs.h util/barrier.h agent/agent.h agent/agent_desc.h engine/serial.h
 ok $? "verbs: may include the public headers, verbs/, backend.h, util/, the agent's headers (which need no engine) and the engine's serial compare" inside
 refused "$flags_verbs" backend.h "verbs: a backend file that includes " oms_priv.h emu/emu.h engine/store_order.h
 
 probe inside "$flags_core" oms.h oms_priv.h backend.h ctx_users.h engine/store_order.h util/clock.h oms_config.h
 ok $? "core: may include the public headers, oms_priv.h, backend.h, ctx_users.h, the engine, util/ and oms_config.h" inside
-refused "$flags_core" oms_priv.h "core: a context-layer file that includes " emu/emu.h verbs/verbs.h kvs/kvs_priv.h tx/tx_priv.h
+refused "$flags_core" oms_priv.h "core: a context-layer file that includes " emu/emu.h verbs/common/verbs.h kvs/kvs_priv.h tx/tx_priv.h
 
 # Tests.  Every test outside INTERNAL_TESTS compiles with the public
 # include path (so none of them reaches into lib/), and make builds them
@@ -192,5 +192,5 @@ ok $? "control: a test of internals may include emu/emu.h" ctl
 # the fuzzers get) the forbidden probes compile.
 probe ctl "$flags_lib" engine/store_order.h oms_priv.h
 ok $? "control: the same oms_priv.h probe compiles without a layer's path" ctl
-probe ctl "$flags_lib" backend.h oms_priv.h emu/emu.h verbs/verbs.h
+probe ctl "$flags_lib" backend.h oms_priv.h emu/emu.h verbs/common/verbs.h
 ok $? "control: a backend's and the context layer's headers together compile without a layer's path" ctl

@@ -10,9 +10,9 @@
 #ifndef OMS_VERBS_TARGET_AGENT_SRV_H
 #define OMS_VERBS_TARGET_AGENT_SRV_H
 
-#include "verbs/target/target.h"
+#include "verbs/listener/listener_int.h"
 #include "agent/agent.h"
-#include "verbs/wire.h"
+#include "verbs/common/wire.h"
 
 #define VA_MAX_CONNS	256		/* connections per serving thread */
 #define VA_MAX_SLOTS	256u		/* request ring slots per connection */

@@ -70,8 +70,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/target/agent_srv.h"
-#include "verbs/target/probe.h"
+#include "verbs/listener/agent_srv.h"
+#include "verbs/listener/probe.h"
 #include "util/barrier.h"
 
 int vb_agent_wanted(void)

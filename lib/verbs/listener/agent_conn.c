@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "verbs/target/agent_srv.h"
+#include "verbs/listener/agent_srv.h"
 
 static uint32_t pow2_at_least(uint32_t v)
 {
