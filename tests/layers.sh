@@ -180,7 +180,7 @@ probe inside "$flags_verbs_initiator" oms.h verbs/common/verbs.h verbs/common/wi
 ok $? "verbs_initiator: may include verbs/common/, verbs/initiator/, the agent's headers and the engine's serial compare" inside
 refused "$flags_verbs_initiator" verbs/common/verbs.h "verbs_initiator: an initiator file that includes " verbs/listener/listener.h verbs/listener/listener_int.h oms_priv.h emu/emu.h engine/store_order.h
 
-probe inside "$flags_verbs_listener" oms.h verbs/common/verbs.h verbs/common/wire.h verbs/listener/listener.h verbs/listener/listener_int.h verbs/listener/agent_srv.h agent/agent.h util/barrier.h
+probe inside "$flags_verbs_listener" oms.h verbs/common/verbs.h verbs/common/wire.h verbs/listener/listener.h verbs/listener/listener_int.h verbs/listener/agent_int.h agent/agent.h util/barrier.h
 ok $? "verbs_listener: may include verbs/common/, verbs/listener/ and the agent's headers" inside
 refused "$flags_verbs_listener" verbs/common/verbs.h "verbs_listener: a listener file that includes " verbs/initiator/initiator.h oms_priv.h emu/emu.h engine/store_order.h
 # The include scan sees what the folder lookup would let through: a

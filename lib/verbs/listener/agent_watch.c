@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "verbs/listener/agent_srv.h"
+#include "verbs/listener/agent_int.h"
 #include "verbs/listener/probe.h"
 
 /*
