@@ -32,9 +32,9 @@ BASE_CFLAGS := $(LIB_CFLAGS) -Iinclude -Ilib -I$(B)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 # liboms itself needs only these: rdma-core and libnuma are loaded at run
-# time by the verbs backend (lib/verbs/rdma_lib.h), so the library, the apps
-# and the benchmarks run where they are not installed.  Tests that call
-# verbs or libnuma themselves link LIBS.
+# time by the verbs backend (lib/verbs/common/rdma_lib.h), so the library,
+# the apps and the benchmarks run where they are not installed.  Tests that
+# call verbs or libnuma themselves link LIBS.
 LIB_LDLIBS := -pthread -ldl
 LIBS := $(LIB_LDLIBS) -libverbs -lrdmacm -lnuma
 HARNESS := $(B)/kselftest/kselftest_harness.h
@@ -118,7 +118,7 @@ SONAME := liboms.so.$(VERSION_MAJOR)
 # Commands run by `make check`; each prints TAP.  mk/*.mk may append.
 CHECK_CMDS :=
 
-.PHONY: all lib print-layer-cflags print-test-cflags print-internal-tests tests check check-full check-run demo demo-run deps install uninstall clean fuzz \
+.PHONY: all lib print-layer-cflags print-layer-srcs print-test-cflags print-internal-tests tests check check-full check-run demo demo-run deps install uninstall clean fuzz \
 	figures bench-compare \
 	headers-check
 all: lib $(APPS) $(BENCHES) $(EXAMPLES)
@@ -152,23 +152,41 @@ $(HARNESS):
 #   agent   the destination agent's core (lib/agent/): the public headers,
 #           its own, the engine (reorder buffer, response hold) and
 #           lib/util/ - no verbs, no backend, no context layer;
-#   verbs   the verbs backend: the public headers, its own, backend.h,
-#           lib/util/, the agent's headers and the engine's serial-number
-#           compare (engine/serial.h, nothing else of the engine) - a
-#           backend sees a context only through backend.h's
-#           view, never the context layer's structs (oms_priv.h);
+#   verbs   the verbs backend, in four rooms, each with the public
+#           headers, backend.h and lib/util/ - a backend sees a context
+#           only through backend.h's view, never the context layer's
+#           structs (oms_priv.h):
+#           verbs_common (lib/verbs/common/: the device, QP set-up, the
+#             wire format, peers) with its own and the agent's headers;
+#           verbs_initiator (lib/verbs/initiator/) with common's, its own,
+#             the agent's headers and the engine's serial-number compare
+#             (engine/serial.h, nothing else of the engine);
+#           verbs_listener (lib/verbs/listener/) with common's, its own
+#             and the agent's headers - not the initiator's;
+#           verbs (lib/verbs/backend.c, the operations table over both
+#             sides) with all of lib/verbs/;
 #   core    the context layer (lib/core/): the public headers, oms_priv.h,
 #           ctx_users.h, backend.h, the engine, lib/util/ and oms_config.h
 #           - it reaches a backend only through its operations table.
 # So an engine file that includes oms_priv.h, a backend or oms.h, a KVS
 # file that includes oms_priv.h or the engine, a transmit file or a
-# backend that includes oms_priv.h or another backend, or a context-layer
-# file that includes a backend's headers, does not compile.
+# backend that includes oms_priv.h or another backend, a verbs listener
+# file that includes the initiator's headers (or the reverse), or a
+# context-layer file that includes a backend's headers, does not compile.
 # tests/layers.sh shows it (make print-layer-cflags LAYER=<layer>).  Only
 # the tests of internals and the fuzzers see all of lib/.
 LAYER_INC := -Iinclude -Ilib -I$(B)
-layer_objs = $(foreach k,obj pic asan,$(filter $(B)/$(k)/lib/$(1)/%, \
-	$(LIB_OBJS) $(LIB_PIC_OBJS) $(LIB_ASAN_OBJS)))
+# A layer's sources: those under its folder (lib/<layer>/, or
+# LAYER_PATH_<layer>), but a folder of its own layer's (LAYER_SUBS_<layer>).
+layer_path = $(or $(LAYER_PATH_$(1)),$(1))
+layer_srcs = $(filter-out $(foreach d,$(LAYER_SUBS_$(1)),lib/$(d)/%), \
+	$(filter lib/$(call layer_path,$(1))/%,$(LIB_SRCS)))
+layer_objs = $(foreach k,obj pic asan,$(patsubst %.c,$(B)/$(k)/%.o, \
+	$(call layer_srcs,$(1))))
+LAYER_PATH_verbs_common := verbs/common
+LAYER_PATH_verbs_initiator := verbs/initiator
+LAYER_PATH_verbs_listener := verbs/listener
+LAYER_SUBS_verbs := verbs/common verbs/initiator verbs/listener
 # Per layer: its include path, and the link its directory is made by.
 LAYER_INC_engine := -I$(B)/layers/engine
 LAYER_INC_kvs := -Iinclude -I$(B)/layers/kvs
@@ -176,6 +194,9 @@ LAYER_INC_tx := -Iinclude -I$(B)/layers/tx
 LAYER_INC_emu := -Iinclude -I$(B)/layers/emu
 LAYER_INC_agent := -Iinclude -I$(B)/layers/agent
 LAYER_INC_verbs := -Iinclude -I$(B)/layers/verbs
+LAYER_INC_verbs_common := -Iinclude -I$(B)/layers/verbs_common
+LAYER_INC_verbs_initiator := -Iinclude -I$(B)/layers/verbs_initiator
+LAYER_INC_verbs_listener := -Iinclude -I$(B)/layers/verbs_listener
 LAYER_INC_core := -Iinclude -I$(B)/layers/core
 LAYER_LINK_engine := $(B)/layers/engine/oms_order.h
 LAYER_LINK_kvs := $(B)/layers/kvs/ctx_users.h
@@ -183,8 +204,12 @@ LAYER_LINK_tx := $(B)/layers/tx/oms_config.h
 LAYER_LINK_emu := $(B)/layers/emu/backend.h
 LAYER_LINK_agent := $(B)/layers/agent/oms_order.h
 LAYER_LINK_verbs := $(B)/layers/verbs/backend.h
+LAYER_LINK_verbs_common := $(B)/layers/verbs_common/backend.h
+LAYER_LINK_verbs_initiator := $(B)/layers/verbs_initiator/backend.h
+LAYER_LINK_verbs_listener := $(B)/layers/verbs_listener/backend.h
 LAYER_LINK_core := $(B)/layers/core/oms_config.h
-LAYERS := engine kvs tx emu agent verbs core
+LAYERS := engine kvs tx emu agent verbs verbs_common verbs_initiator \
+	verbs_listener core
 LAYER_LINKS := $(foreach l,$(LAYERS),$(LAYER_LINK_$(l)))
 $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): LAYER_INC := $(LAYER_INC_$(l))))
 $(foreach l,$(LAYERS),$(eval $(call layer_objs,$(l)): | $(LAYER_LINK_$(l))))
@@ -210,12 +235,21 @@ $(B)/layers/emu/backend.h: lib/backend.h Makefile
 $(B)/layers/agent/oms_order.h: include/oms_order.h Makefile
 	$(call layer_dir,agent engine util)
 $(B)/layers/verbs/backend.h: lib/backend.h Makefile
-	$(call layer_dir,verbs util agent engine/serial.h)
+	$(call layer_dir,verbs util)
+$(B)/layers/verbs_common/backend.h: lib/backend.h Makefile
+	$(call layer_dir,verbs/common util agent)
+$(B)/layers/verbs_initiator/backend.h: lib/backend.h Makefile
+	$(call layer_dir,verbs/common verbs/initiator util agent engine/serial.h)
+$(B)/layers/verbs_listener/backend.h: lib/backend.h Makefile
+	$(call layer_dir,verbs/common verbs/listener util agent)
 $(B)/layers/core/oms_config.h: $(CONFIG_H) Makefile
 	$(call layer_dir,engine util backend.h oms_priv.h ctx_users.h)
 
 print-layer-cflags: $(LAYER_LINKS)
 	@echo $(LIB_CFLAGS) $(or $(LAYER_INC_$(LAYER)),$(LAYER_INC))
+
+print-layer-srcs:
+	@echo $(call layer_srcs,$(LAYER))
 
 $(B)/obj/%.o: %.c $(LIB_HDRS)
 	$(call msg,CC,$<)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The verbs agent's class-2 hold fed by this process's puts
- * (lib/verbs/peers.c, lib/verbs/agent_hold.c) on the host: the
- * connections' counters that the verbs data path bumps, the registry, the
- * agent's mirror of them and the core's hold (seed 002, L23-L25), with no
+ * (lib/verbs/common/peers.c, lib/verbs/listener/agent_hold.c) on the host:
+ * the connections' counters that the verbs data path bumps, the registry,
+ * the agent's mirror of them and the core's hold (seed 002, L23-L25), with no
  * QP.  The guests run the same over Soft-RoCE (tests/verbs/litmus_rxe.c,
  * litmus_L23_*_agent).
  *
@@ -21,7 +21,7 @@
 #include "harness.h"
 #include "oms.h"
 #include "agent/agent.h"
-#include "verbs/target/target.h"
+#include "verbs/listener/listener_int.h"
 
 #define LKEY	0x77u
 #define RKEY	0x11u

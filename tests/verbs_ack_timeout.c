@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The verbs QPs' ACK timeout follows the context's timeout_ms
- * (lib/verbs/conn.c, vb_ack_timeout): the transport's retries together
- * last at least as long as the caller allows before the peer is declared
- * dead, never less than the 134 ms per try of a fast fabric, and the
+ * (lib/verbs/common/qp.c, vb_ack_timeout): the transport's retries
+ * together last at least as long as the caller allows before the peer is
+ * declared dead, never less than the 134 ms per try of a fast fabric, and the
  * exponent stays within the 5 bits the wire carries.
  *
  * A test of internals (INTERNAL_TESTS in the Makefile): it includes
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "harness.h"
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
 
 /* How long VB_RETRY_CNT + 1 tries at exponent @t last, in ns. */
 static uint64_t tries_ns(uint8_t t)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The one-sided carrier (lib/verbs/carrier_rc.c) on a connection made by
- * hand, no device: what post() queues or finishes, and the work requests
- * wr() fills - a put inline, an acquire get as fenced READs line by line
- * with the next request fenced after it, a stale descriptor failed alone,
- * a class-2 get and DEST_SEQ refused with the errno that says why.
+ * The one-sided carrier (lib/verbs/initiator/carrier_rc.c) on a connection
+ * made by hand, no device: what post() queues or finishes, and the work
+ * requests wr() fills - a put inline, an acquire get as fenced READs line
+ * by line with the next request fenced after it, a stale descriptor failed
+ * alone, a class-2 get and DEST_SEQ refused with the errno that says why.
  *
  * A test of internals (INTERNAL_TESTS in the Makefile): it includes
  * lib/ headers to reach what the public API does not show.
@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
 
 #define QD	8
 #define RADDR	0x100000ull

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The verbs handshake's private data (lib/verbs/wire.c): what a listener
- * sends round-trips; every malformed reply a peer could send - short,
+ * The verbs handshake's private data (lib/verbs/common/wire.c): what a
+ * listener sends round-trips; every malformed reply a peer could send - short,
  * wrong magic, version or length, flags or reserved bits set, a zero,
  * oversized or wrapping region, unknown access bits, a bad line size or
  * node - is refused with -EPROTO and leaves the output untouched; random
@@ -21,7 +21,7 @@
 #include "helpers.h"
 #include "oms.h"
 #include "agent/agent_desc.h"
-#include "verbs/wire.h"
+#include "verbs/common/wire.h"
 
 static const struct oms_vw_region good = {
 	.addr = 0x7f0000001000ull,

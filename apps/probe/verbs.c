@@ -557,9 +557,9 @@ static int war_probe(void *rig, const struct probe_opts *o, int arg,
  * Wait for the one signaled WR of a round on @c.  Soft-RoCE can lose the
  * wakeup of a fenced WR (the requester finds a READ outstanding and waits,
  * the completer finishes it before the requester said so, and nothing
- * runs the requester again: lib/verbs/poll.c's kick_if_still does the
- * same): after 200 ms with nothing, a signaled 0-byte WRITE rings the QP
- * again, and its completion is waited for too.  It touches no memory.
+ * runs the requester again: lib/verbs/initiator/poll.c's kick_if_still
+ * does the same): after 200 ms with nothing, a signaled 0-byte WRITE rings
+ * the QP again, and its completion is waited for too.  It touches no memory.
  */
 static int cq_wait_kicked(struct conn *c, uint32_t tmo_ms)
 {

@@ -33,7 +33,7 @@
  * OMS_AD_FMT_CRC32C checks with CRC32C (util/crc32c.h), 8 bytes a step
  * with the CPU's instruction; OMS_AD_FMT_FNV1A with FNV-1a, 32 bits, a
  * byte a step: the format of a peer that does not offer CRC32C in its
- * hello (lib/verbs/wire.h).  Either check changes when any one bit of
+ * hello (lib/verbs/common/wire.h).  Either check changes when any one bit of
  * the descriptor is flipped.
  *
  * Flags: OMS_AD_F_SEQ on any op (a NOP needs it: it only fills a number);
@@ -121,8 +121,9 @@ int oms_ad_decode(const void *in, struct oms_ad_desc *d, enum oms_ad_fmt fmt);
 #define OMS_AD_ANSWER_LEN	16u
 
 /*
- * How answers reach a requester over verbs (lib/verbs/target/agent_srv.c): each
- * WRITE_WITH_IMM into its QP carries an immediate that is either
+ * How answers reach a requester over verbs
+ * (lib/verbs/listener/agent_srv.c): each WRITE_WITH_IMM into its QP
+ * carries an immediate that is either
  *   - below OMS_AD_IMM_TAG_MIN: a count of answer records just written,
  *     in order, into its completion ring; or
  *   - a request's tag (tags are at least OMS_AD_IMM_TAG_MIN: their entry

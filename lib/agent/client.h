@@ -8,7 +8,7 @@
  * in its completion ring.
  *
  * Credits.  Three things bound what may be outstanding, each from the
- * handshake (lib/verbs/wire.h, version 3):
+ * handshake (lib/verbs/common/wire.h, version 3):
  *   - the request ring: the agent reads descriptors in ring order, so the
  *     descriptor at position p may be written once the agent has read
  *     position p - ring_slots; an answer to the request at position q

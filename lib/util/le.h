@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Little-endian fields of the wire formats (lib/verbs/wire.h, the
+ * Little-endian fields of the wire formats (lib/verbs/common/wire.h, the
  * handshake; lib/agent/agent_desc.h, the agent's descriptors): explicit
  * byte order, whatever the host's, and no alignment assumed.
  */

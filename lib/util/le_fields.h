@@ -3,8 +3,8 @@
  * A little-endian wire format as a table of fields: where each sits on the
  * wire and in its struct, and its size (1, 2, 4 or 8 bytes, the same in
  * both).  One table gives a message's encoder and its decoder, so the two
- * cannot disagree on an offset; the handshake (lib/verbs/wire.c) and the
- * agent's descriptors (lib/agent/agent_desc.c) are written this way.
+ * cannot disagree on an offset; the handshake (lib/verbs/common/wire.c) and
+ * the agent's descriptors (lib/agent/agent_desc.c) are written this way.
  * Checks of the values stay with each format: this only moves bytes.
  */
 #ifndef OMS_UTIL_LE_FIELDS_H

@@ -6,12 +6,22 @@
  * barriers that order it against the device; the capability answer says
  * that acquire is ordered at the source and that the device has no
  * seed-002 responder hold.
+ *
+ * It stands above both sides, in lib/verbs/ itself and in neither
+ * folder: the table's connect, post and poll are the initiator's
+ * (initiator/), its listen and listener calls the listener's
+ * (listener/), its open and close the device's (common/).  The two sides
+ * meet here and nowhere else.  Closing a context destroys its
+ * connections here, before the device goes, so that common/dev.c never
+ * calls up into the initiator.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
+#include "verbs/listener/listener.h"
 #include "util/barrier.h"
 
 /* rdma-core is loaded here, not by the dynamic linker (rdma_lib.h). */
@@ -29,6 +39,11 @@ static int vb_open(struct oms_ctx *ctx)
 
 static void vb_close(struct oms_ctx *ctx)
 {
+	struct vb_ctx *vc = VC(ctx);
+
+	for (int i = 0; i < VB_MAX_CONN; i++)
+		if (vc->conn[i].used)
+			vb_conn_destroy(vc, &vc->conn[i]);
 	vb_dev_close(ctx);
 }
 

@@ -3,7 +3,7 @@
  * The destination agent against a requester that does not play by the
  * rules (docs/dest-agent.md, "Failures"), over Soft-RoCE in the guests: a
  * test of internals (it speaks the agent's wire format from
- * lib/verbs/wire.h and lib/agent/agent_desc.h with raw librdmacm and
+ * lib/verbs/common/wire.h and lib/agent/agent_desc.h with raw librdmacm and
  * libibverbs, not through liboms's initiator).  Against rxe_server's
  * listener with the agent (OMS_RXE_AGENT_PORT):
  *

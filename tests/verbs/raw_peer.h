@@ -4,7 +4,7 @@
  * that must do what liboms's initiator never does (forge descriptors,
  * ring past the ring, keep no receives posted, die with requests in
  * flight): raw librdmacm and libibverbs, the wire format of
- * lib/verbs/wire.h and lib/agent/agent_desc.h.
+ * lib/verbs/common/wire.h and lib/agent/agent_desc.h.
  *
  * Memory of a peer: answer records | landing | descriptors to write.
  */
@@ -26,7 +26,7 @@
 #include "oms.h"
 #include "rxe_proto.h"
 #include "agent/agent_desc.h"
-#include "verbs/wire.h"
+#include "verbs/common/wire.h"
 
 #define CQ_SLOTS	16u
 #define LAND		4096u

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "verbs/target/probe.h"
-#include "verbs/target/target.h"
-#include "verbs/target/teardown.h"
-#include "verbs/wire.h"
+#include "verbs/listener/probe.h"
+#include "verbs/listener/listener_int.h"
+#include "verbs/listener/teardown.h"
+#include "verbs/common/wire.h"
 
 struct vb_passive {
 	struct rdma_cm_id *id;

@@ -26,7 +26,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
 
 const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
 				 uint64_t len)

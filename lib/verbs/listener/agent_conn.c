@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "verbs/target/agent_srv.h"
+#include "verbs/listener/agent_int.h"
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -211,6 +211,15 @@ void va_cq_fit(struct va_srv *s)
 	cq_shrink(s->scq, s->send_used);
 }
 
+int va_post_recv(struct va_conn *ac)
+{
+	struct ibv_recv_wr r, *bad;
+
+	memset(&r, 0, sizeof(r));
+	r.wr_id = VA_WRID(ac->idx, ac->gen, 0, 0);
+	return ibv_post_recv(ac->id->qp, &r, &bad) ? -EIO : 0;
+}
+
 /* @ac's QP on @id, on its thread's completion queues, with a receive per
  * ring slot.  0, -ENOMEM, -EIO. */
 static int conn_qp(struct va_conn *ac, struct rdma_cm_id *id)
@@ -308,6 +317,41 @@ int vb_agent_conn_install(struct va_conn *ac, struct va_srv *s,
 		.window = OMS_AD_MAX_WINDOW,
 	};
 	return 0;
+}
+
+/*
+ * Mark @ac failed; its QP goes to error, so nothing more leaves it.
+ *
+ * Then say goodbye: the requester's CM fails what it has outstanding at
+ * once, not at its next request's retries.  A connection that fails in
+ * service has had traffic on its QP (a doorbell, an answer's completion),
+ * so it is established from our side even when the CM has not yet taken the
+ * requester's RTU (still on its way, or lost and due again only after the
+ * REP is resent): the kernel's CM sends no DREQ before it has, and
+ * drops the disconnect without a word.  Telling it of the traffic first
+ * (COMM_EST, the IB way for data seen before the RTU) makes it
+ * established, so the DREQ goes; when the RTU was already taken this is
+ * a no-op (-EISCONN).
+ */
+void va_conn_broken(struct va_conn *ac, int err)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (ac->err)
+		return;
+	if (err != -ECONNRESET) {	/* not the requester's own goodbye */
+		fprintf(stderr, "liboms: agent: connection %u closed: %s\n",
+			ac->idx, strerror(-err));
+		ac->s->broken++;
+	}
+	ac->err = err;
+	ac->npend = 0;
+	ac->chain_lands = ac->lands;
+	if (ac->id && ac->id->qp) {
+		ibv_modify_qp(ac->id->qp, &a, IBV_QP_STATE);
+		rdma_notify(ac->id, IBV_EVENT_COMM_EST);
+		rdma_disconnect(ac->id);
+	}
 }
 
 /* Did the agent close @ac (a stall, a broken protocol, a failed or

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
 
 static int gid_is_v4(const union ibv_gid *g)
 {

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "verbs/target/target.h"
+#include "verbs/listener/listener_int.h"
 
 #define VA_POOL_MAX	64	/* serving threads per listener */
 

@@ -9,7 +9,8 @@
  */
 #include <errno.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
 
 /* A request to the listener's agent: its landing, its source's bytes. */
 static int prepare_req(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op)

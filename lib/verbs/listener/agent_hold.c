@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/target/target.h"
+#include "verbs/listener/listener_int.h"
 #include "agent/agent.h"
 
 struct va_pw {

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "verbs/target/agent_srv.h"
-#include "verbs/target/probe.h"
+#include "verbs/listener/agent_int.h"
+#include "verbs/listener/probe.h"
 
 /*
  * Close what owes progress and makes none: a connection with a backlog or

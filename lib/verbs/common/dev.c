@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
 
 /* The node of the device's PCI function, or -1 (a software device). */
 static int sysfs_numa_node(struct ibv_device *dev)
@@ -195,9 +195,8 @@ void vb_dev_close(struct oms_ctx *ctx)
 {
 	struct vb_ctx *vc = VC(ctx);
 
-	for (int i = 0; i < VB_MAX_CONN; i++)
-		if (vc->conn[i].used)
-			vb_conn_destroy(vc, &vc->conn[i]);
+	/* the connections are gone already (the backend's close destroys
+	 * them first): the device never calls up into the initiator */
 	if (vc->cm_ch)
 		rdma_destroy_event_channel(vc->cm_ch);
 	for (int i = 0; i < VB_MAX_MR; i++)

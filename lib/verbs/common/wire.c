@@ -13,7 +13,7 @@
 #include "agent/agent_desc.h"
 #include "util/le.h"
 #include "util/le_fields.h"
-#include "verbs/wire.h"
+#include "verbs/common/wire.h"
 
 static int pow2_in(uint64_t v, uint64_t lo, uint64_t hi)
 {

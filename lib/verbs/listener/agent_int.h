@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The inside of a listener's destination agent, shared by its two halves:
- * agent_srv.c serves (doorbells, rings, admission, answers, stalls and
- * probes) and agent_conn.c opens and closes connections (slots, memory,
- * QPs).  One struct va_srv is one serving thread's: its connections, its
+ * The inside of a listener's destination agent, shared by its parts:
+ * agent_srv.c serves (doorbells, rings, admission, answers), agent_watch.c
+ * closes stalls and probes quiet connections, and agent_conn.c opens and
+ * closes connections (slots, memory, QPs, a failed one's goodbye) under
+ * both.  One struct va_srv is one serving thread's: its connections, its
  * completion queues and its core (lib/agent/agent.h, not thread-safe);
- * agent_pool.c runs several and says which thread may touch which.
+ * agent_pool.c runs several and says which thread may touch which.  A
+ * header of its own, not agent_srv.c's, so that the parts below the
+ * serving rounds see the structs without standing on them.
  */
-#ifndef OMS_VERBS_TARGET_AGENT_SRV_H
-#define OMS_VERBS_TARGET_AGENT_SRV_H
+#ifndef OMS_VERBS_LISTENER_AGENT_INT_H
+#define OMS_VERBS_LISTENER_AGENT_INT_H
 
-#include "verbs/target/target.h"
+#include "verbs/listener/listener_int.h"
 #include "agent/agent.h"
-#include "verbs/wire.h"
+#include "verbs/common/wire.h"
 
 #define VA_MAX_CONNS	256		/* connections per serving thread */
 #define VA_MAX_SLOTS	256u		/* request ring slots per connection */
@@ -125,9 +128,9 @@ struct va_srv {
 	uint64_t cqe_peak;	/* both queues' entries, at most */
 };
 
-/* Mark @ac failed: its QP to error, the requester told (agent_srv.c). */
+/* agent_conn.c: mark @ac failed, its QP to error, the requester told;
+ * one receive for a doorbell on @ac's QP. */
 void va_conn_broken(struct va_conn *ac, int err);
-/* One receive for a doorbell on @ac's QP. */
 int va_post_recv(struct va_conn *ac);
 /* agent_watch.c: stalls closed, quiet connections probed (rounds). */
 void va_reap_stalled(struct va_srv *s);

@@ -17,7 +17,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
 
 /*
  * OMS_WR_RESET: restart the channel to @dest after oms_ctx_resume().  A

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The verbs backend's target side: the listener (listen.c: accept,
- * passive QPs, the flush word), the destination agent's server of a
- * listener (agent_srv.c: rings, admission, answers; OMS_AGENT=1) and the
- * hold that keeps its class-2 answers behind this process's puts
- * (agent_hold.c).  It uses the initiator's bottom (verbs.h: QP set-up, the
- * wire format, peers, errno) and nothing of its posting or completions;
- * the backend's table reaches it through vb_listen().
+ * The verbs backend's listener, inside (lib/verbs/listener/): the
+ * listener (listen.c: accept, passive QPs, the flush word), the
+ * destination agent's server of a listener (agent_srv.c: rings,
+ * admission, answers; OMS_AGENT=1) and the hold that keeps its class-2
+ * answers behind this process's puts (agent_hold.c).  It stands on
+ * common/ (verbs.h: the device, QP set-up, the wire format, peers,
+ * errno) and on nothing of the initiator, whose folder is not on its
+ * include path; the backend's table reaches it through listener.h.
  */
-#ifndef OMS_VERBS_TARGET_H
-#define OMS_VERBS_TARGET_H
+#ifndef OMS_VERBS_LISTENER_INT_H
+#define OMS_VERBS_LISTENER_INT_H
 
-#include "verbs/verbs.h"
+#include "verbs/listener/listener.h"
 
 /*
  * agent_srv.c, agent_conn.c: one serving thread's destination agent

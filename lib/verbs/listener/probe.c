@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/target/probe.h"
+#include "verbs/listener/probe.h"
 
 int vb_probe_init(struct vb_probe *pb, struct ibv_context *verbs,
 		  uint32_t interval_ms)

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * A connection's requests to its listener's destination agent
- * (docs/dest-agent.md, "Layers", 4; the agent's side is target/agent_srv.c).  The
- * hello asks for the agent unless OMS_AGENT=0, and says where the agent's
- * answers go: a completion ring of 16-byte records that only the agent
- * writes, each with a WRITE_WITH_IMM that this side's receive completion
- * announces.  A listener that runs no agent answers without its block,
- * and the connection stays one-sided.
+ * (docs/dest-agent.md, "Layers", 4; the agent's side is
+ * listener/agent_srv.c).  The hello asks for the agent unless OMS_AGENT=0,
+ * and says where the agent's answers go: a completion ring of 16-byte
+ * records that only the agent writes, each with a WRITE_WITH_IMM that
+ * this side's receive completion announces.  A listener that runs no
+ * agent answers without its block, and the connection stays one-sided.
  *
  * What takes the agent today: acquire gets.  The agent reads the lines in
  * address order on the destination's CPU, with a load-load barrier between
@@ -43,8 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
-#include "verbs/wire.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
+#include "verbs/common/wire.h"
 #include "agent/agent_desc.h"
 #include "agent/client.h"
 #include "engine/serial.h"

@@ -11,12 +11,13 @@
  *    in-order channel: the context layer's store orderer runs them as
  *    POSTED channels, so a strong store on the same QP goes at once and
  *    one on another QP waits for a flush, an 8-byte RDMA READ of the
- *    listener's flush word (dev.c, conn.c, target/listen.c);
+ *    listener's flush word (common/dev.c, initiator/conn.c,
+ *    listener/listen.c);
  *  - post() queues an operation on its connection, ring() turns what is
- *    queued into work requests with one ibv_post_send per QP (post.c),
- *    poll() reaps the CQ; one signaled completion completes every earlier
- *    unsignaled request of its QP, and one struct oms_wc is made per
- *    operation (poll.c);
+ *    queued into work requests with one ibv_post_send per QP
+ *    (initiator/post.c), poll() reaps the CQ; one signaled completion
+ *    completes every earlier unsignaled request of its QP, and one struct
+ *    oms_wc is made per operation (initiator/poll.c);
  *  - acquire gets are ordered at the source: one RDMA READ per 64-byte
  *    line in address order, each with IBV_SEND_FENCE, and the next WR
  *    after an acquire fenced too; OMS_WR_F_FENCE is IBV_SEND_FENCE on an
@@ -24,7 +25,12 @@
  *  - a QP in error fails every operation it still holds, and every later
  *    one, with an errno; nothing waits for a peer that is gone.
  *
- * Not exported; lib/verbs/ only.
+ * This header is what both sides share (lib/verbs/common/): the context
+ * that dev.c makes, with the initiator's connections and operations in
+ * it, and the calls of common/ (the device, QP set-up, errors, source
+ * addresses, peers).  The initiator's calls are in
+ * initiator/initiator.h, the listener's in listener/listener.h; neither
+ * side includes the other's.  Not exported; lib/verbs/ only.
  */
 #ifndef OMS_VERBS_H
 #define OMS_VERBS_H
@@ -32,7 +38,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "verbs/rdma_lib.h"	/* rdma-core, loaded at run time */
+#include "verbs/common/rdma_lib.h"	/* rdma-core, loaded at run time */
 
 #include "backend.h"
 #include "util/clock.h"
@@ -128,71 +134,12 @@ struct vb_op {
 struct vb_conn;
 struct vb_ctx;
 
-/* What a carrier's wr() says of the WR it filled (else a negative errno). */
-#define VB_WR_SIGNAL	1	/* its completion carries a result */
-#define VB_WR_DOORBELL	2	/* a chain's last one: to doorbell() */
-
-/*
- * A connection's carrier: how its operations reach the destination,
- * chosen once, when the connection is established (conn.c): the one-sided
- * RC carrier (carrier_rc.c) or requests to the listener's agent
- * (carrier_agent.c over agent_req.c).  post.c and poll.c call through it
- * once per operation, WR and completion, and never ask which it is.
- */
-struct vb_carrier_ops {
-	/*
-	 * Take @op for usable connection @c: queue it (vb_queue()) for the
-	 * feed, or finish it at once (vb_op_finish()) with the error it
-	 * cannot be carried with, or keep it off the ring until the carrier
-	 * itself finishes it (an agent's flush).
-	 */
-	void (*post)(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
-	/*
-	 * WR @k of queued @op into @w/@sge (its wr_id and signaling are the
-	 * caller's): VB_WR_* flags; -EAGAIN when @op may not go yet (the
-	 * feed stops until a completion or an answer comes); another errno
-	 * fails the connection.
-	 */
-	int (*wr)(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
-		  uint32_t k, struct ibv_send_wr *w, struct ibv_sge *sge);
-	/*
-	 * A chain goes to the QP: @w is the last WR of it that wr() flagged
-	 * VB_WR_DOORBELL, to be made the doorbell.  NULL when wr() never
-	 * flags one.
-	 */
-	void (*doorbell)(struct vb_conn *c, struct ibv_send_wr *w);
-	/*
-	 * Every WR of @op is complete and it is off the connection's ring:
-	 * finish it, or leave it to finish when what it waits for comes.
-	 * 0, or the errno at which the connection stops (everything after
-	 * @op is cancelled).
-	 */
-	int (*wrs_done)(struct vb_ctx *vc, struct vb_conn *c,
-			struct vb_op *op);
-	/*
-	 * A receive completed on @c's QP: 0, or the connection's failure for
-	 * the caller to make (*@cancel: what it holds is cancelled, the
-	 * failure reported already).
-	 */
-	int (*recv)(struct vb_ctx *vc, struct vb_conn *c,
-		    const struct ibv_wc *w, int *cancel);
-	/* @c failed with @err, its ring emptied: whatever the carrier keeps
-	 * off the ring finishes (its own status, else @err). */
-	void (*stop)(struct vb_ctx *vc, struct vb_conn *c, int err);
-	/*
-	 * The context numbers @c's operations (DEST_SEQ), its next number
-	 * @base, at most @qdepth in flight: 0 when the carrier keeps their
-	 * order at the destination, else the errno that refuses the
-	 * connection.
-	 */
-	int (*seq_start)(struct vb_conn *c, uint64_t base, uint32_t qdepth);
-};
-
 /* One connection: an RC QP to one remote region (a destination). */
 struct vb_conn {
 	int used;
 	uint16_t gen;		/* tells completions of a reused index apart */
-	const struct vb_carrier_ops *car;	/* set when established */
+	const struct vb_carrier_ops *car;	/* set when established
+						 * (initiator.h) */
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
 	uint32_t max_inline;
@@ -269,21 +216,10 @@ struct vb_ctx {
 
 #define VC(ctx) ((struct vb_ctx *)oms_be_view(ctx)->priv)
 
-/* dev.c */
+/* dev.c: the device side of a context */
 int vb_dev_open(struct oms_ctx *ctx);
 void vb_dev_close(struct oms_ctx *ctx);
 int vb_numa_node(const struct vb_ctx *vc);
-
-/* op.c: at the bottom, calling nothing of the backend */
-int vb_errno(int fallback);
-void vb_op_finish(struct vb_ctx *vc, struct vb_op *op, int status);
-int vb_wc_status(enum ibv_wc_status st);
-
-/* target/: the listener, its agent server and hold (target/target.h) */
-int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
-	      const struct oms_be_region *served, void **lpriv);
-void vb_listener_close(struct oms_ctx *ctx, void *lpriv);
-int vb_listener_peers(struct oms_ctx *ctx, void *lpriv);
 
 /* src_addr.c */
 int vb_src_addr_pick(struct vb_ctx *vc, const struct oms_be_rdma_want *w);
@@ -293,18 +229,16 @@ int vb_port_check(const struct vb_ctx *vc, const struct rdma_cm_id *id,
 int vb_src_addr_bind(const struct vb_ctx *vc, const char *port,
 		     struct sockaddr_storage *ss);
 
-/* conn.c */
-int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
-	       uint32_t timeout_ms, struct oms_rmr *rmr);
-void vb_conn_events(struct vb_ctx *vc);
-void vb_conn_destroy(struct vb_ctx *vc, struct vb_conn *c);
-void vb_conn_fail(struct vb_ctx *vc, struct vb_conn *c, int err);
-void vb_conn_cancel(struct vb_ctx *vc, struct vb_conn *c, int err);
+/* qp.c: how either side sets a QP up */
 uint8_t vb_ack_timeout(uint32_t timeout_ms);
 int vb_set_ack_timeout(struct vb_ctx *vc, struct rdma_cm_id *id);
 uint8_t vb_rd_atomic(int dev_max);
 int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
 		 uint32_t rq, uint32_t *max_inline);
+
+/* err.c: at the bottom, calling nothing of the backend */
+int vb_errno(int fallback);
+int vb_wc_status(enum ibv_wc_status st);
 
 /* peers.c: nodes by address, and the puts on the wire to them */
 struct sockaddr;
@@ -313,93 +247,5 @@ void vb_pw_add(struct vb_pw *pw, uint32_t peer);
 void vb_pw_del(struct vb_pw *pw);
 void vb_pw_scan(void (*fn)(void *arg, const struct vb_pw *pw,
 			   uint64_t posted, uint64_t done), void *arg);
-
-/* agent_req.c: a connection's requests to its listener's agent */
-struct oms_vw_hello;
-struct oms_vw_region;
-uint32_t vb_areq_hello(struct vb_ctx *vc, struct vb_conn *c,
-		       struct oms_vw_hello *h);
-int vb_areq_recvs(struct vb_ctx *vc, struct vb_conn *c);
-int vb_areq_start(struct vb_ctx *vc, struct vb_conn *c,
-		  const struct oms_vw_region *reg);
-void vb_areq_free(struct vb_conn *c);
-int vb_areq_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth);
-int vb_areq_seq_ours(struct vb_conn *c, const struct oms_wr *wr,
-		     uint32_t region);
-void vb_areq_unnum_queued(struct vb_conn *c, const struct oms_wr *wr);
-int vb_areq_is_seq(const struct vb_conn *c);
-uint32_t vb_areq_max_put(const struct vb_conn *c);
-int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr);
-int vb_areq_prepare(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
-int vb_areq_blocked(const struct vb_conn *c, const struct vb_op *op);
-void vb_areq_flush(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op);
-int vb_areq_take(struct vb_conn *c, struct vb_op *op, uint32_t k,
-		 struct ibv_send_wr *w, struct ibv_sge *sge, int *desc);
-void vb_areq_doorbell(struct vb_conn *c, struct ibv_send_wr *w);
-uint32_t vb_areq_outstanding(const struct vb_conn *c);
-/* An answer came in: 0, or the connection's failure (*@cancel: what it
- * holds is cancelled, the failure reported already) for the caller to
- * make (vb_conn_fail, vb_conn_cancel). */
-int vb_areq_recv(struct vb_ctx *vc, struct vb_conn *c,
-		 const struct ibv_wc *w, int *cancel);
-void vb_areq_fail_waiting(struct vb_ctx *vc, struct vb_conn *c, int err);
-int vb_areq_stop_at(const struct vb_op *op);
-/* complete_upto() reached @op, whose WRs are done: 1 if it waits for its
- * answer still (marked so), 0 if it may finish now. */
-int vb_areq_wait_answer(struct vb_op *op);
-static inline int vb_areq_is_req(const struct vb_op *op)
-{
-	return op->ag.on;
-}
-
-static inline int vb_areq_is_flush(const struct vb_op *op)
-{
-	return op->ag.flush;
-}
-
-/* post.c */
-int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr);
-int vb_ring(struct oms_ctx *ctx, uint32_t n);
-void vb_feed(struct vb_ctx *vc, struct vb_conn *c);
-
-/* @op joins @c's ring of operations, fed to the QP in order. */
-static inline void vb_queue(struct vb_ctx *vc, struct vb_conn *c,
-			    const struct vb_op *op)
-{
-	c->fifo[c->tail++ % oms_be_view(vc->ctx)->qdepth] = op->wr.slot;
-}
-
-/* carrier_rc.c: the one-sided carrier, and its parts the agent's uses */
-extern const struct vb_carrier_ops vb_carrier_rc;
-const struct vb_lmr *vb_lmr_find(const struct vb_ctx *vc, const void *p,
-				 uint64_t len);
-int vb_map_local(struct vb_ctx *vc, struct vb_op *op, int dev_writes);
-int vb_op_remote(const struct vb_ctx *vc, const struct vb_conn *c,
-		 struct vb_op *op);
-int vb_rc_local(struct vb_ctx *vc, const struct vb_conn *c,
-		struct vb_op *op);
-int vb_rc_wr(struct vb_ctx *vc, struct vb_conn *c, struct vb_op *op,
-	     uint32_t k, struct ibv_send_wr *w, struct ibv_sge *sge);
-
-/* carrier_agent.c: requests to the listener's agent (agent_req.c) */
-extern const struct vb_carrier_ops vb_carrier_agent;
-
-/* poll.c */
-int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
-	    uint64_t *src_done);
-
-/* rmr.region of a connection's region: its index and generation, so a
- * descriptor of a connection that was replaced is refused. */
-#define VB_REGION(ci, gen)	((uint32_t)(ci) | (uint32_t)((gen) & 0xfff) << 8)
-
-/* wr_id: connection, its generation and the WR's sequence on the QP */
-#define VB_WRID(ci, gen, seq) \
-	((uint64_t)(ci) << 60 | (uint64_t)((gen) & 0xfff) << 48 | \
-	 ((seq) & 0xffffffffffffull))
-#define VB_WRID_CONN(id)	((uint32_t)((id) >> 60))
-#define VB_WRID_GEN(id)		((uint16_t)(((id) >> 48) & 0xfff))
-#define VB_WRID_SEQ(id)		((id) & 0xffffffffffffull)
-#define VB_SEQ_RECV		0xffffffffffffull	/* a receive's wr_id:
-							 * an agent's answer */
 
 #endif

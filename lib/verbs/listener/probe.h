@@ -7,7 +7,7 @@
 #ifndef OMS_VERBS_PROBE_H
 #define OMS_VERBS_PROBE_H
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
 
 #define VB_PROBE_MAX	256	/* probes in flight at once */
 #define VB_PROBE_CQ	1024	/* room for them and for flushed ones */

@@ -23,7 +23,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct in6_addr peer_addr[VB_MAX_PEERS];	/* IPv4 as v4-mapped */

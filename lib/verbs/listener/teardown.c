@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "verbs/target/teardown.h"
+#include "verbs/listener/teardown.h"
 
 struct vb_teardown_item {
 	struct rdma_cm_id *id;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define VB_RDMA_NO_REDIRECT
-#include "verbs/rdma_lib.h"
+#include "verbs/common/rdma_lib.h"
 
 struct vb_rdma_lib vb_rdma;
 

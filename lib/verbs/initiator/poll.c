@@ -19,7 +19,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "verbs/verbs.h"
+#include "verbs/common/verbs.h"
+#include "verbs/initiator/initiator.h"
 
 #define SEQ_MASK 0xffffffffffffull
 

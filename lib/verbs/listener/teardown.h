@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "verbs/rdma_lib.h"	/* rdma-core, loaded at run time */
+#include "verbs/common/rdma_lib.h"	/* rdma-core, loaded at run time */
 
 struct vb_teardown_item;
 
