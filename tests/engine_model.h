@@ -143,7 +143,7 @@ void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
  *     flushes and NOPs included;
  *   - the source side calls oms_so_fail() for an error completion, acks
  *     cumulatively as completions fill the sequence prefix (like
- *     oms_ctx_ack_seq()), answers flushes, and calls oms_so_drain() once
+ *     oms_ctx_ack_seq()), answers flushes, and calls oms_so_quiet() once
  *     the whole program is submitted.
  * Mutations (T_MX_MUT_*) break one of those duties, to show the reference
  * model notices.

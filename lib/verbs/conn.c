@@ -48,7 +48,7 @@ int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
  * The QP's ACK timeout exponent (4.096 us << t per try): the smallest, from
  * VB_ACK_TIMEOUT up, at which the transport's VB_RETRY_CNT + 1 tries last
  * the context's timeout_ms.  The transport then gives a peer as long as
- * the caller does before declaring it dead (-ETIMEDOUT): a fixed ~1 s
+ * the caller does before declaring it gone (-ETIMEDOUT): a fixed ~1 s
  * failed quiet on a Soft-RoCE guest that a loaded host had stopped for
  * longer, while the context allowed 20 s.
  */
@@ -150,7 +150,7 @@ static void conn_event(struct vb_ctx *vc, struct rdma_cm_event *ev)
 		c->peer_left = 1;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		vc->dead = -ENODEV;
+		vc->gone = -ENODEV;
 		vb_conn_fail(vc, c, -ENODEV);
 		break;
 	default:
@@ -246,7 +246,7 @@ static int ms_left(uint64_t deadline)
 	return now >= deadline ? 1 : (int)((deadline - now + 999999) / 1000000);
 }
 
-/* A free destination: never used, or dead with nothing left on it. */
+/* A free destination: never used, or gone with nothing left on it. */
 static struct vb_conn *conn_slot(struct vb_ctx *vc)
 {
 	for (int i = 0; i < VB_MAX_CONN; i++) {
@@ -390,8 +390,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	uint16_t gen;
 	int err;
 
-	if (vc->dead)
-		return vc->dead;
+	if (vc->gone)
+		return vc->gone;
 	c = conn_slot(vc);
 	if (!c)
 		return -ENOSPC;
