@@ -53,7 +53,7 @@ static void see(struct run *r, uint64_t c, enum seen s)
 
 /* ---- the engine, driven as a destination drives it ---- */
 
-static void drain_dropped(struct oms_dseq *m, struct run *r)
+static void take_dropped(struct oms_dseq *m, struct run *r)
 {
 	uint64_t c;
 
@@ -71,7 +71,7 @@ static void drive_arrive(struct oms_dseq *m, struct run *r, uint64_t c,
 	if (e)
 		see(r, c, e == -ECANCELED ? CANCELLED : e == -EEXIST ? E_EXIST :
 			  e == -ESTALE ? E_STALE : E_NOSPC);
-	drain_dropped(m, r);
+	take_dropped(m, r);
 	while (oms_dseq_pop(m, 0, &at, &c, &v) == 1) {
 		if (v == OMS_STREAM_GO && r->k[c] == FAILS) {
 			oms_dseq_failed(m, 0, at);
@@ -81,7 +81,7 @@ static void drive_arrive(struct oms_dseq *m, struct run *r, uint64_t c,
 				  v == OMS_STREAM_STOP_HERE ? OWN_ERROR :
 							      CANCELLED);
 		}
-		drain_dropped(m, r);
+		take_dropped(m, r);
 	}
 }
 

@@ -277,7 +277,7 @@ uint32_t t_fab_run_random(struct t_fabric *f, struct t_rng *r,
 	return steps;
 }
 
-int t_fab_drained(const struct t_fabric *f)
+int t_fab_settled(const struct t_fabric *f)
 {
 	const struct oms_so_counters *c = &f->so.ctr;
 

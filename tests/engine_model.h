@@ -106,7 +106,7 @@ void t_fab_step(struct t_fabric *f, const struct t_event *ev);
 uint32_t t_fab_run_random(struct t_fabric *f, struct t_rng *r,
 			  uint32_t max_steps);
 /* Every op submitted and delivered, orderer quiescent, counters balanced. */
-int t_fab_drained(const struct t_fabric *f);
+int t_fab_settled(const struct t_fabric *f);
 /* Deep copy for explorers: @dst must have been t_fab_init()ed alike. */
 void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
 
