@@ -404,7 +404,7 @@ CHECK_CMDS := $(CHECK_CMDS) \
 	$(foreach f,$(FUZZERS),"sh scripts/run-fuzzer.sh $(f) tests/fuzz/corpus/$(notdir $(f)) $(FUZZ_SECONDS)") \
 	$(TESTS) $(TESTS_ASAN) \
 	"sh scripts/check-exports.sh $(SHARED) $(STATIC)" "sh scripts/check-install.sh" \
-	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh" \
+	"sh tests/no-rdma-libs.sh $(B)" "sh tests/layers.sh" "sh tests/words.sh" \
 	"sh tests/run-tests-progress.sh" \
 	"sh tests/examples.sh $(B)" \
 	"sh tests/oms-probe.sh $(B)"

@@ -168,7 +168,7 @@ struct oms_ctx_attr {
 	uint32_t node;		/* this context's node, < OMS_MAX_NODES; 0 */
 	uint32_t queue_depth;	/* ops in flight, power of two 8..4096; 1024 */
 	uint32_t flags;		/* OMS_CTX_F_* */
-	uint32_t timeout_ms;	/* declare the device dead after this long
+	uint32_t timeout_ms;	/* declare the device gone after this long
 				 * without progress; 2000, or the
 				 * OMS_TIMEOUT_MS environment variable */
 	uint32_t dest_seq_mask;	/* destinations (bit n = node n) ordered by
@@ -461,7 +461,7 @@ int oms_quiet(struct oms_ctx *ctx);
  * -ECANCELED, until this call.  One exception, so that ordered reads stay
  * pipelined: a get to the destination of a failed acquire, issued while
  * the acquire was in flight, may still be performed (docs/ordering.md).  It waits until nothing is outstanding,
- * forgets the failure and restarts the channels the device stopped.
+ * forgets the failure and resumes the channels the device stopped.
  * Returns 0, -EINVAL, or the device's death (-ENODEV/-ETIMEDOUT).  On
  * verbs a connection whose QP went to error stays unusable: connect again.
  */

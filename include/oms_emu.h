@@ -7,8 +7,8 @@
  * thread of its own.  Tests, benchmarks and demos need to choose how it
  * behaves (reorder everything it may, charge a latency model, order reads
  * in the NIC or the root complex) and to break it on purpose (hang it,
- * kill it, watch what it makes visible and when).  Those are properties of
- * the device, not of a context, so they live here:
+ * make it gone, watch what it makes visible and when).  Those are
+ * properties of the device, not of a context, so they live here:
  *
  *	struct oms_emu *emu;
  *	struct oms_emu_attr ea = {
@@ -164,7 +164,7 @@ int oms_emu_destroy(struct oms_emu *emu);
  * heartbeat stops, so its contexts' calls that wait end in -ETIMEDOUT
  * after their timeout_ms; oms_emu_freeze(emu, 0) lets it run again
  * (before that timeout, nothing is lost).
- * oms_emu_stop() kills it abruptly, abandoning work in flight: every
+ * oms_emu_stop() makes it gone abruptly, abandoning work in flight: every
  * operation of its contexts then fails with -ENODEV, and new contexts on
  * it are refused with -ENODEV; only oms_emu_destroy() is left to do.
  * -EINVAL for NULL.

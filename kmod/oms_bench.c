@@ -91,7 +91,7 @@ int oms_bench_exec(struct oms_window *w, struct oms_bench *a)
 			pos = 0;
 		if (done >= next_check && done < a->total_bytes) {
 			next_check += OMS_BENCH_CHECK_EVERY;
-			if (READ_ONCE(w->dead))
+			if (READ_ONCE(w->gone))
 				return -ENODEV;
 			if (signal_pending(current))
 				break;	/* report what ran: bytes < total_bytes */

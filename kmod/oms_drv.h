@@ -13,7 +13,7 @@
  * The window is an object with its own lifetime (struct oms_window): one
  * per attach, reference counted, found from its device (od->win, under
  * od->win_lock), from a VMA (vm_private_data) or held by a running call.
- * Detach takes the device's pointer away, marks the window dead, zaps the
+ * Detach takes the device's pointer away, marks the window gone, zaps the
  * user mappings and waits for the calls that use it, then releases the BAR
  * or the pages; the struct itself goes with its last reference.
  *
@@ -30,7 +30,7 @@
  *   w->use          read: a store, doorbell, flush or bench on the window;
  *                   write: detach releasing what the window maps
  *   w->map_lock     a fault inserting a page against detach marking the
- *                   window dead, held briefly
+ *                   window gone, held briefly
  *   od->win_lock    spinlock: od->win and od->generation
  * A benchmark holds only w->use for reading, so open, release, INFO and
  * page faults never wait behind it; detach makes it stop at its next chunk.
@@ -60,8 +60,8 @@ struct oms_hole {
 struct oms_window {
 	struct kref ref;		/* the device, each VMA, each call */
 	struct rw_semaphore use;	/* see above */
-	struct mutex map_lock;		/* faults against ->dead */
-	bool dead;			/* detached: no new fault or call */
+	struct mutex map_lock;		/* faults against ->gone */
+	bool gone;			/* detached: no new fault or call */
 	u32 kind;			/* OMS_WINDOW_* */
 	bool wc;			/* write-combining, else uncached */
 	u64 len;			/* bytes */

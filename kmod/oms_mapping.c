@@ -77,8 +77,8 @@ void oms_mapping_attach(struct oms_device *od, struct file *filp)
 
 /*
  * Zap every user mapping of every open file of @od.  Called by detach
- * after the window is marked dead, with od->lock held: a fault that comes
- * later finds the window dead and raises SIGBUS.
+ * after the window is marked gone, with od->lock held: a fault that comes
+ * later finds the window gone and raises SIGBUS.
  */
 void oms_zap_mappings(struct oms_device *od)
 {

@@ -6,7 +6,7 @@
  * (vm_private_data), taken at mmap() and by ->open() on a split or fork,
  * dropped by ->close().  Pages are inserted at fault time, never at mmap()
  * time, under the window's map_lock: a fault on a window that detach has
- * marked dead gets SIGBUS, so after a detach, unbind or rmmod has zapped
+ * marked gone gets SIGBUS, so after a detach, unbind or rmmod has zapped
  * the mappings no access reaches a released BAR or freed pages, even from
  * a VMA that was being set up while the detach ran.  A page of a hole (the
  * device's MSI-X table or PBA) is never inserted: touching it raises
@@ -25,7 +25,7 @@ static vm_fault_t oms_vm_fault(struct vm_fault *vmf)
 	unsigned long pfn;
 
 	mutex_lock(&w->map_lock);
-	if (w->dead || vmf->pgoff >= (w->len >> PAGE_SHIFT) ||
+	if (w->gone || vmf->pgoff >= (w->len >> PAGE_SHIFT) ||
 	    oms_window_in_hole(w, (u64)vmf->pgoff << PAGE_SHIFT, PAGE_SIZE))
 		goto out;
 	pfn = PHYS_PFN(w->phys) + vmf->pgoff;

@@ -132,7 +132,7 @@ int oms_window_use(struct oms_window *w)
 {
 	if (down_read_killable(&w->use))
 		return -EINTR;
-	if (READ_ONCE(w->dead)) {
+	if (READ_ONCE(w->gone)) {
 		up_read(&w->use);
 		return -ENODEV;
 	}
@@ -555,16 +555,16 @@ int oms_attach_emulated(struct oms_device *od, const struct oms_attach *a)
 }
 
 /*
- * oms_window_kill() - the mirror of attach, for a window no longer
- * published.  It is marked dead first, so a racing fault fails and a
+ * oms_window_gone() - the mirror of attach, for a window no longer
+ * published.  It is marked gone first, so a racing fault fails and a
  * running benchmark stops at its next chunk, then every user mapping is
- * zapped, then the calls still using it drain, then the kernel view and
+ * zapped, then the calls still using it finish, then the kernel view and
  * the device are released.
  */
-static void oms_window_kill(struct oms_device *od, struct oms_window *w)
+static void oms_window_gone(struct oms_device *od, struct oms_window *w)
 {
 	mutex_lock(&w->map_lock);
-	WRITE_ONCE(w->dead, true);
+	WRITE_ONCE(w->gone, true);
 	mutex_unlock(&w->map_lock);
 	oms_zap_mappings(od);
 
@@ -603,7 +603,7 @@ int oms_detach(struct oms_device *od)
 	if (!w)
 		return -ENODEV;
 
-	oms_window_kill(od, w);
+	oms_window_gone(od, w);
 	oms_window_put(w);
 	return 0;
 }

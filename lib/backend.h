@@ -32,8 +32,8 @@
  * - In-order channels (ops->posted, and OMS_WR_F_SEQ streams) stop at the
  *   first failure: every operation posted later to that destination,
  *   flushes included, completes with an error (-ECANCELED) unperformed,
- *   until an OMS_WR_RESET to it completes (a QP in error does the same;
- *   verbs cannot reset and answers -ENOTCONN).
+ *   until an OMS_WR_RESUME to it completes (a QP in error does the same;
+ *   verbs cannot resume it and answers -ENOTCONN).
  * - A completion with status 0 means performed.  On an acknowledged
  *   channel that is visibility; on an in-order (posted) channel only a
  *   flush's completion proves that earlier writes are visible (seed 000
@@ -125,7 +125,7 @@ enum oms_wr_op {
 	OMS_WR_CAS = 4,
 	OMS_WR_FLUSH = 5,	/* completes after every earlier op executed */
 	OMS_WR_NOP = 6,		/* with OMS_WR_F_SEQ: fills @seq, does nothing */
-	OMS_WR_RESET = 7,	/* restart the context's stopped channel to
+	OMS_WR_RESUME = 7,	/* resume the context's stopped channel to
 				 * @dest (after oms_ctx_resume()); a
 				 * sequenced one's stream goes on at @seq,
 				 * the number its next member carries */

@@ -31,7 +31,7 @@ enum oms_op_type {
 	OMS_OPT_GET = 2,
 	OMS_OPT_ATOMIC = 3,
 	OMS_OPT_FLUSH = 4,	/* the orderer's flush of a posted channel */
-	OMS_OPT_RESET = 5,	/* oms_ctx_resume(): restart a channel */
+	OMS_OPT_RESUME = 5,	/* oms_ctx_resume(): resume a channel */
 };
 
 #define OMS_SEQ_QDEPTH	256u	/* DEST_SEQ: the reorder buffer window */
@@ -72,7 +72,7 @@ struct oms_ctx {
 	uint8_t ring_later;		/* OMS_CTX_F_DOORBELL_BATCH, in an
 					 * issuing call: ring only a full
 					 * batch */
-	int dead;			/* device gone: every call fails */
+	int gone;			/* device gone: every call fails */
 	uint32_t dest_failed;		/* destinations where an op failed
 					 * since the last resume, unordered
 					 * ones too (which the orderer does
@@ -121,7 +121,7 @@ int oms_ctx_release(struct oms_ctx *ctx);
 int oms_ctx_progress(struct oms_ctx *ctx);
 void oms_ctx_ack_seq(struct oms_ctx *ctx, uint32_t chan, uint64_t seq);
 int oms_ctx_check_alive(struct oms_ctx *ctx);
-void oms_ctx_kill(struct oms_ctx *ctx, int err);
+void oms_ctx_gone(struct oms_ctx *ctx, int err);
 /* What a wait needs at least (oms_ctx_waiting(), backend.h's ops->wait):
  * one completion, all in flight, or the source count to move. */
 enum oms_wait_kind { OMS_WAIT_ANY, OMS_WAIT_ALL, OMS_WAIT_SRC };

@@ -1051,7 +1051,7 @@ TEST(L37_refused_member_that_waited_keeps_its_error)
  * duplicate of a buffered member (-EEXIST), a number past the window
  * (-ENOSPC) and one already taken (-ESTALE) each stop the stream where it
  * stands - the buffered member and every later one -ECANCELED,
- * unperformed - and a resume naming the requester's next number restarts
+ * unperformed - and a resume naming the requester's next number resumes
  * it: the numbering goes on.
  */
 static int32_t status_of(struct oms_agent *ag, const struct oms_ad_desc *d,
@@ -1109,7 +1109,7 @@ TEST(L37_duplicate_window_restart_as_on_emu)
 	d = put8(&m, 7, 56, 107, 1, 4);
 	EXPECT_EQ(-ECANCELED, status_of(ag, &d, c));
 	ASSERT_EQ(0, oms_agent_resume(ag, c, 0, far + 1));
-	/* a number already taken (the restart's is far + 1) */
+	/* a number already taken (the resume's is far + 1) */
 	d = put8(&m, 8, 64, 108, 1, far);
 	EXPECT_EQ(-ESTALE, status_of(ag, &d, c));
 	d = put8(&m, 9, 72, 109, 1, far + 1);

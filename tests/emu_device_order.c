@@ -15,15 +15,15 @@
  * - write after read: with OMS_WR_F_FENCE the get never sees the later
  *   put; without, it sometimes does;
  * - a fenced op after a failed one (wrong key, bad range) completes with
- *   -ECANCELED and leaves memory alone until OMS_WR_RESET; unfenced ops
+ *   -ECANCELED and leaves memory alone until OMS_WR_RESUME; unfenced ops
  *   go on;
  * - sequenced streams (OMS_WR_F_SEQ, posted in random order): a get
  *   blocks later members until it has read; a failed member stops the
  *   stream (later members and flushes -ECANCELED, unperformed) until a
- *   reset; a NOP fills a gap; a flush is never answered early, however
+ *   resume; a NOP fills a gap; a flush is never answered early, however
  *   many are waiting; a duplicate, a number past the window and one
- *   already taken stop the stream where it stands, and a reset naming
- *   the next number restarts it (as on the agent).
+ *   already taken stop the stream where it stands, and a resume naming
+ *   the next number resumes it (as on the agent).
  *
  * OMS_TEST_SEED sets the chaos seed, OMS_TEST_TRIALS scales the trials.
  *
@@ -399,7 +399,7 @@ TEST_F_TIMEOUT(rig, war_fence, TIMEOUT)
 
 /*
  * A fenced op after a failed one to the same destination is cancelled;
- * unfenced ops go on; OMS_WR_RESET forgets the failure.  @fence 0 is the
+ * unfenced ops go on; OMS_WR_RESUME forgets the failure.  @fence 0 is the
  * control: the same ops are performed.
  */
 static void fail_batch(struct __test_metadata *_metadata,
@@ -449,10 +449,10 @@ static void fail_batch(struct __test_metadata *_metadata,
 		EXPECT_EQ(OLD(g, w0 + 5), got);
 	}
 	*cancelled += rq->wc[put].status == -ECANCELED;
-	/* Still cancelled until the reset; then performed. */
+	/* Still cancelled until the resume; then performed. */
 	batch_reset(rq);
 	put = add(rq, mk_wr(&self->r, OMS_WR_PUT, w0 + 3, &src[3], ff));
-	rs = add(rq, (struct oms_wr){ .op = OMS_WR_RESET,
+	rs = add(rq, (struct oms_wr){ .op = OMS_WR_RESUME,
 				      .dest = self->r.dest });
 	put2 = add(rq, mk_wr(&self->r, OMS_WR_PUT, w0 + 1, &src[1], ff));
 	ASSERT_EQ(0, post_range(rq, 0, rq->n));
@@ -499,7 +499,7 @@ TEST_F_TIMEOUT(rig, seq_get_blocks_later_members, TIMEOUT)
 /*
  * A stream of K puts with one bad member: the ones before it are
  * performed, it fails, the ones after it and the flush are cancelled and
- * leave memory alone, a NOP after it too; a reset restarts the stream.
+ * leave memory alone, a NOP after it too; a resume resumes the stream.
  * @seq 0 is the control: without sequence numbers the later puts land.
  */
 #define K 24u
@@ -564,8 +564,8 @@ static unsigned long stop_batch(struct __test_metadata *_metadata,
 	EXPECT_EQ(-ECANCELED, rq->wc[nop].status);
 	EXPECT_EQ(-ECANCELED, rq->wc[fl].status);
 	EXPECT_EQ(0, landed_after);
-	/* A member sent before the reset is cancelled too; after the
-	 * reset (nothing outstanding) the stream goes on. */
+	/* A member sent before the resume is cancelled too; after the
+	 * resume (nothing outstanding) the stream goes on. */
 	batch_reset(rq);
 	first = add_seq(rq, mk_wr(&self->r, OMS_WR_PUT, w0 + K - 1,
 				  &src[K - 1], 0));
@@ -573,8 +573,8 @@ static unsigned long stop_batch(struct __test_metadata *_metadata,
 	EXPECT_EQ(1, reap(rq, 1));
 	EXPECT_EQ(-ECANCELED, rq->wc[first].status);
 	batch_reset(rq);
-	/* the reset names the number the stream goes on at */
-	rs = add(rq, (struct oms_wr){ .op = OMS_WR_RESET,
+	/* the resume names the number the stream goes on at */
+	rs = add(rq, (struct oms_wr){ .op = OMS_WR_RESUME,
 				      .dest = self->r.dest, .seq = rq->seq });
 	EXPECT_EQ(0, post_range(rq, 0, rq->n));
 	EXPECT_EQ(1, reap(rq, 1));
@@ -781,8 +781,8 @@ TEST_F_TIMEOUT(rig, seq_flush_never_early, TIMEOUT)
  * L37_duplicate_window_restart_as_on_emu): a duplicate of a buffered
  * member (-EEXIST), a number past the window (-ENOSPC) and one already
  * taken (-ESTALE) each stop the stream where it stands - the buffered
- * member and every later one -ECANCELED, unperformed - and a reset naming
- * the initiator's next number restarts it: the numbering goes on.
+ * member and every later one -ECANCELED, unperformed - and a resume naming
+ * the initiator's next number resumes it: the numbering goes on.
  */
 struct decide {
 	struct rq *rq;
@@ -807,7 +807,7 @@ static uint32_t post_member(struct decide *x, const struct oms_rmr *r,
 static uint32_t post_reset(struct decide *x, const struct oms_rmr *r,
 			   uint16_t next)
 {
-	uint32_t slot = add(x->rq, (struct oms_wr){ .op = OMS_WR_RESET,
+	uint32_t slot = add(x->rq, (struct oms_wr){ .op = OMS_WR_RESUME,
 					.dest = r->dest, .seq = next });
 
 	post_range(x->rq, slot, slot + 1);
@@ -859,7 +859,7 @@ TEST_F_TIMEOUT(rig, L37_seq_duplicate_window_restart, TIMEOUT)
 	s[8] = post_member(&x, r, 4, 7);
 	ASSERT_EQ(9, reap(x.rq, 9));
 	s[9] = post_reset(&x, r, far + 1);
-	/* a number already taken (the restart's is far + 1) */
+	/* a number already taken (the resume's is far + 1) */
 	s[10] = post_member(&x, r, far, 8);
 	ASSERT_EQ(11, reap(x.rq, 11));
 	s[11] = post_member(&x, r, far + 1, 9);

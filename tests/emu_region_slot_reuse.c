@@ -118,7 +118,7 @@ static int execute(struct oms_emu *dev, struct emu_queue *q)
 		pthread_mutex_lock(&dev->lock);
 		emu_exec_pool(dev, q);
 		emu_reads_step(dev);
-		emu_flush_acks(dev, q);
+		emu_deliver_acks(dev, q);
 		pthread_mutex_unlock(&dev->lock);
 		if (emu_q_poll(q, &wc, 1, NULL) == 1)
 			return wc.status;

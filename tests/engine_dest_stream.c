@@ -9,7 +9,7 @@
  * engine, member by member: performed, its own error, cancelled, or the
  * intruder's answer (-EEXIST, -ESTALE, -ENOSPC).  The three decisions
  * (docs/ordering.md, "The destination stream"): a duplicate and a number
- * out of the window stop the stream where it stands; a restart names the
+ * out of the window stop the stream where it stands; a resume names the
  * next number, drops what was buffered and forgets the stop - every run
  * starts with one.  The control: the same model told that a duplicate
  * fails alone disagrees with the machine, so the check can fail.
@@ -53,7 +53,7 @@ static void see(struct run *r, uint64_t c, enum seen s)
 
 /* ---- the engine, driven as a destination drives it ---- */
 
-static void drain_dropped(struct oms_dseq *m, struct run *r)
+static void take_dropped(struct oms_dseq *m, struct run *r)
 {
 	uint64_t c;
 
@@ -71,7 +71,7 @@ static void drive_arrive(struct oms_dseq *m, struct run *r, uint64_t c,
 	if (e)
 		see(r, c, e == -ECANCELED ? CANCELLED : e == -EEXIST ? E_EXIST :
 			  e == -ESTALE ? E_STALE : E_NOSPC);
-	drain_dropped(m, r);
+	take_dropped(m, r);
 	while (oms_dseq_pop(m, 0, &at, &c, &v) == 1) {
 		if (v == OMS_STREAM_GO && r->k[c] == FAILS) {
 			oms_dseq_failed(m, 0, at);
@@ -81,7 +81,7 @@ static void drive_arrive(struct oms_dseq *m, struct run *r, uint64_t c,
 				  v == OMS_STREAM_STOP_HERE ? OWN_ERROR :
 							      CANCELLED);
 		}
-		drain_dropped(m, r);
+		take_dropped(m, r);
 	}
 }
 
@@ -161,9 +161,9 @@ static int one_run(struct oms_dseq *m, int w, const enum kind *k,
 	md.r = r;
 	for (int i = 0; i <= N; i++)
 		md.at[i] = -1;
-	/* a restart names the first number: what an earlier run left
+	/* a resume names the first number: what an earlier run left
 	 * buffered is dropped, its stop forgotten */
-	oms_dseq_restart(m, 0, num(0));
+	oms_dseq_resume(m, 0, num(0));
 	while (oms_dseq_dropped(m, &(uint64_t){ 0 }))
 		;
 	for (int p = 0; p <= N; p++) {
@@ -248,7 +248,7 @@ TEST(d1_dest_stream_control_duplicate_failing_alone_disagrees)
 /*
  * The three decisions on one stream, step by step, across the wrap: a
  * duplicate stops it where it stands (the buffered member is dropped, a
- * later one cancelled), a restart at the initiator's next number lets it
+ * later one cancelled), a resume at the initiator's next number lets it
  * go on; a number past the window and one already taken do the same.
  */
 TEST(d1_dest_stream_duplicate_window_restart)
@@ -259,7 +259,7 @@ TEST(d1_dest_stream_duplicate_window_restart)
 	uint16_t at;
 
 	ASSERT_EQ(0, oms_dseq_init(&m, 2, 4));
-	ASSERT_EQ(0, oms_dseq_restart(&m, 1, 65535));
+	ASSERT_EQ(0, oms_dseq_resume(&m, 1, 65535));
 	EXPECT_EQ(0, oms_dseq_arrive(&m, 1, 0, 10, 0));	/* waits */
 	EXPECT_EQ(0, oms_dseq_pop(&m, 1, &at, &c, &v));
 	EXPECT_EQ(-EEXIST, oms_dseq_arrive(&m, 1, 0, 11, 0));
@@ -272,8 +272,8 @@ TEST(d1_dest_stream_duplicate_window_restart)
 	EXPECT_EQ(0, oms_dseq_arrive(&m, 0, 0, 20, 0));
 	EXPECT_EQ(1, oms_dseq_pop(&m, 0, &at, &c, &v));
 	EXPECT_EQ(OMS_STREAM_GO, v);
-	/* restart at the initiator's next number: the numbering goes on */
-	ASSERT_EQ(0, oms_dseq_restart(&m, 1, 1));
+	/* resume at the initiator's next number: the numbering goes on */
+	ASSERT_EQ(0, oms_dseq_resume(&m, 1, 1));
 	EXPECT_EQ(0, oms_dseq_flush_cancelled(&m, 1, 2));
 	EXPECT_EQ(0, oms_dseq_arrive(&m, 1, 1, 13, 0));
 	EXPECT_EQ(1, oms_dseq_pop(&m, 1, &at, &c, &v));
@@ -286,7 +286,7 @@ TEST(d1_dest_stream_duplicate_window_restart)
 	EXPECT_EQ(1, oms_dseq_dropped(&m, &c));
 	EXPECT_EQ(14u, c);
 	EXPECT_EQ(1, oms_dseq_flush_cancelled(&m, 1, 3));
-	ASSERT_EQ(0, oms_dseq_restart(&m, 1, 7));
+	ASSERT_EQ(0, oms_dseq_resume(&m, 1, 7));
 	EXPECT_EQ(-ESTALE, oms_dseq_arrive(&m, 1, 6, 16, 0));
 	EXPECT_EQ(0, oms_dseq_dropped(&m, &c));
 	EXPECT_EQ(-ECANCELED, oms_dseq_arrive(&m, 1, 7, 17, 0));

@@ -181,7 +181,7 @@ static void dfs(struct explorer *e, int depth)
 	n = t_fab_events(f, ev, 64);
 	if (!n) {
 		e->terminal++;
-		if (!t_fab_drained(f))
+		if (!t_fab_settled(f))
 			fail(e, f, "stuck: nothing can happen, not drained");
 		return;
 	}

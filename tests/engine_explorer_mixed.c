@@ -17,7 +17,7 @@
  *     OM_CHECK_PRECISION: order, failed ops never performed, quiet, read
  *     values, nothing cancelled for nothing);
  *   - the whole program was submitted, the orderer is quiescent after
- *     oms_so_drain(), the first error is the injected failure's own, and
+ *     oms_so_quiet(), the first error is the injected failure's own, and
  *     after oms_so_resume() every counter was raised as often as lowered
  *     (t_mx_finish()).
  * No engine call may fail in any state.

@@ -51,12 +51,12 @@ static int run_path(uint32_t window, uint64_t seed, unsigned int drain_every,
 		return r;
 	for (uint64_t i = 0; i < NITEMS; i++) {
 		if (drain_every && i && i % drain_every == 0)
-			while (oms_fab_path_drain(&p, &o))
+			while (oms_fab_path_take(&p, &o))
 				t->out[t->n++] = o;
 		if (oms_fab_path_push(&p, i, &o))
 			t->out[t->n++] = o;
 	}
-	while (oms_fab_path_drain(&p, &o))
+	while (oms_fab_path_take(&p, &o))
 		t->out[t->n++] = o;
 	oms_fab_path_destroy(&p);
 	return 0;

@@ -142,7 +142,7 @@ static void submit(struct t_fabric *f)
 	/* The whole program is in: quiet wants every posted channel
 	 * flushed (a completion there is not visibility). */
 	if (f->pc == f->nops && !f->bypass)
-		oms_so_drain(&f->so);
+		oms_so_quiet(&f->so);
 	if (op->kind == T_OP_FENCE) {
 		if (!f->bypass && (r = oms_so_fence(&f->so, op->scope)))
 			f->err = r;
@@ -277,7 +277,7 @@ uint32_t t_fab_run_random(struct t_fabric *f, struct t_rng *r,
 	return steps;
 }
 
-int t_fab_drained(const struct t_fabric *f)
+int t_fab_settled(const struct t_fabric *f)
 {
 	const struct oms_so_counters *c = &f->so.ctr;
 
@@ -461,7 +461,7 @@ static void mx_submit(struct t_mx *f)
 		}
 	}
 	if (f->pc == f->prog.n)
-		oms_so_drain(&f->so);
+		oms_so_quiet(&f->so);
 }
 
 static int mx_seq_done_below(const struct t_mx_chan *ch, uint32_t s)
@@ -794,7 +794,7 @@ uint64_t t_mx_digest(const struct t_mx *f)
 	h = mx_mix(h, so->lost_atomic_dests);
 	h = mx_mix(h, (uint64_t)so->lost_ordered | (uint64_t)so->lost_acquire << 1);
 	h = mx_mix(h, (uint64_t)so->stopped_all | (uint64_t)so->any_fail << 1 |
-		   (uint64_t)so->draining << 2 |
+		   (uint64_t)so->quieting << 2 |
 		   (uint64_t)(uint32_t)so->first_error << 32);
 	h = mx_bytes(h, &so->ctr, sizeof(so->ctr));
 	for (uint32_t i = 0; i < so->count; i++) {

@@ -106,7 +106,7 @@ void t_fab_step(struct t_fabric *f, const struct t_event *ev);
 uint32_t t_fab_run_random(struct t_fabric *f, struct t_rng *r,
 			  uint32_t max_steps);
 /* Every op submitted and delivered, orderer quiescent, counters balanced. */
-int t_fab_drained(const struct t_fabric *f);
+int t_fab_settled(const struct t_fabric *f);
 /* Deep copy for explorers: @dst must have been t_fab_init()ed alike. */
 void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
 
@@ -143,7 +143,7 @@ void t_fab_copy(struct t_fabric *dst, const struct t_fabric *src);
  *     flushes and NOPs included;
  *   - the source side calls oms_so_fail() for an error completion, acks
  *     cumulatively as completions fill the sequence prefix (like
- *     oms_ctx_ack_seq()), answers flushes, and calls oms_so_drain() once
+ *     oms_ctx_ack_seq()), answers flushes, and calls oms_so_quiet() once
  *     the whole program is submitted.
  * Mutations (T_MX_MUT_*) break one of those duties, to show the reference
  * model notices.

@@ -20,7 +20,8 @@
 #define Z 0x3000u
 
 /* Poll everything; return how many actions, stored in @a. */
-static int drain(struct oms_rlsq *q, struct oms_rlsq_action *a, unsigned max)
+static int poll_all(struct oms_rlsq *q, struct oms_rlsq_action *a,
+		    unsigned max)
 {
 	return oms_rlsq_poll(q, a, max);
 }
@@ -49,12 +50,12 @@ TEST(rlsq_acquire_blocks_reads_nic_rc)
 		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Y, 2, &ry));
 		/* another thread is not held by thread 0's acquire */
 		ASSERT_EQ(0, oms_rlsq_submit(&q, 1, OMS_RLSQ_READ, Z, 3, &rz));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_EQ(2, n);
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, ax));
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, rz));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, ax, 11));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_EQ(2, n);
 		ASSERT_EQ(OMS_RLSQ_DELIVER, a[0].type);
 		ASSERT_EQ(ax, a[0].id);
@@ -63,7 +64,7 @@ TEST(rlsq_acquire_blocks_reads_nic_rc)
 		ASSERT_EQ(ry, a[1].id);
 		ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 22));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, rz, 33));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_EQ(2, n);
 		ASSERT_EQ(0, oms_rlsq_live(&q));
 		ASSERT_EQ(0u, q.cnt.squashed);
@@ -84,28 +85,28 @@ TEST(rlsq_rc_opt_speculates_and_delivers_in_order)
 	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Z, 3, &rz));
 	ASSERT_EQ(0, oms_rlsq_speculative(&q, ax));
 	ASSERT_EQ(1, oms_rlsq_speculative(&q, ry));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(3, n);	/* all three execute at once */
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 22));
-	ASSERT_EQ(0, drain(&q, a, 16));	/* Y buffered, not delivered */
+	ASSERT_EQ(0, poll_all(&q, a, 16));	/* Y buffered, not delivered */
 	/* Z is executing: a write to Z squashes it (once), not Y or X. */
 	ASSERT_EQ(1, oms_rlsq_invalidate(&q, Z));
 	ASSERT_EQ(0, oms_rlsq_invalidate(&q, Z));
 	ASSERT_EQ(0, oms_rlsq_invalidate(&q, X));	/* not speculative */
 	ASSERT_EQ(0, oms_rlsq_complete(&q, rz, 0xdead));	/* discarded */
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(1, n);
 	ASSERT_EQ(OMS_RLSQ_RETRY, a[0].type);
 	ASSERT_EQ(rz, a[0].id);
 	/* Y done and speculative: a write to Y squashes the buffered value. */
 	ASSERT_EQ(1, oms_rlsq_invalidate(&q, Y));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(1, n);
 	ASSERT_EQ(OMS_RLSQ_RETRY, a[0].type);
 	ASSERT_EQ(ry, a[0].id);
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 23));
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ax, 11));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(2, n);
 	ASSERT_EQ(ax, a[0].id);
 	ASSERT_EQ(ry, a[1].id);
@@ -114,7 +115,7 @@ TEST(rlsq_rc_opt_speculates_and_delivers_in_order)
 	ASSERT_EQ(0, oms_rlsq_speculative(&q, rz));
 	ASSERT_EQ(0, oms_rlsq_invalidate(&q, Z));
 	ASSERT_EQ(0, oms_rlsq_complete(&q, rz, 33));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(1, n);
 	ASSERT_EQ(33u, a[0].value);
 	ASSERT_EQ(2u, q.cnt.squashed);
@@ -141,17 +142,17 @@ TEST(rlsq_squashed_in_flight_is_not_final_after_resolve)
 	ASSERT_EQ(0, oms_rlsq_init(&q, 16, 1, OMS_RLSQ_RC_OPT, NULL, 0));
 	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_ACQUIRE, X, 1, &ax));
 	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Y, 2, &ry));
-	ASSERT_EQ(2, drain(&q, a, 16));
+	ASSERT_EQ(2, poll_all(&q, a, 16));
 	ASSERT_EQ(1, oms_rlsq_speculative(&q, ry));
 	ASSERT_EQ(1, oms_rlsq_invalidate(&q, Y));	/* Y in flight */
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ax, 11));	/* acquire resolves */
 	ASSERT_EQ(1, oms_rlsq_speculative(&q, ry));	/* still not final */
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 0xdead));	/* discarded */
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_TRUE(has(a, n, OMS_RLSQ_RETRY, ry));
 	ASSERT_EQ(0, oms_rlsq_speculative(&q, ry));	/* the retry is final */
 	ASSERT_EQ(0, oms_rlsq_complete(&q, ry, 22));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_TRUE(has(a, n, OMS_RLSQ_DELIVER, ry));
 	ASSERT_EQ(0, oms_rlsq_live(&q));
 	oms_rlsq_destroy(&q);
@@ -171,28 +172,28 @@ TEST(rlsq_writes_in_order_release_waits)
 		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Z, 3, &rd));
 		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_RELEASE, X, 4,
 					     &rel));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_EQ(1, n);	/* w2 waits for w1; read for writes */
 		ASSERT_EQ(w1, a[0].id);
 		ASSERT_EQ(0, oms_rlsq_complete(&q, w1, 0));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_EQ(2, n);
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_DELIVER, w1));
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, w2));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, w2, 0));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, rd));
 		ASSERT_FALSE(has(a, n, OMS_RLSQ_EXECUTE, rel));
 		/* a read submitted after the release is not held by it */
 		ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, Y, 5, &r2));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, rd, 7));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, rel));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, rel, 0));
-		n = drain(&q, a, 16);
+		n = poll_all(&q, a, 16);
 		ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, r2));
 		ASSERT_EQ(0, oms_rlsq_complete(&q, r2, 0));
-		drain(&q, a, 16);
+		poll_all(&q, a, 16);
 		ASSERT_EQ(0, oms_rlsq_live(&q));
 		oms_rlsq_destroy(&q);
 	}
@@ -208,11 +209,11 @@ TEST(rlsq_write_waits_for_earlier_read_of_same_line)
 	ASSERT_EQ(0, oms_rlsq_init(&q, 8, 1, OMS_RLSQ_RC, NULL, 0));
 	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_READ, X, 1, &rd));
 	ASSERT_EQ(0, oms_rlsq_submit(&q, 0, OMS_RLSQ_WRITE, X, 2, &w));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_EQ(1, n);
 	ASSERT_EQ(rd, a[0].id);
 	ASSERT_EQ(0, oms_rlsq_complete(&q, rd, 5));
-	n = drain(&q, a, 16);
+	n = poll_all(&q, a, 16);
 	ASSERT_TRUE(has(a, n, OMS_RLSQ_EXECUTE, w));
 	oms_rlsq_destroy(&q);
 }

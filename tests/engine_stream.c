@@ -125,7 +125,7 @@ static long explore(int stops, long *runs)
 			struct run r;
 
 			memset(&r, 0, sizeof(r));
-			oms_stream_reset(&r.s, BASE);
+			oms_stream_start(&r.s, BASE);
 			r.stops = stops;
 			for (int i = 0; i < N; i++)
 				arrive(&r, k, p[i]);
@@ -159,7 +159,7 @@ TEST(d1_stream_earliest_stop_stands_and_stop_all)
 {
 	struct oms_stream s;
 
-	oms_stream_reset(&s, 65534);
+	oms_stream_start(&s, 65534);
 	oms_stream_stop(&s, 1);		/* after the wrap */
 	oms_stream_stop(&s, 65535);	/* earlier: it stands */
 	oms_stream_stop(&s, 0);		/* later: ignored */
@@ -171,8 +171,8 @@ TEST(d1_stream_earliest_stop_stands_and_stop_all)
 	EXPECT_EQ(1, oms_stream_after_stop(&s, 0));
 	EXPECT_EQ(OMS_STREAM_STOP_HERE, oms_stream_take(&s, 65535));
 	EXPECT_EQ(OMS_STREAM_CANCEL, oms_stream_take(&s, 0));
-	/* a reset forgets it; stop_all cancels everything not yet taken */
-	oms_stream_reset(&s, 7);
+	/* a resume forgets it; stop_all cancels everything not yet taken */
+	oms_stream_start(&s, 7);
 	EXPECT_EQ(OMS_STREAM_GO, oms_stream_take(&s, 7));
 	oms_stream_stop_all(&s);
 	EXPECT_EQ(1, oms_stream_cancels(&s, 8));
@@ -180,8 +180,8 @@ TEST(d1_stream_earliest_stop_stands_and_stop_all)
 	EXPECT_EQ(OMS_STREAM_CANCEL, oms_stream_take(&s, 8));
 	EXPECT_EQ(0, oms_stream_flush_cancelled(&s, 8));
 	EXPECT_EQ(1, oms_stream_flush_cancelled(&s, 9));
-	/* a restart names the next number: the stop goes */
-	oms_stream_reset(&s, 9);
+	/* a resume names the next number: the stop goes */
+	oms_stream_start(&s, 9);
 	EXPECT_EQ(OMS_STREAM_GO, oms_stream_take(&s, 9));
 }
 

@@ -254,7 +254,7 @@ TEST_F(fail, litmus_L37_failed_store_breaks_chain_on_emu)
  * After oms_ctx_resume() traffic flows again, also when what failed was
  * an unordered put: the device remembers every failure at a destination
  * (a release behind an unordered failure is refused there, R1), so the
- * resume must reset that channel too, though the orderer never numbered
+ * resume must resume that channel too, though the orderer never numbered
  * the put.  Each round: U(A@D1, forged key); quiet (the wrong-key error);
  * resume; then W(A@D1), REL(F@D1), W(G@D1), a get of G and a put to the
  * same bytes (a write after a read: fenced); quiet 0, everything landed.

@@ -31,7 +31,7 @@ static const struct oms_so_chan_cfg one_dest_two_paths[] = {
 enum { A = 0, B = 1, X = 2, FLAG = 3 };
 
 struct tally {
-	unsigned long violations, undrained, b_before_a;
+	unsigned long violations, unsettled, b_before_a;
 };
 
 /* put(A @chan_a); fence(scope); put(B @chan_b), many schedules */
@@ -55,7 +55,7 @@ static struct tally fenced_pair(const struct oms_so_chan_cfg *cfg,
 		t_fab_fence(&f, OMS_SO_ALL);
 		t_fab_run_random(&f, &r, 1000);
 		t.violations += f.violations;
-		t.undrained += !t_fab_drained(&f);
+		t.unsettled += !t_fab_settled(&f);
 		t.b_before_a += f.vis_time[fence ? 2 : 1] < f.vis_time[0];
 		t_fab_fini(&f);
 	}
@@ -70,7 +70,7 @@ TEST(litmus_L14_fence_is_per_destination)
 	t = fenced_pair(two_dest, 0, 0, 0, 1, 0, t_seed(14));
 	ASSERT_EQ(0, t.b_before_a);
 	ASSERT_EQ(0, t.violations);
-	ASSERT_EQ(0, t.undrained);
+	ASSERT_EQ(0, t.unsettled);
 	/* ... which does happen without the fence */
 	t = fenced_pair(two_dest, 0, 0, 0, 0, 0, t_seed(14));
 	TH_LOG("no fence: B before A in %lu of %d", t.b_before_a, TRIALS);
@@ -189,7 +189,7 @@ static struct tally flag_after_global_fence(int fence, int bypass,
 		t_fab_fence(&f, OMS_SO_ALL);
 		t_fab_run_random(&f, &r, 1000);
 		t.violations += f.violations;
-		t.undrained += !t_fab_drained(&f);
+		t.unsettled += !t_fab_settled(&f);
 		t.b_before_a += f.vis_time[fence ? 3 : 2] < f.vis_time[0] ||
 				f.vis_time[fence ? 3 : 2] < f.vis_time[1];
 		t_fab_fini(&f);
@@ -204,7 +204,7 @@ TEST(litmus_L17_global_fence_publishes)
 	t = flag_after_global_fence(1, 0, t_seed(17));
 	ASSERT_EQ(0, t.b_before_a);
 	ASSERT_EQ(0, t.violations);
-	ASSERT_EQ(0, t.undrained);
+	ASSERT_EQ(0, t.unsettled);
 	t = flag_after_global_fence(1, 1, t_seed(17));
 	TH_LOG("bypassed: flag seen before x in %lu of %d", t.b_before_a,
 	       TRIALS);

@@ -42,7 +42,7 @@ typedef void (*program_fn)(struct t_fabric *f);
 static int submit_first;
 
 struct outcome {
-	unsigned long trials, violations, undrained;
+	unsigned long trials, violations, unsettled;
 	uint32_t first_order[T_MAX_OPS];	/* vis_time of the last trial */
 	struct t_fabric last;
 };
@@ -73,7 +73,7 @@ static void run(const struct oms_so_chan_cfg *cfg, uint32_t nch, int bypass,
 		}
 		t_fab_run_random(&f, &r, 10000);
 		o->violations += f.violations;
-		o->undrained += !t_fab_drained(&f);
+		o->unsettled += !t_fab_settled(&f);
 		if (pred && pred(&f))
 			(*pred_hits)++;
 		if (t + 1 == trials)
@@ -93,7 +93,7 @@ static void run(const struct oms_so_chan_cfg *cfg, uint32_t nch, int bypass,
 		TH_LOG("ordered: %lu trials, %lu forbidden (seed %#lx)", \
 		       o.trials, o.violations, (unsigned long)seed);	\
 		ASSERT_EQ(0, o.violations) TH_LOG("%s", o.last.why);	\
-		ASSERT_EQ(0, o.undrained);				\
+		ASSERT_EQ(0, o.unsettled);				\
 		run(cfg, 2, 1, prog, TRIALS, seed, NULL, NULL, &o);	\
 		TH_LOG("bypassed: %lu trials, %lu forbidden",		\
 		       o.trials, o.violations);				\
@@ -141,7 +141,7 @@ TEST(litmus_L02_cumulative_across_destinations)
 	run(two_dest_acked, 2, 0, l02, TRIALS, t_seed(2), l02_a_after_f, &hits, &o);
 	ASSERT_EQ(0, hits);
 	ASSERT_EQ(0, o.violations);
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 	run(two_dest_acked, 2, 1, l02, TRIALS, t_seed(2), l02_a_after_f, &hits, &o);
 	TH_LOG("bypassed: A@D1 landed after F@D2 in %lu of %lu", hits, o.trials);
 	ASSERT_GT(hits, 0);
@@ -193,7 +193,7 @@ TEST(litmus_L04_doorbell_chain)
 	run(mem_and_mmio, 2, 0, l04, TRIALS, t_seed(4), l04_db_early, &hits, &o);
 	ASSERT_EQ(0, hits);
 	ASSERT_EQ(0, o.violations) TH_LOG("%s", o.last.why);
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 	ASSERT_EQ(2, o.last.mem[0][6]);	/* dbrec ends at the last value */
 	run(mem_and_mmio, 2, 1, l04, TRIALS, t_seed(4), l04_db_early, &hits, &o);
 	TH_LOG("bypassed: a doorbell overtook its WQE/data in %lu of %lu",
@@ -221,7 +221,7 @@ TEST(litmus_L05_weak_weak_may_reorder)
 	TH_LOG("B landed before A in %lu of %lu ordered trials", hits, o.trials);
 	ASSERT_GT(hits, 0);
 	ASSERT_EQ(0, o.last.so.ctr.held);	/* never held */
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 }
 
 static void l06(struct t_fabric *f)
@@ -247,7 +247,7 @@ TEST(litmus_L06_unordered_outside_ordered_view)
 	TH_LOG("F landed before A in %lu of %lu", hits, o.trials);
 	ASSERT_GT(hits, 0);
 	ASSERT_EQ(0, o.last.so.ctr.held);
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 
 	/* A's destination stalls for ever: F still leaves and lands. */
 	ASSERT_EQ(0, t_fab_init(&f, 2, two_dest_acked, 2, 0));
@@ -311,7 +311,7 @@ TEST(litmus_L07_same_address)
 		run(one_dest_acked, 2, 0, progs[i], TRIALS, t_seed(7), a_not_2,
 		    &hits, &o);
 		ASSERT_EQ(0, hits) TH_LOG("program %u ended with A != 2", i);
-		ASSERT_EQ(0, o.undrained);
+		ASSERT_EQ(0, o.unsettled);
 	}
 	run(one_dest_acked, 2, 1, l07_held_cross_channel, TRIALS, t_seed(7),
 	    a_not_2, &hits, &o);
@@ -372,7 +372,7 @@ TEST(litmus_L09_posted_channel_fast_path)
 
 	run(posted, 2, 0, l09, TRIALS, t_seed(9), NULL, NULL, &o);
 	ASSERT_EQ(0, o.violations);
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 	/* every strong store went straight out: nothing held but the final
 	 * fence's flush */
 	ASSERT_EQ(0, o.last.so.ctr.held);
@@ -493,7 +493,7 @@ TEST(litmus_L12_back_to_back_strong)
 	    &hits, &o);
 	ASSERT_EQ(0, hits);
 	ASSERT_EQ(0, o.violations);
-	ASSERT_EQ(0, o.undrained);
+	ASSERT_EQ(0, o.unsettled);
 	run(two_dest_acked, 2, 1, l12, TRIALS, t_seed(12), strong_out_of_order,
 	    &hits, &o);
 	ASSERT_GT(hits, 0);
@@ -519,7 +519,7 @@ TEST(litmus_L13_counter_conservation)
 		}
 		t_fab_fence(&f, OMS_SO_ALL);
 		t_fab_run_random(&f, &r, 10000);
-		ASSERT_TRUE(t_fab_drained(&f)) TH_LOG("trial %lu", t);
+		ASSERT_TRUE(t_fab_settled(&f)) TH_LOG("trial %lu", t);
 		ASSERT_EQ(0, f.so.ctr.pending_issue);
 		ASSERT_EQ(0, f.so.ctr.pending_ack);
 		ASSERT_EQ(nord, f.so.ctr.issue_inc);

@@ -366,7 +366,7 @@ static void complete_unperformed(struct oms_agent *ag, uint32_t conn,
 	complete(ag, conn, &p->d, p->status ? p->status : -ECANCELED, 0);
 }
 
-/* Complete what the stream machine gave up (a stop, a restart). */
+/* Complete what the stream machine gave up (a stop, a resume). */
 static void complete_dropped(struct oms_agent *ag, uint32_t conn)
 {
 	uint64_t cookie;
@@ -529,7 +529,7 @@ int oms_agent_resume(struct oms_agent *ag, uint32_t conn, uint16_t stream,
 		return -EINVAL;
 	if (cpl_free(ag) < c->window)
 		return -EAGAIN;
-	oms_dseq_restart(&c->seq, stream, next);
+	oms_dseq_resume(&c->seq, stream, next);
 	complete_dropped(ag, conn);
 	return 0;
 }

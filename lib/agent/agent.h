@@ -56,7 +56,7 @@
  * failed, and its orderer cancels what follows).  A held class-2 answer
  * that cannot land when it is let go fails alone: the members after it
  * were performed already, as the hold delays only the answer.
- * A NOP with OMS_AD_F_RESUME restarts its stream at its number, in ring
+ * A NOP with OMS_AD_F_RESUME resumes its stream at its number, in ring
  * order (the requester's oms_ctx_resume(): after every descriptor of the
  * old run, before every one of the new); oms_agent_resume() does the same
  * from outside the ring.
@@ -205,7 +205,7 @@ int oms_agent_poll(struct oms_agent *ag, struct oms_agent_cpl *cpl,
 		   unsigned int max);
 
 /*
- * Restart @stream of @conn at number @next: what it buffered completes
+ * Resume @stream of @conn at number @next: what it buffered completes
  * with -ECANCELED, and members flow again.  0, -EINVAL, -EAGAIN (too few
  * completions free: poll first; nothing changed).
  */

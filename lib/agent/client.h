@@ -47,7 +47,7 @@
  * Resume.  oms_agent_client_resume() gives a request to post like any
  * other: a NOP with OMS_AD_F_RESUME naming the new run's first number.
  * In the ring it follows every descriptor of the old run and precedes
- * every one of the new, so the agent restarts the stream at the right
+ * every one of the new, so the agent resumes the stream at the right
  * place whatever is still in flight.
  *
  * Not thread-safe: the context's lock serialises callers.

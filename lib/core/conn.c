@@ -36,8 +36,8 @@ OMS_EXPORT int oms_listen(struct oms_ctx *ctx, const char *addr,
 	if (!ctx || !mr || mr->ctx != ctx || !out || !name_ok(addr, 1) ||
 	    !name_ok(port, 0))
 		return -EINVAL;
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	if (!ctx->be->listen)
 		return -EOPNOTSUPP;
 	l = calloc(1, sizeof(*l));
@@ -92,8 +92,8 @@ OMS_EXPORT int oms_connect(struct oms_ctx *ctx, const char *host,
 	if (!ctx || !rmr || !name_ok(host, 0) || !name_ok(port, 0) ||
 	    timeout_ms > 600000)
 		return -EINVAL;
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	if (!ctx->be->connect)
 		return -EOPNOTSUPP;
 	memset(&r, 0, sizeof(r));

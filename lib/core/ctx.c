@@ -41,7 +41,7 @@ static int in_size(const struct oms_ctx_attr *in, size_t end)
 /*
  * OMS_TIMEOUT_MS: the liveness timeout of contexts whose attributes set
  * none, for machines where 2 s without a device heartbeat does not mean a
- * dead device (emulated guests, a test suite beside another).  A value
+ * gone device (emulated guests, a test suite beside another).  A value
  * that is not a whole number in 1..600000 fails the create (-EINVAL), as
  * a bad OMS_BACKEND does: a typo must not silently keep the default.
  */
@@ -402,7 +402,7 @@ OMS_EXPORT int oms_ctx_stats(struct oms_ctx *ctx, struct oms_stats *stats)
 	s.failed = ctx->oc.failed;
 	s.outstanding = oms_oc_outstanding(&ctx->oc);
 	s.stale_acks = ctx->st.stale_acks + ctx->so.ctr.stale_acks;
-	s.key_drops = ctx->dead ? 0 : ctx->be->key_drops(ctx);
+	s.key_drops = ctx->gone ? 0 : ctx->be->key_drops(ctx);
 	s.doorbells = ctx->view.doorbells;
 	s.dev_completions = ctx->view.dev_completions;
 	s.size = stats->size < sizeof(s) ? stats->size : (uint32_t)sizeof(s);

@@ -41,8 +41,8 @@ OMS_EXPORT int oms_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,
 	err = mr_range_check(addr, len);
 	if (err)
 		return err;
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;

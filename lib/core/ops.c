@@ -45,15 +45,15 @@ static int op_alloc(struct oms_ctx *ctx, struct oms_op **out)
 	struct oms_op *op;
 	uint32_t slot;
 
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	if (!slot_ready(ctx)) {
 		int err = 0;
 
 		if (ctx->attr.flags & OMS_CTX_F_NONBLOCK) {
 			oms_ctx_progress(ctx);
 			if (!slot_ready(ctx))
-				err = ctx->dead ? ctx->dead : -EAGAIN;
+				err = ctx->gone ? ctx->gone : -EAGAIN;
 		} else {
 			err = oms_ctx_wait(ctx, slot_ready, OMS_WAIT_ANY);
 		}
@@ -100,7 +100,7 @@ static int submit(struct oms_ctx *ctx, struct oms_op *op, unsigned cls)
 		oms_ctx_progress(ctx);
 		if (oms_ctx_check_alive(ctx)) {
 			oms_ctx_wait_done(ctx);
-			return 0;	/* killed: the op was failed */
+			return 0;	/* gone: the op was failed */
 		}
 		oms_ctx_pause(ctx, OMS_WAIT_ANY, &spins);
 		waited = 1;
@@ -127,7 +127,7 @@ static int check_remote(struct oms_ctx *ctx, const struct oms_rmr *r,
 		return -EMSGSIZE;
 	if (off > r->len || len > r->len - off)
 		return -ERANGE;
-	return ctx->dead;
+	return ctx->gone;
 }
 
 static void fill_wr(struct oms_op *op, unsigned type, const struct oms_rmr *r,
@@ -253,8 +253,8 @@ static int fence_scope(struct oms_ctx *ctx, uint16_t scope)
 	unsigned spins = 0;
 	int r, waited = 0;
 
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	ctx->st.fences++;
 	if (!oms_ctx_ordered(ctx))
 		return oms_ctx_release(ctx);	/* orders nothing; rings */
@@ -303,8 +303,8 @@ OMS_EXPORT int oms_fence_local(struct oms_ctx *ctx)
 	OMS_CTX_CPU_SCOPE(ctx);
 	if (!ctx)
 		return -EINVAL;
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	return oms_ctx_wait(ctx, local_done, OMS_WAIT_SRC);
 }
 
@@ -320,11 +320,11 @@ OMS_EXPORT int oms_quiet(struct oms_ctx *ctx)
 	oms_so_take_error(&ctx->so);
 	if (first)
 		return first;
-	return err ? err : ctx->dead;
+	return err ? err : ctx->gone;
 }
 
-/* The RESET of a channel the device may have stopped completed. */
-static int reset_done(struct oms_ctx *ctx)
+/* The resume of a channel the device may have stopped completed. */
+static int resume_done(struct oms_ctx *ctx)
 {
 	return oms_oc_quiet_done(&ctx->oc);
 }
@@ -339,12 +339,12 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		return -EINVAL;
 	err = oms_ctx_wait_quiet(ctx);
 	if (!err)
-		err = ctx->dead;
+		err = ctx->gone;
 	if (err)
 		return err;
 	/* The orderer's failed channels, and the destinations where an
 	 * unordered op failed: the device remembers those failures too.
-	 * Restart the destinations' stopped channels.  A backend that
+	 * Resume the destinations' stopped channels.  A backend that
 	 * cannot (a QP in error) answers -ENOTCONN: that connection stays
 	 * unusable and says so on every later op. */
 	failed = oms_so_failed_chans(&ctx->so) | ctx->dest_failed;
@@ -356,8 +356,8 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		err = op_alloc(ctx, &op);
 		if (err)
 			return err;
-		op->type = OMS_OPT_RESET;	/* no sequence, no ack */
-		op->wr.op = OMS_WR_RESET;
+		op->type = OMS_OPT_RESUME;	/* no sequence, no ack */
+		op->wr.op = OMS_WR_RESUME;
 		op->wr.dest = c;
 		/* a sequenced destination's stream goes on at the number
 		 * the orderer gives next */
@@ -368,8 +368,8 @@ OMS_EXPORT int oms_ctx_resume(struct oms_ctx *ctx)
 		oms_ctx_send_op(ctx, op, 0);
 	}
 	oms_ctx_release(ctx);
-	err = oms_ctx_wait(ctx, reset_done, OMS_WAIT_ALL);
-	oms_oc_take_error(&ctx->oc);	/* the RESETs' own answers */
+	err = oms_ctx_wait(ctx, resume_done, OMS_WAIT_ALL);
+	oms_oc_take_error(&ctx->oc);	/* the resumes' own answers */
 	if (err)
 		return err;
 	ctx->dest_failed = 0;

@@ -7,7 +7,7 @@
  * failure, a flush of a posted channel) and rings the doorbell by count;
  * progress reaps completions into the op counter and the orderer's
  * cumulative acks, then releases; wait drives progress until a condition
- * holds or the device is gone; kill fails everything when it is.  The
+ * holds or the device is gone; oms_ctx_gone() fails everything when it is.  The
  * caller never blocks on a strong store: held ones go out from whatever
  * call comes next.  If the device stops or stops answering, every pending
  * operation fails with -ENODEV or -ETIMEDOUT: nothing hangs.
@@ -102,13 +102,13 @@ static void send_flush(struct oms_ctx *ctx, uint16_t chan, uint64_t token)
  * memory.  With a sequence number of a SEQ channel, a cancelling NOP fills
  * that number and stops the destination's stream there, as the op's
  * failure would have (the later members follow it, D1; the orderer counts
- * the channel as failed, so resume resets it); the op completes (as
+ * the channel as failed, so resume resumes it); the op completes (as
  * -ECANCELED) with the NOP.  Otherwise it completes now.
  */
 static void cancel_op(struct oms_ctx *ctx, struct oms_op *op, uint64_t seq)
 {
 	ctx->st.cancelled++;
-	if (seq != UINT64_MAX && !ctx->dead) {
+	if (seq != UINT64_MAX && !ctx->gone) {
 		op->seq = seq;
 		op->cancelled = 1;
 		op->wr.op = OMS_WR_NOP;
@@ -251,18 +251,18 @@ static void complete_op(struct oms_ctx *ctx, const struct oms_wc *wc)
 	status = op->cancelled ? -ECANCELED : (wc->status < 0 ? wc->status : 0);
 	/* The destination cancelled it (it followed a failure there, e.g.
 	 * a stopped sequenced stream): as not performed as one the orderer
-	 * cancelled.  The context's own flushes and resets are not ops of
+	 * cancelled.  The context's own flushes and resumes are not ops of
 	 * the caller and are not counted. */
 	if (!op->cancelled && wc->status == -ECANCELED &&
-	    op->type != OMS_OPT_FLUSH && op->type != OMS_OPT_RESET)
+	    op->type != OMS_OPT_FLUSH && op->type != OMS_OPT_RESUME)
 		ctx->st.cancelled++;
 	if (status) {
 		oms_oc_fail(&ctx->oc, OMS_OC_AWAITING_ACK, status);
 		/* what the destination refused or cancelled, it remembers
 		 * (a release or fenced op behind it is refused there) until
-		 * oms_ctx_resume() resets that channel */
+		 * oms_ctx_resume() resumes that channel */
 		if (!op->cancelled && op->type != OMS_OPT_FLUSH &&
-		    op->type != OMS_OPT_RESET && op->wr.dest < 32)
+		    op->type != OMS_OPT_RESUME && op->wr.dest < 32)
 			ctx->dest_failed |= 1u << op->wr.dest;
 	} else {
 		oms_oc_advance(&ctx->oc, OMS_OC_AWAITING_ACK, 1);
@@ -288,8 +288,8 @@ int oms_ctx_progress(struct oms_ctx *ctx)
 	struct oms_wc wc[64];
 	int n;
 
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	do {
 		uint64_t sd = ctx->src_seen;
 
@@ -307,17 +307,17 @@ int oms_ctx_progress(struct oms_ctx *ctx)
 }
 
 /* The device is gone: fail everything pending, leave nothing raised. */
-void oms_ctx_kill(struct oms_ctx *ctx, int err)
+void oms_ctx_gone(struct oms_ctx *ctx, int err)
 {
 	struct oms_so_action act[32];
 
-	ctx->dead = err;
+	ctx->gone = err;
 	for (int s = 0; s < OMS_OC_NSTAGES; s++)
 		while (ctx->oc.stage[s])
 			oms_oc_fail(&ctx->oc, (enum oms_oc_stage)s, err);
-	/* The engine's abort: everything issued failed, everything held
+	/* The engine's side of gone: everything issued failed, everything held
 	 * comes back as a cancel, nothing is sent any more. */
-	oms_so_abort(&ctx->so, err);
+	oms_so_gone(&ctx->so, err);
 	while (oms_so_progress(&ctx->so, act, 32) > 0)
 		;
 	for (uint32_t i = 0; i < ctx->qdepth; i++)
@@ -328,14 +328,14 @@ void oms_ctx_kill(struct oms_ctx *ctx, int err)
 	ctx->flushing = 0;
 }
 
-/* 0 while the device lives and moves; else kill and return why. */
+/* 0 while the device lives and moves; else it is gone: say why. */
 int oms_ctx_check_alive(struct oms_ctx *ctx)
 {
 	uint64_t hb;
 	int err;
 
-	if (ctx->dead)
-		return ctx->dead;
+	if (ctx->gone)
+		return ctx->gone;
 	/* Cheap: look at the device every 64 calls, at the clock only when
 	 * its heartbeat stood still. */
 	if (++ctx->alive_calls % 64)
@@ -353,7 +353,7 @@ int oms_ctx_check_alive(struct oms_ctx *ctx)
 		}
 	}
 	if (err)
-		oms_ctx_kill(ctx, err);
+		oms_ctx_gone(ctx, err);
 	return err;
 }
 
@@ -361,12 +361,12 @@ int oms_ctx_check_alive(struct oms_ctx *ctx)
  * channel may get new stores while quiet waits for held ones). */
 static int quiet_done(struct oms_ctx *ctx)
 {
-	oms_so_drain(&ctx->so);
+	oms_so_quiet(&ctx->so);
 	return oms_oc_quiet_done(&ctx->oc) && oms_so_quiescent(&ctx->so);
 }
 
 /* Wait until everything earlier is performed, failed or cancelled. */
 int oms_ctx_wait_quiet(struct oms_ctx *ctx)
 {
-	return ctx->dead ? 0 : oms_ctx_wait(ctx, quiet_done, OMS_WAIT_ALL);
+	return ctx->gone ? 0 : oms_ctx_wait(ctx, quiet_done, OMS_WAIT_ALL);
 }

@@ -39,7 +39,7 @@ static int emu_open(struct oms_ctx *ctx)
 		if (err)
 			goto fail_free;
 	}
-	if (__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ||
+	if (__atomic_load_n(&dev->gone, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		err = -ENODEV;
 		goto fail_put;
@@ -131,7 +131,7 @@ static int emu_alive(struct oms_ctx *ctx, uint64_t *hb)
 	struct oms_emu *dev = EC(ctx)->dev;
 
 	*hb = __atomic_load_n(&dev->heartbeat, __ATOMIC_ACQUIRE);
-	return __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
+	return __atomic_load_n(&dev->gone, __ATOMIC_ACQUIRE) ? -ENODEV : 0;
 }
 
 static int emu_mr_reg(struct oms_ctx *ctx, void *addr, size_t len,

@@ -7,8 +7,9 @@
  * several at once.  Each device's thread is the "real
  * concurrent agent": it takes commands the initiators rang, executes them
  * against host memory under the device lock, runs the read engine and
- * returns completions.  Stop and freeze exist so tests can kill or hang
- * the device mid-run and prove that nothing on the initiator side hangs.
+ * returns completions.  Stop and freeze exist so tests can make the
+ * device gone or hang it mid-run and prove that nothing on the initiator
+ * side hangs.
  */
 #include <errno.h>
 #include <sched.h>
@@ -56,7 +57,7 @@ static int dev_step(struct oms_emu *dev, int *pending)
 	}
 	work += emu_reads_step(dev);
 	for (uint32_t i = 0; i < dev->nq; i++)
-		work += emu_flush_acks(dev, dev->qlist[i]);
+		work += emu_deliver_acks(dev, dev->qlist[i]);
 	if (!work && dev->cfg.time_scale && emu_clock_advance(dev, horizon)) {
 		dev->admit_from++;
 		work = 1;
@@ -116,7 +117,7 @@ static void *dev_thread(void *arg)
 			sched_yield();
 		}
 	}
-	__atomic_store_n(&dev->dead, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->gone, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -213,7 +214,7 @@ int emu_dev_get(struct oms_emu **dev)
 
 	pthread_mutex_lock(&default_lock);
 	if (default_dev) {
-		if (__atomic_load_n(&default_dev->dead, __ATOMIC_ACQUIRE) ||
+		if (__atomic_load_n(&default_dev->gone, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(&default_dev->stop, __ATOMIC_ACQUIRE))
 			err = -ENODEV;
 		else
@@ -375,7 +376,7 @@ void emu_queue_close(struct oms_emu *dev, struct emu_queue *q)
 void emu_dev_stop(struct oms_emu *dev)
 {
 	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&dev->gone, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
 
@@ -401,7 +402,7 @@ void emu_dev_freeze(struct oms_emu *dev, int on)
 	/* this freeze's generation or a later one's (another freezer) */
 	while ((int32_t)(__atomic_load_n(&dev->parked_gen, __ATOMIC_ACQUIRE) -
 			 gen) < 0 &&
-	       !__atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE))
+	       !__atomic_load_n(&dev->gone, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
 

@@ -16,7 +16,7 @@
  * responder hold (seed 002) for class-2 responses, key checks with a drop
  * counter (seed 003), and the per-destination contract of lib/backend.h
  * (same bytes in order, OMS_WR_F_FENCE, sequenced streams that stop at
- * their first failure, OMS_WR_RESET).  In chaos mode it reorders whatever
+ * their first failure, OMS_WR_RESUME).  In chaos mode it reorders whatever
  * a fabric may: taken commands leave the pool in random order (never
  * past an older one of the queue they must follow), the lines of a read
  * execute in random order unless ordered, completions are delayed and
@@ -140,8 +140,8 @@ struct emu_queue {
 	uint32_t seq_wait;	/* dests with a head */
 	uint32_t seq_started;	/* dests whose head get went to the RLSQ */
 	uint32_t seq_lost;	/* dests whose stream lost a refused member
-				 * for want of memory: stopped until reset */
-	/* Failures since the last OMS_WR_RESET, per destination: the
+				 * for want of memory: stopped until resumed */
+	/* Failures since the last OMS_WR_RESUME, per destination: the
 	 * intake index of the first (fenced ops after it are cancelled). */
 	uint32_t failed;	/* dests with a failure */
 	uint32_t fail_idx[OMS_MAX_NODES];
@@ -219,7 +219,7 @@ struct oms_emu {
 	int frozen;		/* test: stop executing, stop heartbeats */
 	uint32_t freeze_gen;	/* freezes asked for (emu_dev_freeze()) */
 	uint32_t parked_gen;	/* the last the thread saw, frozen */
-	int dead;		/* thread gone: every queue fails */
+	int gone;		/* thread gone: every queue fails */
 	uint64_t heartbeat;
 	uint32_t refs;		/* its contexts, and its creator (atomic) */
 	uint8_t is_default;	/* the process's default device */
@@ -330,7 +330,7 @@ void emu_dev_stop(struct oms_emu *dev);		/* abrupt: abandons work */
 static inline int emu_dev_gone(const struct oms_emu *dev)
 {
 	return __atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&dev->dead, __ATOMIC_ACQUIRE);
+	       __atomic_load_n(&dev->gone, __ATOMIC_ACQUIRE);
 }
 void emu_dev_freeze(struct oms_emu *dev, int on);	/* hang, no heartbeat */
 void emu_dev_set_observer(struct oms_emu *dev, emu_observe_fn fn, void *arg);
@@ -386,7 +386,7 @@ int emu_q_poll(struct emu_queue *q, struct oms_wc *wc, int max,
 int emu_intake(struct oms_emu *dev, struct emu_queue *q);
 int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q);
 int emu_admit(struct oms_emu *dev);	/* latency model: arrivals now */
-int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q);
+int emu_deliver_acks(struct oms_emu *dev, struct emu_queue *q);
 int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		 const struct oms_wr *wr);
 
@@ -424,7 +424,7 @@ void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 int emu_seq_step(struct oms_emu *dev, struct emu_queue *q);
 void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 		    uint16_t seq);
-void emu_seq_restart(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+void emu_seq_resume(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 		     uint16_t next);
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q);
 

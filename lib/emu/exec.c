@@ -36,9 +36,9 @@ int emu_validate(struct oms_emu *dev, const struct emu_queue *q,
 		break;
 	case OMS_WR_FLUSH:
 	case OMS_WR_NOP:
-	case OMS_WR_RESET:
-		/* Stream, fence and reset state is kept per destination. */
-		if ((wr->op == OMS_WR_RESET ||
+	case OMS_WR_RESUME:
+		/* Stream, fence and resume state is kept per destination. */
+		if ((wr->op == OMS_WR_RESUME ||
 		     (wr->flags & (OMS_WR_F_SEQ | OMS_WR_F_FENCE))) &&
 		    wr->dest >= OMS_MAX_NODES)
 			return -EINVAL;
@@ -106,7 +106,7 @@ static uint64_t nic_admit(struct oms_emu *dev, const struct oms_wr *wr,
 
 	if (!dev->cfg.time_scale || !dev->cfg.lat_req_ns ||
 	    wr->op == OMS_WR_FLUSH || wr->op == OMS_WR_NOP ||
-	    wr->op == OMS_WR_RESET)
+	    wr->op == OMS_WR_RESUME)
 		return 0;
 	start = *free_at > now ? *free_at : now;
 	*free_at = start + dev->cfg.lat_req_ns;
@@ -132,7 +132,7 @@ static int refuse(struct oms_emu *dev, struct emu_queue *q,
 	/* A refused stream member fills its sequence number; the stream
 	 * stops there (seq.c). */
 	if ((wr->flags & OMS_WR_F_SEQ) && wr->op != OMS_WR_FLUSH &&
-	    wr->op != OMS_WR_RESET)
+	    wr->op != OMS_WR_RESUME)
 		emu_seq_skip(dev, q, wr);
 	emu_note_fail(q, wr->dest, idx);
 	emu_src_done(q);
@@ -185,8 +185,8 @@ static int accept(struct oms_emu *dev, struct emu_queue *q,
 		admit_at(dev, p, 0);
 	else
 		q->unadmitted++;
-	/* A reset restarts a stream; it is never a member of one. */
-	if (wr->op == OMS_WR_RESET)
+	/* A resume sets where a stream goes on; it is never a member of one. */
+	if (wr->op == OMS_WR_RESUME)
 		p->wr.flags &= (uint8_t)~OMS_WR_F_SEQ;
 	/* Seed 002: a posted write of node q->node to wr->dest is tracked
 	 * until it is visible, so class-2 responses can wait for it. */
@@ -258,15 +258,15 @@ int emu_intake(struct oms_emu *dev, struct emu_queue *q)
 	return n;
 }
 
-/* OMS_WR_RESET: forget the destination's failures, restart its stream
- * at the number the reset carries (backend.h). */
-static void reset(struct oms_emu *dev, struct emu_queue *q,
+/* OMS_WR_RESUME: forget the destination's failures, resume its stream
+ * at the number the resume carries (backend.h). */
+static void resume(struct oms_emu *dev, struct emu_queue *q,
 		  const struct emu_pend *p)
 {
 	uint32_t bit = 1u << p->wr.dest;
 
 	q->failed &= ~bit;
-	emu_seq_restart(dev, q, p->wr.dest, (uint16_t)p->wr.seq);
+	emu_seq_resume(dev, q, p->wr.dest, (uint16_t)p->wr.seq);
 	emu_src_done(q);
 	emu_complete(dev, q, p->wr.slot, 0, 0, emu_now(dev) + emu_bus_ns(dev));
 }
@@ -289,8 +289,8 @@ static void execute(struct oms_emu *dev, struct emu_queue *q,
 		q->gets_pending--;
 		emu_get_accept(dev, q, p);
 		break;
-	case OMS_WR_RESET:
-		reset(dev, q, p);
+	case OMS_WR_RESUME:
+		resume(dev, q, p);
 		break;
 	default:
 		emu_apply(dev, q, p);
@@ -352,7 +352,7 @@ int emu_exec_pool(struct oms_emu *dev, struct emu_queue *q)
 	return n;
 }
 
-int emu_flush_acks(struct oms_emu *dev, struct emu_queue *q)
+int emu_deliver_acks(struct oms_emu *dev, struct emu_queue *q)
 {
 	uint32_t head = __atomic_load_n(&q->cq_head, __ATOMIC_ACQUIRE);
 	uint32_t tail = q->cq_tail, n = 0;

@@ -7,8 +7,8 @@
  *   queue that it must follow is still there: a write or a get follows an
  *   older overlapping write (same bytes), a get follows every older get
  *   (the RLSQ takes a thread's reads in program order, which acquire
- *   needs), a fenced command or a reset follows every older command to
- *   its destination and a reset precedes every later one, a flush without
+ *   needs), a fenced command or a resume follows every older command to
+ *   its destination and a resume precedes every later one, a flush without
  *   OMS_WR_F_SEQ is a barrier both ways.  A write may pass an older
  *   overlapping get (write after read is ordered only with a fence), and
  *   chaos makes it do so.  An unordered queue (a control) keeps only the
@@ -17,7 +17,7 @@
  *   before it to its destination has been performed: left the pool,
  *   applied from the reorder buffer, and for gets, every line read;
  * - failures: the intake index of the first failed command per
- *   destination since the last reset; a fenced command taken after it is
+ *   destination since the last resume; a fenced command taken after it is
  *   cancelled (-ECANCELED) instead of performed.
  *
  * Intake indexes are free-running 32-bit counters compared as serial
@@ -64,7 +64,7 @@ void emu_note_fail(struct emu_queue *q, uint32_t dest, uint32_t idx)
 	}
 }
 
-/* Did a command to @dest taken before @idx fail since the last reset? */
+/* Did a command to @dest taken before @idx fail since the last resume? */
 int emu_fence_failed(const struct emu_queue *q, uint32_t dest, uint32_t idx)
 {
 	return dest < OMS_MAX_NODES && (q->failed & (1u << dest)) &&
@@ -142,8 +142,8 @@ static int pool_blocks(const struct emu_queue *q, const struct oms_wr *a,
 {
 	if (a->op == OMS_WR_FLUSH || b->op == OMS_WR_FLUSH)
 		return 1;
-	if (a->dest == b->dest && (a->op == OMS_WR_RESET ||
-				   b->op == OMS_WR_RESET ||
+	if (a->dest == b->dest && (a->op == OMS_WR_RESUME ||
+				   b->op == OMS_WR_RESUME ||
 				   (b->flags & OMS_WR_F_FENCE)))
 		return 1;
 	if (q->flags & EMU_Q_UNORDERED)
@@ -183,7 +183,7 @@ static int parked_write_before(const struct emu_queue *q,
 /* Commands that wait for every earlier one when not in a stream. */
 static int fenced(const struct oms_wr *wr)
 {
-	return (wr->flags & OMS_WR_F_FENCE) || wr->op == OMS_WR_RESET ||
+	return (wr->flags & OMS_WR_F_FENCE) || wr->op == OMS_WR_RESUME ||
 	       wr->op == OMS_WR_FLUSH;
 }
 

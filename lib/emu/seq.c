@@ -18,8 +18,8 @@
  * its first failed member - one refused at intake (it fills its number
  * with a skip), one that fails when performed, a NOP with OMS_WR_F_CANCEL
  * (an op the initiator cancelled before sending it) - and where it stands
- * at a duplicate or a number out of the window.  An OMS_WR_RESET to the
- * destination restarts it at the number the reset carries.  What is this
+ * at a duplicate or a number out of the window.  An OMS_WR_RESUME to the
+ * destination resumes it at the number the resume carries.  What is this
  * device's own: a head that takes time (a get reading, a fence), and
  * flushes, each answered once every member before its count is done.
  */
@@ -98,7 +98,7 @@ static void cancel_member(struct oms_emu *dev, struct emu_queue *q,
 	unpark(q, (uint16_t)cookie);
 }
 
-/* Complete what the machine gave up (a stop, a restart). */
+/* Complete what the machine gave up (a stop, a resume). */
 static void complete_dropped(struct oms_emu *dev, struct emu_queue *q,
 			     struct oms_dseq *m)
 {
@@ -282,7 +282,8 @@ static void head_done(struct emu_queue *q, uint32_t dest)
 }
 
 /* Perform every member of the stream that may go now; answer flushes. */
-static int drain(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
+static int perform_ready(struct oms_emu *dev, struct emu_queue *q,
+			 uint32_t dest)
 {
 	int n = 0;
 
@@ -304,7 +305,7 @@ int emu_seq_step(struct oms_emu *dev, struct emu_queue *q)
 	for (uint32_t i = 0; i < q->nflush; i++)
 		mask |= bit(q->flush[i].wr.dest);
 	for (; mask; mask &= mask - 1)
-		n += drain(dev, q, (uint32_t)__builtin_ctz(mask));
+		n += perform_ready(dev, q, (uint32_t)__builtin_ctz(mask));
 	return n;
 }
 
@@ -344,7 +345,7 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		emu_fail(dev, q, p, r);
 		complete_dropped(dev, q, m);
 	}
-	drain(dev, q, p->wr.dest);
+	perform_ready(dev, q, p->wr.dest);
 }
 
 void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
@@ -362,15 +363,15 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 	}
 	oms_dseq_arrive(m, q->id, (uint16_t)wr->seq, SKIP, 1);
 	complete_dropped(dev, q, m);
-	drain(dev, q, wr->dest);
+	perform_ready(dev, q, wr->dest);
 }
 
 /*
- * OMS_WR_RESET: the initiator restarts @dest's stream; its next member
- * carries @next (the initiator's numbering goes on across a restart).
- * A stream never used needs no machine for a restart at 0.
+ * OMS_WR_RESUME: the initiator resumes @dest's stream; its next member
+ * carries @next (the initiator's numbering goes on across a resume).
+ * A stream never used needs no machine for a resume at 0.
  */
-void emu_seq_restart(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+void emu_seq_resume(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 		     uint16_t next)
 {
 	struct oms_dseq *m = dseq_of(dev, dest, next != 0);
@@ -378,7 +379,7 @@ void emu_seq_restart(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 	q->seq_lost &= ~bit(dest);
 	if (!m)
 		return;
-	oms_dseq_restart(m, q->id, next);
+	oms_dseq_resume(m, q->id, next);
 	complete_dropped(dev, q, m);
 }
 
@@ -401,7 +402,7 @@ void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q)
 	for (unsigned n = 0; n < OMS_MAX_NODES; n++) {
 		if (!dev->dseq[n].st)
 			continue;
-		oms_dseq_restart(&dev->dseq[n], q->id, 0);
+		oms_dseq_resume(&dev->dseq[n], q->id, 0);
 		while (oms_dseq_dropped(&dev->dseq[n], &cookie))
 			;
 	}

@@ -128,12 +128,12 @@ void oms_dseq_failed(struct oms_dseq *m, unsigned stream, uint16_t seq)
 	stop_where_it_stands(m, stream);
 }
 
-int oms_dseq_restart(struct oms_dseq *m, unsigned stream, uint16_t next)
+int oms_dseq_resume(struct oms_dseq *m, unsigned stream, uint16_t next)
 {
 	if (!m || stream >= m->nstreams)
 		return -EINVAL;
 	drop(m, stream, next);
-	oms_stream_reset(&m->st[stream], next);
+	oms_stream_start(&m->st[stream], next);
 	return 0;
 }
 

@@ -12,7 +12,7 @@
  * A member arrives (oms_dseq_arrive()) and either finds a place in the
  * window or is answered at once; members leave in number order
  * (oms_dseq_pop()) with the stop rule's verdict; members the machine gives
- * up (buffered when the stream stopped where it stood, or restarted) leave
+ * up (buffered when the stream stopped where it stood, or resumed) leave
  * through oms_dseq_dropped().  The three decisions:
  *
  *   duplicate      a number already buffered, or behind the stream's next
@@ -21,9 +21,9 @@
  *     Neither can be placed, so nothing buffered can be trusted to come
  *     before it: the stream stops where it stands (every buffered member
  *     is dropped, every later one cancelled), as a QP goes to error.
- *   restart        oms_dseq_restart(): the initiator resets the stream and
+ *   resume         oms_dseq_resume(): the initiator resumes the stream and
  *                  names the number its next member carries - the
- *                  initiator's numbering goes on across a restart; what
+ *                  initiator's numbering goes on across a resume; what
  *                  was buffered is dropped, the stop forgotten.
  *
  * A member refused by the caller's own checks arrives with @refused set:
@@ -87,13 +87,13 @@ int oms_dseq_pop(struct oms_dseq *m, unsigned stream, uint16_t *seq,
  * after it is performed (the dropped ones are handed back). */
 void oms_dseq_failed(struct oms_dseq *m, unsigned stream, uint16_t seq);
 
-/* The initiator reset @stream: its next member carries @next.  What was
+/* The initiator resumed @stream: its next member carries @next.  What was
  * buffered is dropped, the stop forgotten.  0 or -EINVAL. */
-int oms_dseq_restart(struct oms_dseq *m, unsigned stream, uint16_t next);
+int oms_dseq_resume(struct oms_dseq *m, unsigned stream, uint16_t next);
 
 /* A member given up (dropped) and not yet handed back: 1 and *@cookie
  * (complete it -ECANCELED, or with its own error if refused), 0: none.
- * Call until 0 after every arrive, pop, failed or restart. */
+ * Call until 0 after every arrive, pop, failed or resume. */
 int oms_dseq_dropped(struct oms_dseq *m, uint64_t *cookie);
 
 /* The number @stream takes next. */

@@ -37,7 +37,7 @@ void oms_fab_path_destroy(struct oms_fab_path *p)
 		p->w = NULL;
 }
 
-void oms_fab_path_reset(struct oms_fab_path *p, uint64_t seed)
+void oms_fab_path_reseed(struct oms_fab_path *p, uint64_t seed)
 {
 	p->n = 0;
 	p->in = 0;
@@ -76,7 +76,7 @@ int oms_fab_path_push(struct oms_fab_path *p, uint64_t item, uint64_t *out)
 	return 1;
 }
 
-int oms_fab_path_drain(struct oms_fab_path *p, uint64_t *out)
+int oms_fab_path_take(struct oms_fab_path *p, uint64_t *out)
 {
 	if (!p->n)
 		return 0;

@@ -17,7 +17,7 @@
  * at random, whenever more wait.  An item is never overtaken by more
  * than 2 * @window later ones (the oldest leaves first once it has been
  * passed that often), so a bounded reorder buffer at the destination
- * always has room for the gap.  oms_fab_path_drain() is the store fence:
+ * always has room for the gap.  oms_fab_path_take() is the store fence:
  * everything waiting leaves, in random order, before anything pushed
  * after it - the epoch model of engine/wc_chan.h with a bound on how far
  * an epoch's members mix.
@@ -65,7 +65,7 @@ size_t oms_fab_path_mem(uint32_t window);
 void oms_fab_path_destroy(struct oms_fab_path *p);
 
 /* A new seed and an empty path (what waits is dropped). */
-void oms_fab_path_reset(struct oms_fab_path *p, uint64_t seed);
+void oms_fab_path_reseed(struct oms_fab_path *p, uint64_t seed);
 
 /*
  * Push @item.  Returns 1 and the item that leaves in *@out when one
@@ -78,6 +78,6 @@ int oms_fab_path_push(struct oms_fab_path *p, uint64_t item, uint64_t *out);
  * returns 0 once nothing waits.  Call until 0 before pushing what must
  * follow.
  */
-int oms_fab_path_drain(struct oms_fab_path *p, uint64_t *out);
+int oms_fab_path_take(struct oms_fab_path *p, uint64_t *out);
 
 #endif

@@ -122,7 +122,7 @@ int oms_rob_pending(const struct oms_rob *rob, unsigned thread);
 int oms_rob_next_seq(const struct oms_rob *rob, unsigned thread);
 
 /*
- * Restart @thread's stream at @next (a consumer or producer restarted):
+ * Resume @thread's stream at @next (a consumer or producer resumed):
  * every buffered entry is discarded.  If @dropped is not NULL their cookies
  * are stored there in sequence order; if more than @cap are buffered the
  * call fails with -ENOSPC and changes nothing.  Returns the number dropped.

@@ -265,7 +265,7 @@ struct oms_so {
 	int lost_ordered;		/* an ordered op, anywhere (S1, F3) */
 	int lost_acquire;		/* an acquire (A1: everything later) */
 	int any_fail;			/* a failure is recorded */
-	int draining;			/* quiet: flush every posted channel */
+	int quieting;		/* quiet: flush every posted channel */
 	int first_error;
 	struct oms_so_counters ctr;
 };
@@ -343,14 +343,14 @@ void oms_so_unordered_done(struct oms_so *so, uint16_t chan);
  * Quiet wants everything visible: from now until quiescence, progress
  * flushes every posted channel that has unflushed stores.
  */
-void oms_so_drain(struct oms_so *so);
+void oms_so_quiet(struct oms_so *so);
 
 /*
  * The device is gone (@status < 0): every issued op counts as completed
  * with that error, every held op will come back from progress as a
  * CANCEL, no flush is awaited.
  */
-void oms_so_abort(struct oms_so *so, int status);
+void oms_so_gone(struct oms_so *so, int status);
 
 /*
  * Forget the failures (oms_ctx_resume()).  Only when nothing is held or in

@@ -2,7 +2,7 @@
 /*
  * Store orderer: completions and failures.  Acks (cumulative counts per
  * channel) and flush answers make ops visible; failed ops, error acks and
- * an abort record the lowest failed sequence per channel; resume forgets
+ * a gone device record the lowest failed sequence per channel; resume forgets
  * them.  A failure is never undone by what comes later: so_after_stop()
  * says which later ops it stops, for the submit path and for progress
  * (docs/ordering.md, Failures).
@@ -184,7 +184,7 @@ void oms_so_unordered_done(struct oms_so *so, uint16_t chan)
 		so->chan[chan].unordered--;
 }
 
-void oms_so_abort(struct oms_so *so, int status)
+void oms_so_gone(struct oms_so *so, int status)
 {
 	if (!so)
 		return;
@@ -205,7 +205,7 @@ void oms_so_abort(struct oms_so *so, int status)
 	}
 	for (uint32_t i = 0; i < so->count; i++)
 		held_at(so, i)->cancel = 1;
-	so->draining = 0;
+	so->quieting = 0;
 }
 
 int oms_so_resume(struct oms_so *so)

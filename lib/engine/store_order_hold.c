@@ -32,7 +32,7 @@ enum readiness so_ready(struct oms_so *so, uint16_t scope, int64_t own,
 			continue;
 		need = need_on(so, snap, x);
 		if (need > ch->first_fail)
-			return DOOMED;	/* it would follow a failed op */
+			return CANCEL;	/* it would follow a failed op */
 		if (need <= ch->visible)
 			continue;
 		/* A posted channel keeps its own stores in order ([0093]). */
@@ -64,7 +64,7 @@ static enum readiness barrier_ready(struct oms_so *so, struct oms_so_held *h,
 		const struct oms_so_chan *ch = &so->chan[x];
 
 		if (snap[x] > ch->acq_fail)
-			return DOOMED;
+			return CANCEL;
 		if (snap[x] > ch->completed)
 			r = WAIT;
 	}
@@ -103,12 +103,12 @@ static int want_flushes(struct oms_so *so, uint64_t mask,
 }
 
 /* Quiet: flush what is not yet visible, once nothing is held. */
-static unsigned int drain_flushes(struct oms_so *so, struct oms_so_action *act,
+static unsigned int quiet_flushes(struct oms_so *so, struct oms_so_action *act,
 				  unsigned int n, unsigned int max)
 {
 	uint64_t mask = 0;
 
-	if (!so->draining || so->count)
+	if (!so->quieting || so->count)
 		return n;
 	for (uint32_t x = 0; x < so->nchan; x++) {
 		struct oms_so_chan *ch = &so->chan[x];
@@ -120,16 +120,16 @@ static unsigned int drain_flushes(struct oms_so *so, struct oms_so_action *act,
 		}
 	}
 	if (!mask) {
-		so->draining = 0;
+		so->quieting = 0;
 		return n;
 	}
 	return (unsigned int)want_flushes(so, mask, act, n, max);
 }
 
-void oms_so_drain(struct oms_so *so)
+void oms_so_quiet(struct oms_so *so)
 {
 	if (so)
-		so->draining = 1;
+		so->quieting = 1;
 }
 
 /* ---- leaving the queue ---- */
@@ -283,14 +283,14 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 		enum readiness go;
 
 		if (h->cancel)
-			go = DOOMED;
+			go = CANCEL;
 		else if (h->st.cls == FENCE_ENTRY &&
 			 (h->dest == OMS_SO_ALL ? so->lost_ordered :
 			  !!(so->lost_ordered_dests & dbit(h->dest))))
-			go = DOOMED;
+			go = CANCEL;
 		else if (!is_marker(h) && so->any_fail &&
 			 so_after_stop(so, &h->st, h->dest, snap))
-			go = DOOMED;
+			go = CANCEL;
 		else if (h->st.cls == FENCE_ENTRY)
 			go = so_ready(so, h->dest, -1, snap, &flush);
 		else if (h->st.cls == BARRIER_ENTRY)
@@ -304,14 +304,14 @@ int oms_so_progress(struct oms_so *so, struct oms_so_action *act,
 			return want_flushes(so, flush, act, n, max);
 
 		if (is_marker(h)) {
-			if (go == DOOMED)
+			if (go == CANCEL)
 				stop_scope(so, h->dest, h->st.cls);
 		} else {
-			release_op(so, h, &act[n++], go == DOOMED);
-			if (go == DOOMED)
+			release_op(so, h, &act[n++], go == CANCEL);
+			if (go == CANCEL)
 				propagate_cancel(so, h);
 		}
 		pop(so);
 	}
-	return (int)drain_flushes(so, act, n, max);
+	return (int)quiet_flushes(so, act, n, max);
 }

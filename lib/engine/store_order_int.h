@@ -14,7 +14,7 @@
  *                         destination, the in-flight reads, acquires and
  *                         atomics;
  *   store_order_ack.c     completions and failures: acks, failed ops,
- *                         flush answers, abort, resume, and which later
+ *                         flush answers, gone, resume, and which later
  *                         ops a failure stops.
  * The helpers here are static inline: the submit and progress paths call
  * them per op, and a call across files would cost what they save.
@@ -31,7 +31,7 @@
 #define FENCE_ENTRY	0xff
 #define BARRIER_ENTRY	0xfe
 
-enum readiness { WAIT = 0, GO = 1, DOOMED = 2 };
+enum readiness { WAIT = 0, GO = 1, CANCEL = 2 };
 
 static inline int is_marker(const struct oms_so_held *h)
 {

@@ -7,7 +7,7 @@
 #include "engine/stream.h"
 #include "engine/serial.h"
 
-void oms_stream_reset(struct oms_stream *s, uint16_t next)
+void oms_stream_start(struct oms_stream *s, uint16_t next)
 {
 	memset(s, 0, sizeof(*s));
 	s->next = next;

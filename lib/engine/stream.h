@@ -8,7 +8,7 @@
  * refused at intake, failed when performed, or cancelled by its initiator
  * before it was sent (a NOP that stands for it).  That member completes
  * with its own error; every later member, and every flush counting past
- * it, completes with -ECANCELED unperformed, until the initiator resets
+ * it, completes with -ECANCELED unperformed, until the initiator resumes
  * the stream.  A stop can be known before the stream reaches it (a member
  * refused on arrival, out of order): members before it still go, and the
  * earliest stop stands.
@@ -42,8 +42,9 @@ enum oms_stream_verdict {
 	OMS_STREAM_CANCEL,	/* after the stop: -ECANCELED, unperformed */
 };
 
-/* A fresh stream (or one its initiator reset) whose next member is @next. */
-void oms_stream_reset(struct oms_stream *s, uint16_t next);
+/* A stream starts, fresh or resumed by its initiator: its next member is
+ * @next. */
+void oms_stream_start(struct oms_stream *s, uint16_t next);
 
 /* Member @seq failed or was refused: nothing from @seq on is performed.
  * An earlier stop stands.  A stop at a member already taken (one that

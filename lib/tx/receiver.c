@@ -512,7 +512,7 @@ OMS_EXPORT int oms_tx_nic_rx(struct oms_tx_nic *nic, unsigned stream,
 
 /*
  * The chaos fabric's path (engine/fabric.h): chunk positions in, in ring
- * order; out, mixed, to the NIC.  A fenced (strong) message drains it
+ * order; out, mixed, to the NIC.  A fenced (strong) message empties it
  * first, as the store fence before it drains the CPU's buffers.
  */
 static void tx_path_out(struct oms_tx_nic *nic, unsigned stream,
@@ -532,12 +532,12 @@ static void tx_path_push(struct oms_tx_nic *nic, unsigned stream,
 		tx_path_out(nic, stream, ring, mask, out);
 }
 
-static void tx_path_drain(struct oms_tx_nic *nic, unsigned stream,
+static void tx_path_empty(struct oms_tx_nic *nic, unsigned stream,
 			  const uint8_t *ring, uint64_t mask)
 {
 	uint64_t out;
 
-	while (oms_fab_path_drain(&nic->path, &out))
+	while (oms_fab_path_take(&nic->path, &out))
 		tx_path_out(nic, stream, ring, mask, out);
 }
 
@@ -570,7 +570,7 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			return -ENOMEM;
 		nic->have_path = 1;
 	}
-	oms_fab_path_reset(&nic->path, seed);
+	oms_fab_path_reseed(&nic->path, seed);
 	if (nic->a.format == OMS_TX_FMT_SEQ) {
 		for (uint64_t pos = from; pos < to; pos++)
 			tx_path_push(nic, stream, r, mask, pos);
@@ -587,13 +587,13 @@ OMS_EXPORT int64_t oms_tx_nic_drain(struct oms_tx_nic *nic, unsigned stream,
 			if (tx_plain_hdr_ok(h, slot_bytes)) {
 				nch = oms_tx_msg_chunks(OMS_TX_WEAK, h & TXP_LEN_MASK);
 				if (h & TXP_F)
-					tx_path_drain(nic, stream, r, mask);
+					tx_path_empty(nic, stream, r, mask);
 			}
 			for (uint64_t i = 0; i < nch; i++)
 				tx_path_push(nic, stream, r, mask, pos + i);
 			handed += nch;	/* a slot's padding is not sent */
 		}
 	}
-	tx_path_drain(nic, stream, r, mask);
+	tx_path_empty(nic, stream, r, mask);
 	return (int64_t)handed;
 }

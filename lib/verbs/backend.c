@@ -61,7 +61,7 @@ static int vb_alive(struct oms_ctx *ctx, uint64_t *hb)
 	if (!busy)
 		vc->idle_beat++;
 	*hb = vc->progress + vc->idle_beat;
-	return vc->dead;
+	return vc->gone;
 }
 
 static int access_flags(uint32_t access)

@@ -156,7 +156,7 @@ static void take(struct fz *f, const struct oms_agent_cpl *c)
 	f->have_refused[i][c->stream] = 1;
 }
 
-static void drain(struct fz *f)
+static void take_cpls(struct fz *f)
 {
 	struct oms_agent_cpl c[64];
 	int n;
@@ -188,7 +188,7 @@ static void submit(struct fz *f, unsigned i, const uint8_t *b)
 	int r = oms_agent_submit(f->ag, f->id[i], b);
 
 	if (r == -EAGAIN) {
-		drain(f);
+		take_cpls(f);
 		r = oms_agent_submit(f->ag, f->id[i], b);
 	}
 	check(r == 0);
@@ -320,16 +320,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			structured(&f, i, &p, end);
 			break;
 		case 5:
-			drain(&f);
+			take_cpls(&f);
 			break;
 		case 6:		/* the requester resumes a stream */
 			/* what came before is judged before the resume; what
 			 * the resume cancels is not a refusal */
-			drain(&f);
+			take_cpls(&f);
 			check(oms_agent_resume(f.ag, f.id[i], arg % STREAMS,
 					       (uint16_t)(arg >> 1)) == 0);
 			f.resuming = 1;
-			drain(&f);
+			take_cpls(&f);
 			f.resuming = 0;
 			f.have_last[i][arg % STREAMS] = 0;
 			f.have_refused[i][arg % STREAMS] = 0;
@@ -349,7 +349,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			break;
 		case 8:		/* the requester dies; another connects */
-			drain(&f);
+			take_cpls(&f);
 			check(oms_agent_conn_close(f.ag, f.id[i]) == 0);
 			f.open[i] = 0;
 			open_conn(&f, i);
@@ -369,7 +369,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* resume every stream, acknowledge every posted write: all done */
 	for (unsigned i = 0; i < CONNS; i++)
 		for (unsigned s = 0; s < STREAMS; s++) {
-			drain(&f);
+			take_cpls(&f);
 			check(oms_agent_resume(f.ag, f.id[i], (uint16_t)s, 0) ==
 			      0);
 		}
@@ -377,7 +377,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (f.nposted[q])
 			check(oms_agent_posted_ack(f.ag, q,
 					f.posted[q][--f.nposted[q]]) == 0);
-	drain(&f);
+	take_cpls(&f);
 	for (unsigned i = 0; i < CONNS; i++)
 		check(f.done[i] == f.taken[i]);
 	check(memcmp(ro_copy, f.ro, RO_LEN) == 0);

@@ -39,7 +39,7 @@ int vb_qp_create(struct vb_ctx *vc, struct rdma_cm_id *id, uint32_t sq,
  * The QP's ACK timeout exponent (4.096 us << t per try): the smallest, from
  * VB_ACK_TIMEOUT up, at which the transport's VB_RETRY_CNT + 1 tries last
  * the context's timeout_ms.  The transport then gives a peer as long as
- * the caller does before declaring it dead (-ETIMEDOUT): a fixed ~1 s
+ * the caller does before declaring it gone (-ETIMEDOUT): a fixed ~1 s
  * failed quiet on a Soft-RoCE guest that a loaded host had stopped for
  * longer, while the context allowed 20 s.
  */

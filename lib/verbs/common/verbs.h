@@ -154,7 +154,7 @@ struct vb_conn {
 	int err;		/* first error: the QP is unusable */
 	int reported;		/* an op completed with the QP's failure:
 				 * later ones are cancelled (-ECANCELED) */
-	int reset;		/* OMS_WR_RESET came after the failure:
+	int resumed;		/* OMS_WR_RESUME came after the failure:
 				 * later ones fail (-ENOTCONN) */
 	int disconnected;	/* the peer said goodbye */
 	int peer_left;		/* ... and its completions are taken: fail */
@@ -206,7 +206,7 @@ struct vb_ctx {
 	uint64_t src_done;		/* operations whose local bytes are done */
 	uint64_t progress;		/* moves with every completion and post */
 	uint64_t idle_beat;
-	int dead;			/* the device is gone */
+	int gone;			/* the device is gone */
 	struct rdma_event_channel *cm_ch;	/* this context's connections */
 	/* the user's port and GID (OMS_PORT, OMS_GID_INDEX; src_addr.c) */
 	uint32_t port;			/* 0: the route decides */

@@ -271,7 +271,7 @@ int vb_areq_wants(const struct vb_conn *c, const struct oms_wr *wr)
 	if (!c->ag || !c->ag->live)
 		return 0;
 	if (c->ag->seq)
-		return wr->op != OMS_WR_RESET;
+		return wr->op != OMS_WR_RESUME;
 	return wr->op == OMS_WR_GET &&
 	       (wr->flags & (OMS_WR_F_ACQUIRE | OMS_WR_F_RESP_ORDERED));
 }

@@ -102,7 +102,7 @@ static void conn_event(struct vb_ctx *vc, struct rdma_cm_event *ev)
 		c->peer_left = 1;
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		vc->dead = -ENODEV;
+		vc->gone = -ENODEV;
 		vb_conn_fail(vc, c, -ENODEV);
 		break;
 	default:
@@ -198,7 +198,7 @@ static int ms_left(uint64_t deadline)
 	return now >= deadline ? 1 : (int)((deadline - now + 999999) / 1000000);
 }
 
-/* A free destination: never used, or dead with nothing left on it. */
+/* A free destination: never used, or gone with nothing left on it. */
 static struct vb_conn *conn_slot(struct vb_ctx *vc)
 {
 	for (int i = 0; i < VB_MAX_CONN; i++) {
@@ -336,8 +336,8 @@ int vb_connect(struct oms_ctx *ctx, const char *host, const char *port,
 	uint16_t gen;
 	int err;
 
-	if (vc->dead)
-		return vc->dead;
+	if (vc->gone)
+		return vc->gone;
 	c = conn_slot(vc);
 	if (!c)
 		return -ENOSPC;

@@ -125,7 +125,7 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 
 	if (ci >= VB_MAX_CONN || !c->used || c->err ||
 	    VB_WRID_GEN(w->wr_id) != (c->gen & 0xfff))
-		return;		/* a dead or replaced connection's */
+		return;		/* a gone or replaced connection's */
 	if (VB_WRID_SEQ(w->wr_id) == VB_SEQ_RECV) {
 		int cancel, err = c->car->recv(vc, c, w, &cancel);
 
@@ -163,17 +163,17 @@ static void handle(struct vb_ctx *vc, const struct ibv_wc *w)
 }
 
 /* Take every completion the CQ holds now. */
-static void cq_drain(struct vb_ctx *vc)
+static void cq_reap(struct vb_ctx *vc)
 {
 	struct ibv_wc w[32];
 	int n;
 
-	if (vc->dead)
+	if (vc->gone)
 		return;
 	do {
 		n = ibv_poll_cq(vc->cq, 32, w);
 		if (n < 0) {
-			vc->dead = -EIO;
+			vc->gone = -EIO;
 			break;
 		}
 		oms_be_view(vc->ctx)->dev_completions += (uint64_t)n;
@@ -188,14 +188,14 @@ int vb_poll(struct oms_ctx *ctx, struct oms_wc *wc, int max,
 	struct vb_ctx *vc = VC(ctx);
 	int got = 0;
 
-	cq_drain(vc);
+	cq_reap(vc);
 	for (int i = 0; i < VB_MAX_CONN; i++) {
 		struct vb_conn *c = &vc->conn[i];
 
 		if (!c->used)
 			continue;
-		if (vc->dead) {
-			vb_conn_fail(vc, c, vc->dead);
+		if (vc->gone) {
+			vb_conn_fail(vc, c, vc->gone);
 			continue;
 		}
 		if (c->peer_left) {

@@ -4,7 +4,7 @@
  * hands it to the connection's carrier (carrier_rc.c, carrier_agent.c),
  * which queues it on the connection's ring of slots; ring() lets the QP
  * have what is queued and feeds it (poll() goes on as the send queue
- * drains) as chains of work requests the carrier fills, one
+ * empties) as chains of work requests the carrier fills, one
  * ibv_post_send per chain: the context rings once for many operations
  * under OMS_CTX_F_DOORBELL_BATCH.
  *
@@ -21,40 +21,40 @@
 #include "verbs/initiator/initiator.h"
 
 /*
- * OMS_WR_RESET: restart the channel to @dest after oms_ctx_resume().  A
+ * OMS_WR_RESUME: resume the channel to @dest after oms_ctx_resume().  A
  * requester cannot reset an RC QP alone (the responder's QP is in error
  * too and the PSNs are lost), so a connection in error stays so and the
- * reset answers -ENOTCONN: oms_connect() again.  After it every operation
+ * resume answers -ENOTCONN: oms_connect() again.  After it every operation
  * to that destination fails on its own with -ENOTCONN (none is behind an
  * unresumed failure any more).  A healthy connection has nothing to
- * restart: 0.
+ * resume: 0.
  */
-static int reset(struct vb_ctx *vc, uint32_t dest)
+static int resume(struct vb_ctx *vc, uint32_t dest)
 {
 	struct vb_conn *c;
 
 	vb_conn_events(vc);	/* a disconnect not yet seen */
-	if (vc->dead)
-		return vc->dead;
+	if (vc->gone)
+		return vc->gone;
 	if (dest >= VB_MAX_CONN || !vc->conn[dest].used)
 		return -ENOTCONN;
 	c = &vc->conn[dest];
 	if (!c->err && !c->disconnected)
 		return 0;
-	c->reset = 1;
+	c->resumed = 1;
 	return -ENOTCONN;
 }
 
 /*
  * The status of an operation to a connection in error.  Until the
- * context resumes (a RESET), an in-order channel cancels what follows its
- * failure (backend.h): -ECANCELED, once an operation has reported the
- * failure itself; -ENOTCONN for the first when none has (the peer left
+ * context resumes (an OMS_WR_RESUME), an in-order channel cancels what
+ * follows its failure (backend.h): -ECANCELED, once an operation has
+ * reported the failure itself; -ENOTCONN for the first when none has (the peer left
  * while the QP was idle), so that a failure is never silent.
  */
 static int conn_err(struct vb_conn *c)
 {
-	int err = c->reported && !c->reset ? -ECANCELED : -ENOTCONN;
+	int err = c->reported && !c->resumed ? -ECANCELED : -ENOTCONN;
 
 	c->reported = 1;
 	return err;
@@ -78,12 +78,12 @@ int vb_post(struct oms_ctx *ctx, const struct oms_wr *wr)
 	op = &vc->op[wr->slot];
 	memset(op, 0, sizeof(*op));
 	op->wr = *wr;
-	if (wr->op == OMS_WR_RESET) {
-		vb_op_finish(vc, op, reset(vc, wr->dest));
+	if (wr->op == OMS_WR_RESUME) {
+		vb_op_finish(vc, op, resume(vc, wr->dest));
 		return 0;
 	}
-	if (vc->dead)
-		err = vc->dead;
+	if (vc->gone)
+		err = vc->gone;
 	else if (wr->dest >= VB_MAX_CONN || !vc->conn[wr->dest].used)
 		err = -ENOTCONN;
 	else if (vc->conn[wr->dest].err)

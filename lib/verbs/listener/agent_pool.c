@@ -125,7 +125,7 @@ static void poke(int fd)
 			strerror(errno));
 }
 
-static void drain(int fd)
+static void empty_pipe(int fd)
 {
 	char b[64];
 
@@ -174,7 +174,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		n = poll(pfd, 2, ms);
 		if (n > 0 && pfd[1].revents)
-			drain(w->wake[0]);
+			empty_pipe(w->wake[0]);
 		if (n < 0 && errno != EINTR) {
 			/* poll() fails only for want of memory: look again
 			 * in a while rather than leave its connections */
@@ -311,9 +311,9 @@ int va_pool_fd(struct va_pool *p)
 	return p->note[0];
 }
 
-void va_pool_drain(struct va_pool *p)
+void va_pool_clear(struct va_pool *p)
 {
-	drain(p->note[0]);
+	empty_pipe(p->note[0]);
 }
 
 static struct va_worker *worker_of(struct va_pool *p,

@@ -296,7 +296,7 @@ static void release(struct vb_listener *l, struct vb_passive *p)
  * is sent). */
 static void release_failed(struct vb_listener *l)
 {
-	va_pool_drain(l->agent);
+	va_pool_clear(l->agent);
 	for (struct vb_passive *p = l->conns; p; p = p->next)
 		if (p->ac && va_pool_failed(l->agent, p->ac))
 			release(l, p);
@@ -539,8 +539,8 @@ int vb_listen(struct oms_ctx *ctx, const char *addr, const char *port,
 	struct vb_listener *l;
 	int err;
 
-	if (vc->dead)
-		return vc->dead;
+	if (vc->gone)
+		return vc->gone;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;

@@ -84,7 +84,7 @@ int va_pool_open(struct va_pool *p, struct rdma_cm_id *id,
 void va_pool_close(struct va_pool *p, struct va_conn *ac,
 		   struct rdma_cm_id *id);
 int va_pool_failed(struct va_pool *p, struct va_conn *ac);
-void va_pool_drain(struct va_pool *p);
+void va_pool_clear(struct va_pool *p);
 
 /* agent_hold.c: this process's puts, told to an agent's hold */
 struct va_hold;

@@ -14,7 +14,7 @@
  * acknowledges it without touching memory or checking a key (IBA C9-88;
  * the connection manager gives every connected QP remote write access),
  * so a live initiator answers from its NIC, with no CPU and no effect on
- * what it does, and a dead one lets the QP's retries run out
+ * what it does, and a gone one lets the QP's retries run out
  * (IBV_WC_RETRY_EXC_ERR, after the timeout the QP was given).  The retry
  * count is the initiator's (its connect request's), and Soft-RoCE retries
  * for ever at 7, which liboms's own initiators ask for: so a probe also

@@ -19,7 +19,7 @@ struct vb_teardown {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct vb_teardown_item *head, *tail;	/* ids to destroy, in order */
-	int stop;		/* drain what is queued, then leave */
+	int stop;		/* destroy what is queued, then leave */
 	int started;
 	uint64_t queued, destroyed;	/* under mu */
 	uint64_t slowest_ns;	/* the longest rdma_destroy_id() */
