@@ -411,10 +411,26 @@ uint32_t emu_pool_first_blocker(const struct emu_queue *q, uint32_t j);
 int emu_pool_ready(const struct emu_queue *q, const struct emu_pend *p,
 		   uint64_t now);
 
-/* seq.c: sequence-numbered streams through the engine's machine */
+/* seq_park.c: each destination's stream machine, the members parked for
+ * it, a member's failure */
+#define EMU_SEQ_SKIP	UINT64_MAX	/* a parked cookie: a skip */
+#define EMU_SEQ_NO_HEAD	(-1)		/* a stream with no head */
 int emu_seq_init(struct oms_emu *dev);
 void emu_seq_fini(struct oms_emu *dev);
 void emu_seq_queue_init(struct emu_queue *q);
+struct oms_dseq *emu_seq_machine(struct oms_emu *dev, uint32_t dest,
+				 int make);
+void emu_seq_park(struct emu_queue *q, uint16_t slot,
+		  const struct emu_pend *p);
+void emu_seq_unpark(struct emu_queue *q, uint16_t slot);
+void emu_seq_cancel(struct oms_emu *dev, struct emu_queue *q,
+		    uint64_t cookie);
+void emu_seq_complete_dropped(struct oms_emu *dev, struct emu_queue *q,
+			      struct oms_dseq *m);
+void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
+		    uint16_t seq);
+
+/* seq.c: sequence-numbered streams through the engine's machine */
 void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		    const struct emu_pend *p);
 void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
@@ -422,8 +438,6 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_flush(struct oms_emu *dev, struct emu_queue *q,
 		   const struct emu_pend *f);
 int emu_seq_step(struct oms_emu *dev, struct emu_queue *q);
-void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
-		    uint16_t seq);
 void emu_seq_resume(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 		     uint16_t next);
 void emu_seq_drop_queue(struct oms_emu *dev, struct emu_queue *q);

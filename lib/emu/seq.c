@@ -28,105 +28,19 @@
 #include "emu/emu.h"
 #include "engine/serial.h"
 
-#define SKIP UINT64_MAX
-#define NO_HEAD (-1)
-
-/*
- * A destination's machine has a stream for every queue the device may
- * have (EMU_MAX_QUEUES): megabytes, made when the destination gets its
- * first sequenced command rather than for every node of every device.
- * NULL: none yet and @make is 0, or no memory.
- */
-static struct oms_dseq *dseq_of(struct oms_emu *dev, uint32_t dest, int make)
-{
-	struct oms_dseq *m = &dev->dseq[dest];
-
-	if (!m->st &&
-	    (!make || oms_dseq_init(m, EMU_MAX_QUEUES, EMU_SEQ_WINDOW)))
-		return NULL;
-	return m;
-}
-
-int emu_seq_init(struct oms_emu *dev)
-{
-	(void)dev;
-	return 0;
-}
-
-void emu_seq_fini(struct oms_emu *dev)
-{
-	for (unsigned n = 0; n < OMS_MAX_NODES; n++)
-		oms_dseq_destroy(&dev->dseq[n]);
-}
-
-void emu_seq_queue_init(struct emu_queue *q)
-{
-	for (uint32_t i = 0; i < EMU_SEQ_WINDOW; i++)
-		q->park_free[i] = (uint16_t)(EMU_SEQ_WINDOW - 1 - i);
-	q->npark_free = EMU_SEQ_WINDOW;
-	for (uint32_t d = 0; d < OMS_MAX_NODES; d++)
-		q->seq_head[d] = NO_HEAD;
-	q->seq_lost = 0;
-}
+#define SKIP EMU_SEQ_SKIP
+#define NO_HEAD EMU_SEQ_NO_HEAD
 
 static uint32_t bit(uint32_t dest)
 {
 	return 1u << dest;
 }
 
-static void park(struct emu_queue *q, uint16_t slot, const struct emu_pend *p)
-{
-	q->parked[slot] = *p;
-	q->park_used[slot / 64] |= 1ull << (slot % 64);
-	q->npark_dest[p->wr.dest]++;
-}
-
-static void unpark(struct emu_queue *q, uint16_t slot)
-{
-	q->park_used[slot / 64] &= ~(1ull << (slot % 64));
-	q->npark_dest[q->parked[slot].wr.dest]--;
-	q->park_free[q->npark_free++] = slot;
-}
-
-/* Member @cookie is not performed: a skip was completed at intake. */
-static void cancel_member(struct oms_emu *dev, struct emu_queue *q,
-			  uint64_t cookie)
-{
-	if (cookie == SKIP)
-		return;
-	emu_fail(dev, q, &q->parked[cookie], -ECANCELED);
-	unpark(q, (uint16_t)cookie);
-}
-
-/* Complete what the machine gave up (a stop, a resume). */
-static void complete_dropped(struct oms_emu *dev, struct emu_queue *q,
-			     struct oms_dseq *m)
-{
-	uint64_t cookie;
-
-	while (oms_dseq_dropped(m, &cookie))
-		cancel_member(dev, q, cookie);
-}
-
-/* Member @seq of @dest's stream failed when performed: nothing after it
- * is performed. */
-void emu_seq_failed(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
-		    uint16_t seq)
-{
-	struct oms_dseq *m = dest < OMS_MAX_NODES ? dseq_of(dev, dest, 0) :
-						     NULL;
-
-	if (!m)
-		return;
-	oms_dseq_failed(m, q->id, seq);
-	complete_dropped(dev, q, m);
-}
-
 /* The sequence number of the stream's first member not done yet. */
 static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 			    uint32_t dest)
 {
-	const struct oms_dseq *m = dseq_of(dev, dest, 0);
+	const struct oms_dseq *m = emu_seq_machine(dev, dest, 0);
 
 	if (q->seq_head[dest] != NO_HEAD)
 		return (uint16_t)q->parked[q->seq_head[dest]].wr.seq;
@@ -138,7 +52,7 @@ static uint16_t stream_next(struct oms_emu *dev, const struct emu_queue *q,
 static int flush_cancelled(struct oms_emu *dev, const struct emu_queue *q,
 			   uint32_t dest, uint16_t cnt)
 {
-	const struct oms_dseq *m = dseq_of(dev, dest, 0);
+	const struct oms_dseq *m = emu_seq_machine(dev, dest, 0);
 
 	if (q->seq_lost & bit(dest))
 		return 1;
@@ -257,7 +171,7 @@ static int head_step(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
  * member after the stop) is completed here. */
 static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 {
-	struct oms_dseq *m = dseq_of(dev, dest, 0);
+	struct oms_dseq *m = emu_seq_machine(dev, dest, 0);
 	enum oms_stream_verdict v;
 	uint64_t cookie;
 
@@ -267,15 +181,15 @@ static int pop_head(struct oms_emu *dev, struct emu_queue *q, uint32_t dest)
 			q->seq_wait |= bit(dest);
 			return 1;
 		}
-		cancel_member(dev, q, cookie);
-		complete_dropped(dev, q, m);
+		emu_seq_cancel(dev, q, cookie);
+		emu_seq_complete_dropped(dev, q, m);
 	}
 	return 0;
 }
 
 static void head_done(struct emu_queue *q, uint32_t dest)
 {
-	unpark(q, (uint16_t)q->seq_head[dest]);
+	emu_seq_unpark(q, (uint16_t)q->seq_head[dest]);
 	q->seq_head[dest] = NO_HEAD;
 	q->seq_started &= ~bit(dest);
 	q->seq_wait &= ~bit(dest);
@@ -329,21 +243,21 @@ void emu_seq_arrive(struct oms_emu *dev, struct emu_queue *q,
 		emu_fail(dev, q, p, -ENOSPC);
 		return;
 	}
-	m = dseq_of(dev, p->wr.dest, 1);
+	m = emu_seq_machine(dev, p->wr.dest, 1);
 	if (!m || (q->seq_lost & bit(p->wr.dest))) {
 		emu_fail(dev, q, p, m ? -ECANCELED : -ENOMEM);
 		return;
 	}
 	slot = q->park_free[--q->npark_free];
-	park(q, slot, p);
+	emu_seq_park(q, slot, p);
 	r = oms_dseq_arrive(m, q->id, (uint16_t)p->wr.seq, slot,
 			    cancelling_nop(p));
 	if (r) {
 		/* after the stop, or no place in the stream: the machine
 		 * stopped it where it stood */
-		unpark(q, slot);
+		emu_seq_unpark(q, slot);
 		emu_fail(dev, q, p, r);
-		complete_dropped(dev, q, m);
+		emu_seq_complete_dropped(dev, q, m);
 	}
 	perform_ready(dev, q, p->wr.dest);
 }
@@ -355,14 +269,14 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 
 	if (wr->dest >= OMS_MAX_NODES)
 		return;
-	m = dseq_of(dev, wr->dest, 1);
+	m = emu_seq_machine(dev, wr->dest, 1);
 	/* no memory for the stream: its later members fail as this did */
 	if (!m) {
 		q->seq_lost |= bit(wr->dest);
 		return;
 	}
 	oms_dseq_arrive(m, q->id, (uint16_t)wr->seq, SKIP, 1);
-	complete_dropped(dev, q, m);
+	emu_seq_complete_dropped(dev, q, m);
 	perform_ready(dev, q, wr->dest);
 }
 
@@ -374,13 +288,13 @@ void emu_seq_skip(struct oms_emu *dev, struct emu_queue *q,
 void emu_seq_resume(struct oms_emu *dev, struct emu_queue *q, uint32_t dest,
 		     uint16_t next)
 {
-	struct oms_dseq *m = dseq_of(dev, dest, next != 0);
+	struct oms_dseq *m = emu_seq_machine(dev, dest, next != 0);
 
 	q->seq_lost &= ~bit(dest);
 	if (!m)
 		return;
 	oms_dseq_resume(m, q->id, next);
-	complete_dropped(dev, q, m);
+	emu_seq_complete_dropped(dev, q, m);
 }
 
 /*
