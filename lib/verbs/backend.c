@@ -55,7 +55,8 @@ static int vb_alive(struct oms_ctx *ctx, uint64_t *hb)
 	vb_conn_events(vc);
 	for (int i = 0; i < VB_MAX_CONN; i++)
 		if (vc->conn[i].used && (vc->conn[i].head != vc->conn[i].tail ||
-					 vb_areq_outstanding(&vc->conn[i])))
+					 (vc->conn[i].car &&
+					  vc->conn[i].car->held(&vc->conn[i]))))
 			busy = 1;
 	/* Idle is alive; busy is alive while completions come. */
 	if (!busy)
@@ -159,11 +160,10 @@ static void vb_caps(struct oms_ctx *ctx, struct oms_caps *c)
 	for (int i = 0; i < VB_MAX_CONN; i++) {
 		const struct vb_conn *k = &vc->conn[i];
 
-		if (!k->used || k->err)
+		if (!k->used || k->err || !k->car)
 			continue;
 		conns++;
-		agents += vb_areq_wants(k, &(struct oms_wr){
-			.op = OMS_WR_GET, .flags = OMS_WR_F_ACQUIRE });
+		agents += !!(k->car->dest_caps(k) & OMS_CAP_DEST_ORDER_AGENT);
 	}
 	c->flags |= OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE;
 	/* per connection: its listener's agent orders acquire reads, or
@@ -181,28 +181,28 @@ static void vb_caps(struct oms_ctx *ctx, struct oms_caps *c)
 	snprintf(c->device, sizeof(c->device), "%s", vc->dev_name);
 }
 
-/* Per destination: its listener's agent holds class-2 answers and orders
- * acquire reads, or nobody holds and the initiator orders. */
+/* Per destination, its carrier's answer: its listener's agent holds
+ * class-2 answers and orders acquire reads, or nobody holds and the
+ * initiator orders. */
 static uint32_t vb_dest_caps(struct oms_ctx *ctx, uint32_t dest)
 {
 	const struct vb_conn *k = dest < VB_MAX_CONN ? &VC(ctx)->conn[dest] :
 				  NULL;
-	uint32_t f = OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE;
 
-	if (k && k->used && vb_areq_wants(k, &(struct oms_wr){
-			.op = OMS_WR_GET, .flags = OMS_WR_F_RESP_ORDERED }))
-		return f | OMS_CAP_DEST_ORDER_AGENT | OMS_CAP_RESP_HOLD;
-	return f | OMS_CAP_ACQUIRE_AT_SOURCE;
+	if (k && k->used && k->car)
+		return k->car->dest_caps(k);
+	return OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE |
+	       OMS_CAP_ACQUIRE_AT_SOURCE;
 }
 
-/* A DEST_SEQ connection's puts go through a staging slot of the agent. */
+/* The longest put to @dest: its carrier's. */
 static uint64_t vb_dest_max_put(struct oms_ctx *ctx, uint32_t dest)
 {
 	const struct vb_conn *k = dest < VB_MAX_CONN ? &VC(ctx)->conn[dest] :
 				  NULL;
 
-	if (k && k->used && vb_areq_is_seq(k))
-		return vb_areq_max_put(k);
+	if (k && k->used && k->car)
+		return k->car->max_put(k);
 	return OMS_MAX_OP_LEN;
 }
 

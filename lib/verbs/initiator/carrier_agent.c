@@ -107,6 +107,24 @@ static int agent_wrs_done(struct vb_ctx *vc, struct vb_conn *c,
 	return vb_areq_stop_at(op) ? op->status : 0;
 }
 
+/* The agent orders acquire reads and holds class-2 answers while it
+ * serves the connection (it may stop: then the initiator does). */
+static uint32_t agent_dest_caps(const struct vb_conn *c)
+{
+	uint32_t f = OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE;
+
+	if (vb_areq_wants(c, &(struct oms_wr){ .op = OMS_WR_GET,
+					       .flags = OMS_WR_F_ACQUIRE }))
+		return f | OMS_CAP_DEST_ORDER_AGENT | OMS_CAP_RESP_HOLD;
+	return f | OMS_CAP_ACQUIRE_AT_SOURCE;
+}
+
+/* A numbered connection's puts go through a staging slot of the agent. */
+static uint64_t agent_max_put(const struct vb_conn *c)
+{
+	return vb_areq_is_seq(c) ? vb_areq_max_put(c) : OMS_MAX_OP_LEN;
+}
+
 const struct vb_carrier_ops vb_carrier_agent = {
 	.post = agent_post,
 	.wr = agent_wr,
@@ -115,4 +133,7 @@ const struct vb_carrier_ops vb_carrier_agent = {
 	.recv = vb_areq_recv,
 	.stop = vb_areq_fail_waiting,
 	.seq_start = vb_areq_seq_start,
+	.held = vb_areq_outstanding,
+	.dest_caps = agent_dest_caps,
+	.max_put = agent_max_put,
 };

@@ -295,6 +295,27 @@ static int rc_seq_start(struct vb_conn *c, uint64_t base, uint32_t qdepth)
 	return c->agent_busy ? -EUSERS : -EOPNOTSUPP;
 }
 
+/* Nothing is held off the ring; the initiator orders acquire reads, one
+ * fenced READ per line, and nobody holds answers; a put is one WRITE. */
+static uint32_t rc_held(const struct vb_conn *c)
+{
+	(void)c;
+	return 0;
+}
+
+static uint32_t rc_dest_caps(const struct vb_conn *c)
+{
+	(void)c;
+	return OMS_CAP_ACQUIRE_READ | OMS_CAP_STRONG_STORE |
+	       OMS_CAP_ACQUIRE_AT_SOURCE;
+}
+
+static uint64_t rc_max_put(const struct vb_conn *c)
+{
+	(void)c;
+	return OMS_MAX_OP_LEN;
+}
+
 const struct vb_carrier_ops vb_carrier_rc = {
 	.post = rc_post,
 	.wr = vb_rc_wr,
@@ -303,4 +324,7 @@ const struct vb_carrier_ops vb_carrier_rc = {
 	.recv = rc_recv,
 	.stop = rc_stop,
 	.seq_start = rc_seq_start,
+	.held = rc_held,
+	.dest_caps = rc_dest_caps,
+	.max_put = rc_max_put,
 };

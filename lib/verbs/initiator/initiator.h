@@ -72,6 +72,14 @@ struct vb_carrier_ops {
 	 * connection.
 	 */
 	int (*seq_start)(struct vb_conn *c, uint64_t base, uint32_t qdepth);
+	/* Operations the carrier holds off @c's ring (requests waiting
+	 * for their answers): the context is busy while there are any. */
+	uint32_t (*held)(const struct vb_conn *c);
+	/* What @c's destination does for the context: OMS_CAP_* of
+	 * oms_dest_caps() (who orders acquire reads, who holds answers). */
+	uint32_t (*dest_caps)(const struct vb_conn *c);
+	/* The longest put @c carries in one operation. */
+	uint64_t (*max_put)(const struct vb_conn *c);
 };
 
 /* op.c: at the bottom of the initiator */
