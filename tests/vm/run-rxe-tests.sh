@@ -29,7 +29,16 @@ ls /lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko* >/dev/null 2>&1 
 	skip "no rdma_rxe module in /lib/modules"
 
 mkdir -p build/vm
-rm -f build/vm/rxe-[abc]-*.log	# the last run's consoles
+# The last run's consoles: this suite's own.  make check runs the
+# three-host suite beside the two-host one, so their consoles have
+# different names (rxe3-*, rxe-*) and neither removes the other's.
+if [ "$suite" = three ]; then
+	logs=rxe3
+	rm -f build/vm/rxe3-[abc]-*.log
+else
+	logs=rxe
+	rm -f build/vm/rxe-[ab]-*.log
+fi
 work=$(cd build/vm && mktemp -d "$(pwd)/rxe.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir "$work/shared"
@@ -44,7 +53,7 @@ mkdir "$work/shared"
 # others (QEMU's socket netdev frames each packet with its length, a
 # 32-bit big-endian word): one Ethernet segment for three hosts.
 perl -MSocket -MFcntl -MIO::Select -e '
-	my ($here, $bdir, $work, $tmo, $nic, $suite) = @ARGV;
+	my ($here, $bdir, $work, $tmo, $nic, $suite, $logs) = @ARGV;
 	my (@pids, @guests, @hub);
 	my @roles = $suite eq "three" ? ("a", "b", "c") : ("a", "b");
 	my @share = ("-fsdev", "local,id=sh,path=$work/shared,security_model=none",
@@ -71,7 +80,7 @@ perl -MSocket -MFcntl -MIO::Select -e '
 			open STDOUT, ">", "$work/$role.tap";
 			open STDERR, ">&STDOUT";
 			exec "sh", "$here/boot.sh", "-t", $tmo, "-s", "1", "-a", "mitigations=off",
-			     "-n", "rxe-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir, $suite,
+			     "-n", "$logs-$role-" . ($work =~ s/.*\.//r), "$here/rxe-guest.sh", $role, $bdir, $suite,
 			     "--", "-netdev", "socket,id=n0,fd=" . fileno($mine),
 			     "-device", "$nic,netdev=n0,mac=52:54:00:77:00:0" . ($i + 1),
 			     @share, @mon;
@@ -119,7 +128,7 @@ perl -MSocket -MFcntl -MIO::Select -e '
 	if ($hub) {
 		kill "TERM", $hub;
 		waitpid($hub, 0);
-	}' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" &
+	}' "$here" "$bdir" "$work" "$tmo" "$nic" "$suite" "$logs" &
 ppid=$!
 
 # Stop guest a's CPUs when asked (a server host that goes silent).  The
