@@ -27,6 +27,14 @@
  *       the writer host's tests (TAP); without the variables they skip
  * The reader publishes what it saw in its own region, which the writer
  * reads back with gets: no side channel.
+ *
+ * Fairness: the writer and the flag host flood the data host's agent
+ * with numbered gets at once, each keeping many in flight; both are
+ * served, and the agent's own count (its statistics line at close,
+ * checked by rxe-three.sh) says that no requester's backlog waited past
+ * round-robin's bound behind the other's.  Their shares of the gets are
+ * printed, not held to: the guests' CPUs, not the agent, decide how fast
+ * each asks.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,9 +66,16 @@
 #define R_STALE		0x090	/* ... and found older data */
 #define R_LAST		0x098	/* the last flag value it handled */
 #define R_ERR		0x0a0	/* a get that failed: its -errno */
+#define R_FLOOD		0x0c0	/* the flood command it ran, */
+#define R_FLOOD_GETS	0x0c8	/* its gets, */
+#define R_FLOOD_ERR	0x0d0	/* and its -errno (0: none) */
 #define F_REGION	0x1000
 
 #define CMD_QUIT	1
+#define CMD_FLOOD	2	/* (epoch << 8) | CMD_FLOOD */
+
+#define FLOOD_MS	2000	/* the flag host floods the agent this long */
+#define FLOOD_BURST	64	/* gets in flight, a quiet */
 
 #define ROUNDS		200	/* make check-full */
 #define ROUNDS_QUICK	60	/* make check */
@@ -161,6 +176,66 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* A context whose destination 0, @host's agent on @port, orders its
+ * operations by number: its gets go through that agent, OMS_DOORBELL_BATCH
+ * a doorbell, so that the agent finds backlogs longer than a turn. */
+static int seq_connect(const char *host, const char *port,
+		       struct oms_ctx **out, struct oms_rmr *r)
+{
+	struct oms_ctx_attr a = oms_ctx_attr_default();
+	int err;
+
+	a.comp_mask = OMS_CTX_ATTR_BACKEND | OMS_CTX_ATTR_TIMEOUT |
+		      OMS_CTX_ATTR_DEST_SEQ | OMS_CTX_ATTR_FLAGS;
+	a.flags = OMS_CTX_F_DOORBELL_BATCH;
+	a.backend = OMS_BACKEND_VERBS;
+	a.timeout_ms = 20000;
+	a.dest_seq_mask = 1u << 0;
+	err = oms_ctx_create(&a, out);
+	if (!err)
+		err = connect_host(*out, host, port, r);
+	return err;
+}
+
+/* One burst: FLOOD_BURST 64 B gets of the data host's data, then quiet. */
+static int flood_burst(struct oms_ctx *ctx, struct oms_rmr *r)
+{
+	static uint8_t buf[FLOOD_BURST][64];
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < FLOOD_BURST; i++)
+		err = oms_get(ctx, buf[i], r, D_DATA + i * 64, 64,
+			      OMS_READ_RELAXED);
+	return err ? err : oms_quiet(ctx);
+}
+
+/* The flag host's part of the flood: bursts to the data host's agent
+ * for FLOOD_MS, then the gets done and the error published, the
+ * command's value last (the writer waits on it). */
+static void flood_from_flag_host(uint64_t cmd, const char *host,
+				 const char *data_port)
+{
+	struct oms_ctx *ctx = NULL;
+	uint64_t end, gets = 0;
+	struct oms_rmr r;
+	char port[16];
+	int err;
+
+	snprintf(port, sizeof(port), "%d", atoi(data_port) + 1);
+	err = seq_connect(host, port, &ctx, &r);
+	end = now_ms() + FLOOD_MS;
+	while (!err && now_ms() < end) {
+		err = flood_burst(ctx, &r);
+		if (!err)
+			gets += FLOOD_BURST;
+	}
+	if (ctx)
+		oms_ctx_destroy(ctx);
+	st(R_FLOOD_GETS, gets);
+	st(R_FLOOD_ERR, (uint64_t)-err);
+	st(R_FLOOD, cmd);
+}
+
 /* The data and flag hosts: serve until the command word says quit. */
 static int host_main(int argc, char **argv)
 {
@@ -198,8 +273,13 @@ static int host_main(int argc, char **argv)
 		return 1;
 	printf("three_hosts: %s host listening on %s\n", argv[1], argv[2]);
 	fflush(stdout);
-	while (time(NULL) < end && ld(flag ? F_CMD : D_CMD) != CMD_QUIT)
+	while (time(NULL) < end && ld(flag ? F_CMD : D_CMD) != CMD_QUIT) {
+		uint64_t cmd = ld(F_CMD);
+
+		if (flag && (cmd & 0xff) == CMD_FLOOD && cmd != ld(R_FLOOD))
+			flood_from_flag_host(cmd, argv[4], argv[5]);
 		usleep(20000);
+	}
 	if (flag) {
 		rd.stop = 1;
 		pthread_join(th, NULL);
@@ -411,6 +491,62 @@ TEST_F(three, L02_control_unordered_flag_outruns_the_data)
 		ASSERT_EQ(0, o.err);
 	}
 	EXPECT_GT(o.stale, 0);
+}
+
+/*
+ * The agent serves the requesters of two hosts in turn: the flag host
+ * floods the data host's agent for FLOOD_MS while the writer floods it
+ * too, until the flag host has published what it did (so that the two
+ * floods overlap whatever the guests' start-up).  Both are served, no get
+ * fails; that neither waited past round-robin's bound is the agent's
+ * count, checked on its statistics line (rxe-three.sh).
+ */
+TEST_F(three, agent_serves_the_requesters_of_two_hosts_in_turn)
+{
+	uint64_t cmd = (uint64_t)next_epoch() << 8 | CMD_FLOOD, res[3] = { 0 };
+	uint64_t end, gets = 0, t0;
+	struct oms_ctx *fctx = NULL;
+	struct oms_rmr r;
+	char port[16];
+	int err;
+
+	snprintf(port, sizeof(port), "%d", atoi(getenv("OMS_RXE_PORT")) + 1);
+	ASSERT_EQ(0, writer_ctx(self, 0));
+	ASSERT_EQ(0, seq_connect(getenv("OMS_RXE_DATA_HOST"), port, &fctx,
+				 &r));
+	ASSERT_EQ(0, oms_put(self->ctx, &self->flag, F_CMD, &cmd, 8,
+			     OMS_STORE_STRONG));
+	ASSERT_EQ(0, oms_quiet(self->ctx));
+	t0 = now_ms();
+	end = t0 + FLOOD_MS + 120000;
+	do {
+		err = flood_burst(fctx, &r);
+		if (err)
+			break;
+		gets += FLOOD_BURST;
+		err = oms_get(self->ctx, res, &self->flag, R_FLOOD,
+			      sizeof(res), OMS_READ_ACQUIRE);
+		if (!err)
+			err = oms_quiet(self->ctx);
+	} while (!err && res[0] != cmd && now_ms() < end);
+	oms_ctx_destroy(fctx);
+	/* the flag host writes nothing after the command's value: the read
+	 * after the one that saw it is whole */
+	if (!err && res[0] == cmd)
+		err = oms_get(self->ctx, res, &self->flag, R_FLOOD,
+			      sizeof(res), OMS_READ_ACQUIRE);
+	if (!err)
+		err = oms_quiet(self->ctx);
+	TH_LOG("the agent served %llu gets to this host and %llu to the "
+	       "flag host (in %llu ms beside it)", (unsigned long long)gets,
+	       (unsigned long long)res[1],
+	       (unsigned long long)(now_ms() - t0));
+	ASSERT_EQ(0, err) TH_LOG("this host's flood: %s", strerror(-err));
+	ASSERT_EQ(cmd, res[0]) TH_LOG("the flag host did not report");
+	EXPECT_EQ(0, res[2]) TH_LOG("the flag host's flood: %s",
+				    strerror((int)res[2]));
+	EXPECT_LT(0, gets);
+	EXPECT_LT(0, res[1]);
 }
 
 /* Last: the hosts quit (their programs exit 0 on it). */

@@ -16,7 +16,10 @@ data_host=10.77.0.1
 flag_host=10.77.0.4
 
 # three_host ROLE FILE: serve as the data or flag host until the writer
-# says quit; FILE in the shared directory once it listens
+# says quit; FILE in the shared directory once it listens.  The data
+# host's agent runs one serving thread (the requesters of both hosts then
+# share its turns: what the fairness test holds it to) and prints its
+# statistics at close.
 three_host() {
 	if [ "$1" = flag ]; then
 		extra="$data_host $three_port"
@@ -26,7 +29,8 @@ three_host() {
 		extra=""
 	fi
 	# shellcheck disable=SC2086 # extra: two words or none
-	timeout -k 5 1200 "$three_bin" "$1" $three_port 1180 $extra \
+	OMS_AGENT_STATS=1 OMS_AGENT_THREADS=1 \
+		timeout -k 5 1200 "$three_bin" "$1" $three_port 1180 $extra \
 		>"/run/three-$1.log" 2>&1 &
 	tpid=$!
 	up_when $tpid "/run/three-$1.log" 'host listening' "$2"
@@ -39,7 +43,21 @@ three_host() {
 
 three_data() {
 	three_host data three-data-up
+	three_fairness
 	three_kvs_server
+}
+
+# The data host's agent, from its statistics line: the two hosts'
+# floods (three_hosts' agent_serves_the_requesters_of_two_hosts_in_turn)
+# made backlogs wait behind each other, and none waited past round-robin's
+# bound.  A count of the agent's, which the guests' CPU shares cannot move.
+three_fairness() {
+	line=$(grep 'liboms: agent: .* turns after waiting' /run/three-data.log | tail -n 1)
+	waited=$(printf '%s\n' "$line" | sed -n 's/.*; \([0-9]*\) turns after waiting.*/\1/p')
+	most=$(printf '%s\n' "$line" | sed -n 's/.*at most \([0-9]*\) descriptors (the round-robin bound then \([0-9]*\)).*/\1 of \2/p')
+	past=$(printf '%s\n' "$line" | sed -n 's/.*, \([0-9]*\) turns past the bound.*/\1/p')
+	[ "${waited:-0}" -gt 0 ] 2>/dev/null && [ "$past" = 0 ]
+	tap $? "three_hosts: the data host's agent took the two hosts' backlogs in turn: ${waited:-?} turns waited behind the other's, at most ${most:-?} descriptors, ${past:-?} past round-robin's bound"
 }
 
 three_flag() {

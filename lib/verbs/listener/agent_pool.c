@@ -522,7 +522,9 @@ static void report(const struct va_pool *p)
 		"probes answered, %llu failed; thread CPU %.3f ms, %.2f us per "
 		"request; %u threads (ms each: %s); registered at most %.1f "
 		"MiB for %llu connections; completion queues at most %llu "
-		"entries, %llu at the end\n",
+		"entries, %llu at the end; %llu turns after waiting behind "
+		"other connections, at most %llu descriptors (the round-robin "
+		"bound then %llu), %llu turns past the bound\n",
 		(unsigned long long)st.doorbells,
 		(unsigned long long)st.descs, (unsigned long long)st.answers,
 		(unsigned long long)st.chains,
@@ -534,5 +536,9 @@ static void report(const struct va_pool *p)
 		p->started, per, (double)st.reg_peak / 1048576.0,
 		(unsigned long long)st.conns_at_peak,
 		(unsigned long long)st.cqe_peak,
-		(unsigned long long)st.cqe_end);
+		(unsigned long long)st.cqe_end,
+		(unsigned long long)st.turns_waited,
+		(unsigned long long)st.behind_max,
+		(unsigned long long)st.behind_bound,
+		(unsigned long long)st.behind_past);
 }

@@ -412,6 +412,41 @@ static void grow_for(struct va_conn *ac, uint32_t need)
 }
 
 /*
+ * Round-robin's promise, kept count of: a connection whose backlog waits
+ * for its turn sees at most one turn of each other connection go first,
+ * two when take_all()'s rotation puts it last in the next pass: 2 (n - 1)
+ * VA_QUANTUM descriptors of others, n the live connections.  What the
+ * requesters' CPUs do cannot move this count (unlike their shares of the
+ * gets), so it is what a test of fairness can hold the agent to.  @n of
+ * @ac's descriptors were taken in its turn, after @behind of others.
+ */
+static void turn_taken(struct va_srv *s, struct va_conn *ac, uint32_t n,
+		       uint64_t behind)
+{
+	uint32_t live = s->nlive > ac->wait_nlive ? s->nlive : ac->wait_nlive;
+	uint64_t bound = 2ull * (live ? live - 1 : 0) * VA_QUANTUM;
+
+	if (n && behind) {
+		s->turns_waited++;
+		if (behind > bound)
+			s->behind_past++;
+		if (behind > s->behind_max) {
+			s->behind_max = behind;
+			s->behind_bound = bound;
+		}
+	}
+	/* a full turn with more to take waits for the next; a short one
+	 * emptied the backlog or waits for its requester's
+	 * acknowledgements (admit()), not for the other connections */
+	if (n == VA_QUANTUM && ac->backlog && !ac->err) {
+		ac->wait_from = s->descs;
+		ac->wait_nlive = s->nlive;
+	} else {
+		ac->wait_from = VA_NOT_WAITING;
+	}
+}
+
+/*
  * @ac's turn: up to VA_QUANTUM descriptors of its backlog, in ring order,
  * while it has room.  Each is copied out of the ring before it is decoded
  * (the requester cannot change it under the agent's feet).  Returns how
@@ -419,6 +454,8 @@ static void grow_for(struct va_conn *ac, uint32_t need)
  */
 static uint32_t take(struct va_srv *s, struct va_conn *ac)
 {
+	uint64_t behind = ac->wait_from != VA_NOT_WAITING ?
+			  s->descs - ac->wait_from : 0;
 	uint8_t d[OMS_AD_LEN];
 	uint32_t n = 0;
 
@@ -449,6 +486,7 @@ static uint32_t take(struct va_srv *s, struct va_conn *ac)
 	}
 	if (n)
 		ac->progress_ns = oms_now_ns();
+	turn_taken(s, ac, n, behind);
 	return n;
 }
 
@@ -457,6 +495,15 @@ static void take_all(struct va_srv *s)
 {
 	uint32_t moved;
 
+	/* each backlog that can move waits for its turn from here */
+	for (uint32_t k = 0; k < s->nlive; k++) {
+		struct va_conn *ac = s->live[k];
+
+		if (ac->backlog && ac->wait_from == VA_NOT_WAITING) {
+			ac->wait_from = s->descs;
+			ac->wait_nlive = s->nlive;
+		}
+	}
 	do {
 		moved = 0;
 		for (uint32_t k = 0; k < s->nlive; k++) {
@@ -704,6 +751,12 @@ void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st)
 	st->descs += s->descs;
 	st->answers += s->answers;
 	st->chains += s->chains;
+	st->turns_waited += s->turns_waited;
+	st->behind_past += s->behind_past;
+	if (s->behind_max > st->behind_max) {
+		st->behind_max = s->behind_max;
+		st->behind_bound = s->behind_bound;
+	}
 	st->refused += core.refused;
 	st->key_drops += core.key_drops;
 	st->probes += s->probes;

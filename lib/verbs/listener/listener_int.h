@@ -35,6 +35,7 @@ struct vb_agent_census {
 };
 struct vb_agent_stats {
 	uint64_t doorbells, descs, answers, chains;
+	uint64_t turns_waited, behind_max, behind_bound, behind_past;
 	uint64_t refused, key_drops;	/* the core's */
 	uint64_t probes, probe_fails;
 	uint64_t reg_peak;		/* registered, the threads' peaks */
