@@ -186,7 +186,8 @@ int oms_kvs_server_destroy(struct oms_kvs_server *s);
  * through the NIC, over a connection to the server's own listener at
  * @host (NULL: the address the server listens on, or 127.0.0.1), so that
  * its atomics and the readers' are atomic with each other on every
- * backend.  Errors: -EINVAL, -ENOTCONN (Pessimistic table, server not
+ * backend; the connection waits as long as @ctx's timeout_ms (at least
+ * oms_connect()'s 5 s).  Errors: -EINVAL, -ENOTCONN (Pessimistic table, server not
  * listening), -EPROTO (the listener reached serves another server's
  * region: the directory's nonce differs), -ENOMEM, oms_connect()'s, and
  * oms_get()'s / oms_quiet()'s for the nonce's read.

@@ -313,6 +313,11 @@ uint64_t oms_ctx_clock_ns(struct oms_ctx *ctx)
 	return ctx->be->now ? ctx->be->now(ctx) : oms_now_ns();
 }
 
+uint32_t oms_ctx_timeout_ms(const struct oms_ctx *ctx)
+{
+	return ctx->attr.timeout_ms;
+}
+
 OMS_EXPORT int oms_ctx_destroy(struct oms_ctx *ctx)
 {
 	int err;

@@ -76,6 +76,13 @@ static int writer_same_server(struct oms_kvs_writer *w,
 	return nonce == ((const struct kvs_dir *)s->mem)->nonce ? 0 : -EPROTO;
 }
 
+static uint32_t connect_timeout_ms(const struct oms_ctx *ctx)
+{
+	uint32_t t = oms_ctx_timeout_ms(ctx);
+
+	return t > 5000 ? t : 5000;
+}
+
 OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 				    struct oms_ctx *ctx, const char *host,
 				    struct oms_kvs_writer **out)
@@ -101,7 +108,12 @@ OMS_EXPORT int oms_kvs_writer_create(struct oms_kvs_server *s,
 	if (!err && nic) {
 		if (!host)
 			host = s->addr[0] ? s->addr : "127.0.0.1";
-		err = oms_connect(ctx, host, s->port, 0, &w->rmr);
+		/* within the context's own timeout, as its operations: a
+		 * server told to wait 20 s for a busy guest's peers waits
+		 * as long for its own listener (never less than
+		 * oms_connect()'s default) */
+		err = oms_connect(ctx, host, s->port,
+				  connect_timeout_ms(ctx), &w->rmr);
 		/* it must be this very region */
 		if (!err && w->rmr.len != s->len)
 			err = -EPROTO;
