@@ -1178,25 +1178,33 @@ TEST_F_TIMEOUT(rxe, agent_acquire_gets_every_size, 600)
 
 /*
  * Ask the host to stop the server guest's CPUs for @secs (the shared
- * directory's stop-a, run-rxe-tests.sh) and wait until it says so.
+ * directory's stop-a, run-rxe-tests.sh) and wait until it says so.  The
+ * file is written under another name and renamed into place: the host
+ * reads it as soon as the name exists.
  */
 static int pause_server(int secs)
 {
 	const char *dir = getenv("OMS_RXE_SHARED");
-	char path[256], said[256];
+	char path[256], tmp[272], said[256];
 	uint64_t end = now_ms() + 30000;
 	FILE *f;
+	int err;
 
 	if (!dir)
 		return -ENOENT;
 	snprintf(said, sizeof(said), "%s/a-stopped", dir);
 	unlink(said);
 	snprintf(path, sizeof(path), "%s/stop-a", dir);
-	f = fopen(path, "w");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
 	fprintf(f, "%d\n", secs);
-	fclose(f);
+	err = fclose(f) ? -errno : 0;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		return err;
 	while (access(said, F_OK) && now_ms() < end)
 		usleep(20000);
 	if (access(said, F_OK))

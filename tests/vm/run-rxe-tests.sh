@@ -164,6 +164,7 @@ monitor() {	# monitor GUEST COMMAND
 		close $s' "$work/$1.mon" "$2" 2>&1
 }
 while kill -0 $ppid 2>/dev/null; do
+	# the guests rename stop-a and link-b into place: whole once seen
 	if [ -f "$work/shared/stop-a" ]; then
 		secs=$(cat "$work/shared/stop-a")
 		rm -f "$work/shared/stop-a" "$work/shared/a-stop-result"

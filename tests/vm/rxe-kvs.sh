@@ -325,7 +325,10 @@ kvs_client() {
 	kill -0 $cpid 2>/dev/null
 	running=$?
 	rm -f "$shared/a-stopped" "$shared/a-stop-result"
-	echo 16 >"$shared/stop-a"
+	# renamed into place: the host reads it as soon as the name exists
+	# (written in place, it once read it empty and stopped guest a for
+	# its default 5 s, which the client's 8 s timeout rightly outlived)
+	echo 16 >"$shared/stop-a.tmp" && mv "$shared/stop-a.tmp" "$shared/stop-a"
 	wait_file "$shared/a-stopped" 60
 	t0=$(date +%s.%N)
 	i=0

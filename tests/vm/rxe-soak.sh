@@ -313,7 +313,9 @@ soak_fault() {	# soak_fault N KIND
 		# the host pulls b's cable (run-rxe-tests.sh, link-b): carrier
 		# lost, Soft-RoCE's port DOWN, nothing sent meanwhile arrives
 		rm -f "$shared/link-b-result"
-		echo $soak_away >"$shared/link-b"
+		# renamed into place: the host reads it once the name exists
+		echo $soak_away >"$shared/link-b.tmp" &&
+			mv "$shared/link-b.tmp" "$shared/link-b"
 		sleep 3
 		st=$(rdma link show rxe0/1 | sed -n 's/.* state \([A-Z_]*\).*/\1/p')
 		wait_file "$shared/link-b-result" $((soak_away + 60)) ||
