@@ -76,7 +76,8 @@ INTERNAL_TESTS := emu_bad_input emu_device_order emu_region_slot_reuse \
 	litmus_destination litmus_emu_completion litmus_emu_mmio litmus_emu_reads \
 	litmus_fence_quiet litmus_responder \
 	litmus_store_classes tx_mlx5_wqe tx_nic tx_queue verbs_ack_timeout \
-	verbs_private_data agent_client agent_desc agent_loop agent_hold crc32c \
+	verbs_private_data agent_client agent_desc agent_loop agent_hold agent_turns \
+	crc32c \
 	engine_stream verbs_carrier
 TEST_INC_PUBLIC := -Iinclude
 TEST_INC_INTERNAL := -Iinclude -Ilib -I$(B)

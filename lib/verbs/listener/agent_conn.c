@@ -109,7 +109,7 @@ int vb_agent_conn_prepare(struct va_srv *s, const struct oms_vw_hello *h,
 	ac->s = s;
 	ac->idx = UINT32_MAX;
 	ac->aid = UINT32_MAX;
-	ac->wait_from = VA_NOT_WAITING;
+	oms_turn_wait_init(&ac->wait);
 	ac->ring_slots = pow2_at_least(slots);
 	/* a numbered request holds a ring slot and, a put, a staging slot
 	 * until answered: as many as the ring, no more */

@@ -15,6 +15,7 @@
 
 #include "verbs/listener/listener_int.h"
 #include "agent/agent.h"
+#include "agent/turns.h"
 #include "verbs/common/wire.h"
 
 #define VA_MAX_CONNS	256		/* connections per serving thread */
@@ -30,8 +31,6 @@
 #define VA_PROBE_N	0xffu		/* a wr_id's count that marks the
 					 * liveness probe: above any chain's */
 #define VA_QUANTUM	16u		/* descriptors a connection's turn */
-#define VA_NOT_WAITING	UINT64_MAX	/* va_conn.wait_from: no backlog, or
-					 * one that waits for its requester */
 #define VA_IDLE_TIMEOUTS 4		/* idle this many context timeouts: a
 					 * slot another requester may take */
 #define VA_WR_PER_REQ	4u		/* bytes back (two WRs when they wrap
@@ -77,9 +76,8 @@ struct va_conn {
 	uint32_t sq_depth, sq_used;
 	uint32_t peer;		/* the requester's node (peers.c) */
 	uint32_t backlog;	/* rung, not yet handed to the core */
-	uint64_t wait_from;	/* s->descs when its backlog began to wait
-				 * for its turn; VA_NOT_WAITING */
-	uint32_t wait_nlive;	/* s->nlive then */
+	struct oms_turn_wait wait;	/* since when its backlog waits
+					 * for its turn (turns.h) */
 	uint32_t inflight;	/* handed to the core, not yet answered */
 	uint64_t resv_bytes;	/* bytes back the inflight may still land */
 	uint32_t resv_wr;	/* WRs they and their answers may still take */
@@ -111,18 +109,14 @@ struct va_srv {
 	struct ibv_cq *rcq;	/* doorbells: receive completions */
 	struct ibv_cq *scq;	/* the agent's writes */
 	int scq_armed;		/* its completions wake the thread */
-	uint32_t rr;		/* the connection whose turn is next */
+	struct oms_turns turns;	/* whose turn, and round-robin's count */
 	struct va_conn *conn[VA_MAX_CONNS];	/* by index: a wr_id's */
 	uint8_t gen[VA_MAX_CONNS];
 	struct va_conn *live[VA_MAX_CONNS];	/* the same, packed: what
 						 * every round walks */
 	uint32_t nlive;
 	struct va_conn *by_aid[OMS_AGENT_MAX_CONNS];
-	uint64_t doorbells, descs, answers, chains;
-	/* round-robin kept count of (take()): turns that waited behind
-	 * other connections' descriptors, the most of those one waited
-	 * behind (and the bound then), turns that waited past the bound */
-	uint64_t turns_waited, behind_max, behind_bound, behind_past;
+	uint64_t doorbells, answers, chains;	/* descriptors: turns.taken */
 	uint64_t probes, probe_fails;	/* liveness probes answered, failed
 					 * or overdue */
 	uint64_t broken;	/* connections it closed (va_conn_broken) */

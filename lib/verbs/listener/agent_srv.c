@@ -38,8 +38,9 @@
  * Sharing (docs/dest-agent.md, "Sharing").  The thread serves every
  * connection dealt to it and never waits for one:
  *   - a doorbell only counts descriptors into the connection's backlog;
- *     the backlogs are then taken round-robin, VA_QUANTUM at a time, so a
- *     requester that floods gets its turn and no more;
+ *     the backlogs are then taken round-robin, VA_QUANTUM at a time
+ *     (lib/agent/turns.h), so a requester that floods gets its turn and
+ *     no more;
  *   - a descriptor is handed to the core only when its connection has
  *     room for everything its answer can take (admit()): the bytes it may
  *     land, the WRs of those bytes and of answer records, a record slot.
@@ -412,55 +413,18 @@ static void grow_for(struct va_conn *ac, uint32_t need)
 }
 
 /*
- * Round-robin's promise, kept count of: a connection whose backlog waits
- * for its turn sees at most one turn of each other connection go first,
- * two when take_all()'s rotation puts it last in the next pass: 2 (n - 1)
- * VA_QUANTUM descriptors of others, n the live connections.  What the
- * requesters' CPUs do cannot move this count (unlike their shares of the
- * gets), so it is what a test of fairness can hold the agent to.  @n of
- * @ac's descriptors were taken in its turn, after @behind of others.
+ * @ac's turn (turns.h): up to @most descriptors of its backlog, in ring
+ * order, while it has room.  Each is copied out of the ring before it is
+ * decoded (the requester cannot change it under the agent's feet).
+ * Returns how many it took.
  */
-static void turn_taken(struct va_srv *s, struct va_conn *ac, uint32_t n,
-		       uint64_t behind)
+static uint32_t take(struct va_srv *s, struct va_conn *ac, uint32_t most)
 {
-	uint32_t live = s->nlive > ac->wait_nlive ? s->nlive : ac->wait_nlive;
-	uint64_t bound = 2ull * (live ? live - 1 : 0) * VA_QUANTUM;
-
-	if (n && behind) {
-		s->turns_waited++;
-		if (behind > bound)
-			s->behind_past++;
-		if (behind > s->behind_max) {
-			s->behind_max = behind;
-			s->behind_bound = bound;
-		}
-	}
-	/* a full turn with more to take waits for the next; a short one
-	 * emptied the backlog or waits for its requester's
-	 * acknowledgements (admit()), not for the other connections */
-	if (n == VA_QUANTUM && ac->backlog && !ac->err) {
-		ac->wait_from = s->descs;
-		ac->wait_nlive = s->nlive;
-	} else {
-		ac->wait_from = VA_NOT_WAITING;
-	}
-}
-
-/*
- * @ac's turn: up to VA_QUANTUM descriptors of its backlog, in ring order,
- * while it has room.  Each is copied out of the ring before it is decoded
- * (the requester cannot change it under the agent's feet).  Returns how
- * many it took.
- */
-static uint32_t take(struct va_srv *s, struct va_conn *ac)
-{
-	uint64_t behind = ac->wait_from != VA_NOT_WAITING ?
-			  s->descs - ac->wait_from : 0;
 	uint8_t d[OMS_AD_LEN];
 	uint32_t n = 0;
 
 	oms_barrier_from_device();	/* the ring's bytes after the doorbell */
-	while (n < VA_QUANTUM && ac->backlog && !ac->err) {
+	while (n < most && ac->backlog && !ac->err) {
 		const uint8_t *slot = ac->mem +
 			(size_t)(ac->ring_pos % ac->ring_slots) * OMS_AD_LEN;
 		uint32_t need;
@@ -475,7 +439,6 @@ static uint32_t take(struct va_srv *s, struct va_conn *ac)
 		ac->inflight++;
 		ac->ring_pos++;
 		ac->backlog--;
-		s->descs++;
 		n++;
 		while (oms_agent_submit(s->ag, ac->aid, d) == -EAGAIN)
 			answer_all(s);		/* completions full: send */
@@ -486,34 +449,45 @@ static uint32_t take(struct va_srv *s, struct va_conn *ac)
 	}
 	if (n)
 		ac->progress_ns = oms_now_ns();
-	turn_taken(s, ac, n, behind);
 	return n;
 }
+
+/* The live connections, as the turns see them (turns.h). */
+static uint32_t turn_nlive(void *owner)
+{
+	return ((struct va_srv *)owner)->nlive;
+}
+
+static struct oms_turn_wait *turn_wait(void *owner, uint32_t k)
+{
+	return &((struct va_srv *)owner)->live[k]->wait;
+}
+
+static int turn_ready(void *owner, uint32_t k)
+{
+	const struct va_conn *ac = ((struct va_srv *)owner)->live[k];
+
+	return ac->backlog && !ac->err;
+}
+
+static uint32_t turn_take(void *owner, uint32_t k, uint32_t most)
+{
+	struct va_srv *s = owner;
+
+	return take(s, s->live[k], most);
+}
+
+static const struct oms_turn_ops va_turn_ops = {
+	.nlive = turn_nlive,
+	.wait = turn_wait,
+	.ready = turn_ready,
+	.take = turn_take,
+};
 
 /* Every backlog, round-robin, until none can move. */
 static void take_all(struct va_srv *s)
 {
-	uint32_t moved;
-
-	/* each backlog that can move waits for its turn from here */
-	for (uint32_t k = 0; k < s->nlive; k++) {
-		struct va_conn *ac = s->live[k];
-
-		if (ac->backlog && ac->wait_from == VA_NOT_WAITING) {
-			ac->wait_from = s->descs;
-			ac->wait_nlive = s->nlive;
-		}
-	}
-	do {
-		moved = 0;
-		for (uint32_t k = 0; k < s->nlive; k++) {
-			struct va_conn *ac = s->live[(s->rr + k) % s->nlive];
-
-			if (!ac->err && ac->backlog)
-				moved += take(s, ac);
-		}
-		s->rr = s->nlive ? (s->rr + 1) % s->nlive : 0;
-	} while (moved);
+	oms_turns_run(&s->turns, &va_turn_ops, s);
 }
 
 /* A doorbell: @n descriptors were written since the last one. */
@@ -676,6 +650,7 @@ int vb_agent_create(struct vb_ctx *vc, const struct oms_be_region *served,
 	if (!s)
 		return -ENOMEM;
 	s->vc = vc;
+	oms_turns_init(&s->turns, VA_QUANTUM);
 	ops.arg = s;
 	/* the hold's scope is the listening context's (seed 002, L24) */
 	if (ca->flags & OMS_CTX_F_HOLD_GLOBAL)
@@ -748,14 +723,14 @@ void vb_agent_stats_add(const struct va_srv *s, struct vb_agent_stats *st)
 
 	oms_agent_stats(s->ag, &core);
 	st->doorbells += s->doorbells;
-	st->descs += s->descs;
+	st->descs += s->turns.taken;
 	st->answers += s->answers;
 	st->chains += s->chains;
-	st->turns_waited += s->turns_waited;
-	st->behind_past += s->behind_past;
-	if (s->behind_max > st->behind_max) {
-		st->behind_max = s->behind_max;
-		st->behind_bound = s->behind_bound;
+	st->turns_waited += s->turns.st.waited;
+	st->behind_past += s->turns.st.past;
+	if (s->turns.st.behind_max > st->behind_max) {
+		st->behind_max = s->turns.st.behind_max;
+		st->behind_bound = s->turns.st.behind_bound;
 	}
 	st->refused += core.refused;
 	st->key_drops += core.key_drops;
