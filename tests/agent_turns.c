@@ -396,6 +396,34 @@ TEST(a_flood_gets_its_turn_and_no_more)
 	EXPECT_EQ(1003, t.taken);
 }
 
+/* Each pass starts one connection further on, so that no connection is
+ * always first (or always last) when a round begins: three backlogs of
+ * three turns each are taken 0 1 2, 1 2 0, 2 0 1. */
+TEST(each_pass_starts_one_connection_further_on)
+{
+	static const int want[9] = { 0, 1, 2, 1, 2, 0, 2, 0, 1 };
+	static struct owner o;
+	struct oms_turns t;
+	struct verdict v = { 0 };
+
+	memset(&o, 0, sizeof(o));
+	for (int k = 0; k < 3; k++) {
+		set_kind(&o.c[k], k, 0);
+		o.c[k].room = ROOM_ANY;
+		o.c[k].backlog = 3 * 16;
+	}
+	o.n = 3;
+	oms_turns_init(&t, 16);
+	run_checked(&t, &o, &v);
+	EXPECT_KEPT(v);
+	ASSERT_EQ(9, o.nlog);
+	for (int i = 0; i < 9; i++) {
+		EXPECT_EQ(want[i], o.log[i].id);
+		EXPECT_EQ(16, o.log[i].n);
+	}
+	EXPECT_EQ(1, t.first);	/* four passes: the last moved nothing */
+}
+
 /* A quantum of 0 would stop every turn: it is taken as 1. */
 TEST(quantum_zero_is_one)
 {
