@@ -364,6 +364,23 @@ TEST(control_churn_with_a_whole_backlog_a_turn_waits_past_the_bound)
 	EXPECT_EQ(0, v.bad_count);
 }
 
+/* One run, quantum 16, of @n connections with these backlogs and room
+ * for all of them. */
+static void run_backlogs(struct owner *o, struct oms_turns *t,
+			 const uint32_t *backlog, uint32_t n,
+			 struct verdict *v)
+{
+	memset(o, 0, sizeof(*o));
+	for (uint32_t k = 0; k < n; k++) {
+		set_kind(&o->c[k], (int)k, 0);
+		o->c[k].room = ROOM_ANY;
+		o->c[k].backlog = backlog[k];
+	}
+	o->n = n;
+	oms_turns_init(t, 16);
+	run_checked(t, o, v);
+}
+
 /* The agent's case: one requester floods, three trickle; each trickler
  * is served in the first pass, behind at most the flood's one turn and
  * the other tricklers'. */
@@ -373,15 +390,7 @@ TEST(a_flood_gets_its_turn_and_no_more)
 	struct oms_turns t;
 	struct verdict v = { 0 };
 
-	memset(&o, 0, sizeof(o));
-	for (int k = 0; k < 4; k++) {
-		set_kind(&o.c[k], k, 0);
-		o.c[k].room = ROOM_ANY;
-		o.c[k].backlog = k ? 1 : 1000;
-	}
-	o.n = 4;
-	oms_turns_init(&t, 16);
-	run_checked(&t, &o, &v);
+	run_backlogs(&o, &t, (const uint32_t[]){ 1000, 1, 1, 1 }, 4, &v);
 	ASSERT_EQ(0, v.bad_end);
 	EXPECT_EQ(0, v.bad_count);
 	/* pass one: 16 of the flood, then 1, 1, 1; then the flood alone */
@@ -406,15 +415,7 @@ TEST(each_pass_starts_one_connection_further_on)
 	struct oms_turns t;
 	struct verdict v = { 0 };
 
-	memset(&o, 0, sizeof(o));
-	for (int k = 0; k < 3; k++) {
-		set_kind(&o.c[k], k, 0);
-		o.c[k].room = ROOM_ANY;
-		o.c[k].backlog = 3 * 16;
-	}
-	o.n = 3;
-	oms_turns_init(&t, 16);
-	run_checked(&t, &o, &v);
+	run_backlogs(&o, &t, (const uint32_t[]){ 48, 48, 48 }, 3, &v);
 	EXPECT_KEPT(v);
 	ASSERT_EQ(9, o.nlog);
 	for (int i = 0; i < 9; i++) {
