@@ -179,6 +179,17 @@ static int accounted(const struct owner *o, const uint32_t *before)
 	return 1;
 }
 
+/* What the log says this run took, all connections. */
+static uint64_t taken_in_run(const struct owner *o)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < o->nlog; i++)
+		if (o->log[i].run == o->run)
+			sum += o->log[i].n;
+	return sum;
+}
+
 struct verdict {
 	long runs, bad_bound, bad_count, bad_end, bad_asked;
 	uint64_t waited, most_behind;
@@ -202,7 +213,7 @@ static void run_checked(struct oms_turns *t, struct owner *o,
 	v->bad_bound += m.past != 0;
 	v->bad_asked += m.asked_more;
 	v->bad_end += !all_stuck(o) || !accounted(o, before) ||
-		      o->nlog >= LOGN;
+		      o->nlog >= LOGN || got != taken_in_run(o);
 	/* turns.c's count says what the log says */
 	v->bad_count += t->st.waited - st0.waited != m.waited ||
 			t->st.past - st0.past != m.past ||
@@ -211,7 +222,6 @@ static void run_checked(struct oms_turns *t, struct owner *o,
 	v->waited += m.waited;
 	if (m.behind_max > v->most_behind)
 		v->most_behind = m.behind_max;
-	(void)got;
 }
 
 /* The promise kept in every run: no wait past the bound, turns.c's
